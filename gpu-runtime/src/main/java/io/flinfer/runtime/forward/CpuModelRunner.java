@@ -1,0 +1,260 @@
+package io.flinfer.runtime.forward;
+
+import io.flinfer.memcache.KvPool;
+import io.flinfer.memcache.ReqToTokenPool;
+import io.flinfer.runtime.kernel.Attention;
+import io.flinfer.runtime.kernel.Ops;
+import io.flinfer.runtime.kernel.RopeTable;
+import io.flinfer.runtime.kernel.WorkerPool;
+import io.flinfer.runtime.model.LlamaModel;
+import io.flinfer.runtime.model.LlamaWeights;
+import io.flinfer.runtime.model.ModelConfig;
+import io.flinfer.runtime.tensor.WeightMatrix;
+
+/**
+ * The CPU backend: the Llama forward pass over a {@link ForwardBatch}, every linear layer one
+ * matrix product over all the batch's tokens, attention through the request-to-token table. Owns
+ * its activation buffers (grown, never shrunk) and its worker threads.
+ */
+public final class CpuModelRunner implements ModelRunner {
+  /** Below this many multiply-adds a product runs on the calling thread alone. */
+  private static final long PARALLEL_MACS = 1L << 17;
+
+  private final ModelConfig c;
+  private final LlamaWeights w;
+  private final KvPool kv;
+  private final ReqToTokenPool reqToToken;
+  private final RopeTable rope;
+  private final WorkerPool pool;
+  private final MatMulTask matmul;
+  private final AttentionTask attention;
+
+  private int capacity;
+  private float[] x;
+  private float[] xb;
+  private float[] q;
+  private float[] k;
+  private float[] v;
+  private float[] att;
+  private float[] hb;
+  private float[] hb2;
+  private float[] last = new float[0];
+
+  public CpuModelRunner(LlamaModel model, KvPool kv, ReqToTokenPool reqToToken, int threads) {
+    this.c = model.config();
+    this.w = model.weights();
+    this.kv = kv;
+    this.reqToToken = reqToToken;
+    if (kv.rowWidth() != c.kvDim() || kv.layers() != c.layers()) {
+      throw new IllegalArgumentException("KV pool shape does not match the model");
+    }
+    this.rope =
+        RopeTable.of(
+            c.headDim(), Math.max(c.contextLength(), reqToToken.maxContextLen()), c.ropeTheta());
+    this.pool = new WorkerPool(threads);
+    int maxCols = Math.max(c.dim(), c.hiddenDim());
+    this.matmul = new MatMulTask(threads, maxCols);
+    this.attention = new AttentionTask(threads, reqToToken.maxContextLen());
+    ensureCapacity(16);
+  }
+
+  @Override
+  public ModelConfig config() {
+    return c;
+  }
+
+  @Override
+  public String backendName() {
+    return "cpu";
+  }
+
+  private void ensureCapacity(int tokens) {
+    if (tokens <= capacity) {
+      return;
+    }
+    capacity = Math.max(tokens, capacity * 2);
+    x = new float[capacity * c.dim()];
+    xb = new float[capacity * c.dim()];
+    q = new float[capacity * c.dim()];
+    k = new float[capacity * c.kvDim()];
+    v = new float[capacity * c.kvDim()];
+    att = new float[capacity * c.dim()];
+    hb = new float[capacity * c.hiddenDim()];
+    hb2 = new float[capacity * c.hiddenDim()];
+  }
+
+  @Override
+  public void forward(ForwardBatch batch, float[] logits) {
+    int n = batch.numTokens();
+    int dim = c.dim();
+    int kvDim = c.kvDim();
+    int hidden = c.hiddenDim();
+    ensureCapacity(n);
+    for (int t = 0; t < n; t++) {
+      int pos = batch.position(t);
+      if (pos >= rope.maxPositions() || pos >= reqToToken.maxContextLen()) {
+        throw new IllegalArgumentException("position " + pos + " is beyond the context length");
+      }
+      w.tokenEmbedding().decodeRow(batch.inputId(t), x, t * dim);
+    }
+    for (int l = 0; l < c.layers(); l++) {
+      for (int t = 0; t < n; t++) {
+        Ops.rmsNorm(xb, t * dim, x, t * dim, w.rmsAtt()[l], dim, c.normEps());
+      }
+      matmul(xb, n, w.wq()[l], q, w.wk()[l], k, w.wv()[l], v);
+      for (int t = 0; t < n; t++) {
+        int pos = batch.position(t);
+        Ops.rope(q, t * dim, dim, c.headDim(), rope, pos);
+        Ops.rope(k, t * kvDim, kvDim, c.headDim(), rope, pos);
+        kv.setKv(l, batch.outCacheLoc(t), k, t * kvDim, v, t * kvDim);
+      }
+      attention.prepare(batch, l);
+      run(attention, (long) n * c.heads() * 64);
+      matmul(att, n, w.wo()[l], xb, null, null, null, null);
+      Ops.add(x, xb, 0, n * dim);
+      for (int t = 0; t < n; t++) {
+        Ops.rmsNorm(xb, t * dim, x, t * dim, w.rmsFfn()[l], dim, c.normEps());
+      }
+      matmul(xb, n, w.w1()[l], hb, w.w3()[l], hb2, null, null);
+      Ops.swiGlu(hb, hb2, 0, n * hidden);
+      matmul(hb, n, w.w2()[l], xb, null, null, null, null);
+      Ops.add(x, xb, 0, n * dim);
+    }
+    int b = batch.batchSize();
+    if (last.length < b * dim) {
+      last = new float[Math.max(b, 8) * dim];
+    }
+    for (int r = 0; r < b; r++) {
+      int t = batch.tokenOffset(r) + batch.extendLen(r) - 1;
+      Ops.rmsNorm(last, r * dim, x, t * dim, w.rmsFinal(), dim, c.normEps());
+    }
+    matmul(last, b, w.classifier(), logits, null, null, null, null);
+  }
+
+  /** Up to three products sharing one input, dispatched as one parallel task. */
+  private void matmul(
+      float[] in,
+      int tokens,
+      WeightMatrix m0,
+      float[] o0,
+      WeightMatrix m1,
+      float[] o1,
+      WeightMatrix m2,
+      float[] o2) {
+    matmul.set(in, tokens, m0, o0, m1, o1, m2, o2);
+    long macs =
+        (long) tokens
+            * m0.cols()
+            * (m0.rows() + (m1 == null ? 0 : m1.rows()) + (m2 == null ? 0 : m2.rows()));
+    run(matmul, macs);
+  }
+
+  private void run(WorkerPool.Task task, long work) {
+    if (work < PARALLEL_MACS || pool.threads() == 1) {
+      task.run(0, 1);
+    } else {
+      pool.run(task);
+    }
+  }
+
+  @Override
+  public void close() {
+    pool.close();
+  }
+
+  /** Splits each product's rows into even-sized contiguous ranges, one per part. */
+  private static final class MatMulTask implements WorkerPool.Task {
+    private final float[][] scratch;
+    private final WeightMatrix[] m = new WeightMatrix[3];
+    private final float[][] out = new float[3][];
+    private float[] in;
+    private int tokens;
+
+    MatMulTask(int threads, int maxCols) {
+      scratch = new float[threads][2 * maxCols];
+    }
+
+    void set(
+        float[] in,
+        int tokens,
+        WeightMatrix m0,
+        float[] o0,
+        WeightMatrix m1,
+        float[] o1,
+        WeightMatrix m2,
+        float[] o2) {
+      this.in = in;
+      this.tokens = tokens;
+      m[0] = m0;
+      out[0] = o0;
+      m[1] = m1;
+      out[1] = o1;
+      m[2] = m2;
+      out[2] = o2;
+    }
+
+    @Override
+    public void run(int part, int parts) {
+      for (int i = 0; i < 3 && m[i] != null; i++) {
+        WeightMatrix w = m[i];
+        int rows = w.rows();
+        int chunk = ((rows + parts - 1) / parts + 1) & ~1;
+        int from = Math.min(rows, part * chunk);
+        int to = Math.min(rows, from + chunk);
+        if (from < to) {
+          w.matmul(in, tokens, out[i], rows, from, to, scratch[part]);
+        }
+      }
+    }
+  }
+
+  /** One (token, query head) pair per unit of work. */
+  private final class AttentionTask implements WorkerPool.Task {
+    private final float[][] scores;
+    private ForwardBatch batch;
+    private int layer;
+
+    AttentionTask(int threads, int maxContext) {
+      scores = new float[threads][maxContext];
+    }
+
+    void prepare(ForwardBatch batch, int layer) {
+      this.batch = batch;
+      this.layer = layer;
+    }
+
+    @Override
+    public void run(int part, int parts) {
+      int heads = c.heads();
+      int hd = c.headDim();
+      int total = batch.numTokens() * heads;
+      int from = (int) ((long) total * part / parts);
+      int to = (int) ((long) total * (part + 1) / parts);
+      float[] keys = kv.keys(layer);
+      float[] values = kv.values(layer);
+      int[] table = reqToToken.table();
+      int maxCtx = reqToToken.maxContextLen();
+      int group = c.groupSize();
+      for (int u = from; u < to; u++) {
+        int t = u / heads;
+        int h = u % heads;
+        int r = batch.tokenRequest(t);
+        int rowBase = batch.reqPoolIdx(r) * maxCtx;
+        Attention.attendHead(
+            q,
+            t * c.dim() + h * hd,
+            keys,
+            values,
+            kv.rowWidth(),
+            (h / group) * hd,
+            hd,
+            table,
+            rowBase,
+            batch.position(t) + 1,
+            scores[part],
+            att,
+            t * c.dim() + h * hd);
+      }
+    }
+  }
+}

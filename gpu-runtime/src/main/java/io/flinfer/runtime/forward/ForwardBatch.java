@@ -1,0 +1,126 @@
+package io.flinfer.runtime.forward;
+
+import java.util.Arrays;
+
+/**
+ * One forward step over several requests (SGLang's {@code ForwardBatch}): for each request its
+ * {@code req_pool_idx}, how many positions it already has in the KV pool, and its new tokens (many
+ * when extending, one when decoding) with their positions and {@code out_cache_loc}, the KV slots
+ * their K and V are written to. Owns reusable arrays so a step allocates nothing once warm.
+ *
+ * <p>Before the step, the caller has written each request's {@code out_cache_loc} into its row of
+ * the request-to-token table, so attention finds every position there.
+ */
+public final class ForwardBatch {
+  private int batchSize;
+  private int numTokens;
+  private int[] reqPoolIndices = new int[8];
+  private int[] prefixLens = new int[8];
+  private int[] extendLens = new int[8];
+  private int[] tokenOffsets = new int[8];
+  private int[] inputIds = new int[64];
+  private int[] positions = new int[64];
+  private int[] outCacheLoc = new int[64];
+  private int[] tokenRequest = new int[64];
+
+  /** Empties the batch, keeping its arrays. */
+  public ForwardBatch reset() {
+    batchSize = 0;
+    numTokens = 0;
+    return this;
+  }
+
+  /**
+   * Adds a request: {@code len} new tokens {@code ids[from..]} at positions {@code prefixLen..},
+   * whose K/V go to slots {@code locs[locFrom..]}.
+   */
+  public ForwardBatch add(
+      int reqPoolIdx, int prefixLen, int[] ids, int from, int len, int[] locs, int locFrom) {
+    if (len <= 0) {
+      throw new IllegalArgumentException("a request in a batch needs at least one new token");
+    }
+    if (batchSize == reqPoolIndices.length) {
+      int n = batchSize * 2;
+      reqPoolIndices = Arrays.copyOf(reqPoolIndices, n);
+      prefixLens = Arrays.copyOf(prefixLens, n);
+      extendLens = Arrays.copyOf(extendLens, n);
+      tokenOffsets = Arrays.copyOf(tokenOffsets, n);
+    }
+    if (numTokens + len > inputIds.length) {
+      int n = Math.max(inputIds.length * 2, numTokens + len);
+      inputIds = Arrays.copyOf(inputIds, n);
+      positions = Arrays.copyOf(positions, n);
+      outCacheLoc = Arrays.copyOf(outCacheLoc, n);
+      tokenRequest = Arrays.copyOf(tokenRequest, n);
+    }
+    int r = batchSize++;
+    reqPoolIndices[r] = reqPoolIdx;
+    prefixLens[r] = prefixLen;
+    extendLens[r] = len;
+    tokenOffsets[r] = numTokens;
+    System.arraycopy(ids, from, inputIds, numTokens, len);
+    System.arraycopy(locs, locFrom, outCacheLoc, numTokens, len);
+    for (int i = 0; i < len; i++) {
+      positions[numTokens + i] = prefixLen + i;
+      tokenRequest[numTokens + i] = r;
+    }
+    numTokens += len;
+    return this;
+  }
+
+  public int batchSize() {
+    return batchSize;
+  }
+
+  public int numTokens() {
+    return numTokens;
+  }
+
+  /** True when every request has exactly one new token. */
+  public boolean isDecode() {
+    return numTokens == batchSize;
+  }
+
+  public int reqPoolIdx(int r) {
+    return reqPoolIndices[r];
+  }
+
+  public int prefixLen(int r) {
+    return prefixLens[r];
+  }
+
+  public int extendLen(int r) {
+    return extendLens[r];
+  }
+
+  /** Index of request r's first new token among the batch's tokens. */
+  public int tokenOffset(int r) {
+    return tokenOffsets[r];
+  }
+
+  public int inputId(int t) {
+    return inputIds[t];
+  }
+
+  public int position(int t) {
+    return positions[t];
+  }
+
+  public int outCacheLoc(int t) {
+    return outCacheLoc[t];
+  }
+
+  /** The request (index in this batch) that token t belongs to. */
+  public int tokenRequest(int t) {
+    return tokenRequest[t];
+  }
+
+  /** Read-only views for kernels. */
+  int[] positionsArray() {
+    return positions;
+  }
+
+  int[] tokenRequestArray() {
+    return tokenRequest;
+  }
+}

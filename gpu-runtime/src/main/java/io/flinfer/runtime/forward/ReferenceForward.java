@@ -1,0 +1,142 @@
+package io.flinfer.runtime.forward;
+
+import io.flinfer.runtime.model.LlamaModel;
+import io.flinfer.runtime.model.LlamaWeights;
+import io.flinfer.runtime.model.ModelConfig;
+import io.flinfer.runtime.tensor.WeightMatrix;
+
+/**
+ * The plain reference forward pass: one sequence, one token at a time, scalar loops, its own
+ * contiguous KV cache, the math written out as in llama2.c's {@code forward}. Fast kernels are
+ * tested against it; it is never used to serve.
+ */
+public final class ReferenceForward {
+  private final ModelConfig c;
+  private final LlamaWeights w;
+  private final float[][] keyCache;
+  private final float[][] valueCache;
+  private int position;
+
+  public ReferenceForward(LlamaModel model) {
+    this.c = model.config();
+    this.w = model.weights();
+    this.keyCache = new float[c.layers()][c.contextLength() * c.kvDim()];
+    this.valueCache = new float[c.layers()][c.contextLength() * c.kvDim()];
+  }
+
+  /** Feeds the next token and returns the logits for the position after it. */
+  public float[] next(int token) {
+    int dim = c.dim();
+    int kvDim = c.kvDim();
+    int hd = c.headDim();
+    int pos = position++;
+    float[] x = row(w.tokenEmbedding(), token);
+    for (int l = 0; l < c.layers(); l++) {
+      float[] xb = rmsNorm(x, w.rmsAtt()[l]);
+      float[] q = matvec(w.wq()[l], xb);
+      float[] k = matvec(w.wk()[l], xb);
+      float[] v = matvec(w.wv()[l], xb);
+      rope(q, pos);
+      rope(k, pos);
+      System.arraycopy(k, 0, keyCache[l], pos * kvDim, kvDim);
+      System.arraycopy(v, 0, valueCache[l], pos * kvDim, kvDim);
+      float[] out = new float[dim];
+      for (int h = 0; h < c.heads(); h++) {
+        int kvh = h / c.groupSize();
+        float[] scores = new float[pos + 1];
+        for (int j = 0; j <= pos; j++) {
+          double s = 0;
+          for (int i = 0; i < hd; i++) {
+            s += (double) q[h * hd + i] * keyCache[l][j * kvDim + kvh * hd + i];
+          }
+          scores[j] = (float) (s / Math.sqrt(hd));
+        }
+        softmax(scores);
+        for (int j = 0; j <= pos; j++) {
+          for (int i = 0; i < hd; i++) {
+            out[h * hd + i] += scores[j] * valueCache[l][j * kvDim + kvh * hd + i];
+          }
+        }
+      }
+      add(x, matvec(w.wo()[l], out));
+      xb = rmsNorm(x, w.rmsFfn()[l]);
+      float[] gate = matvec(w.w1()[l], xb);
+      float[] up = matvec(w.w3()[l], xb);
+      for (int i = 0; i < gate.length; i++) {
+        double g = gate[i];
+        gate[i] = (float) (g / (1 + Math.exp(-g)) * up[i]);
+      }
+      add(x, matvec(w.w2()[l], gate));
+    }
+    return matvec(w.classifier(), rmsNorm(x, w.rmsFinal()));
+  }
+
+  private float[] row(WeightMatrix m, int r) {
+    float[] out = new float[m.cols()];
+    m.decodeRow(r, out, 0);
+    return out;
+  }
+
+  private float[] matvec(WeightMatrix m, float[] in) {
+    float[] out = new float[m.rows()];
+    float[] r = new float[m.cols()];
+    for (int o = 0; o < m.rows(); o++) {
+      m.decodeRow(o, r, 0);
+      double s = 0;
+      for (int i = 0; i < r.length; i++) {
+        s += (double) r[i] * in[i];
+      }
+      out[o] = (float) s;
+    }
+    return out;
+  }
+
+  private float[] rmsNorm(float[] x, float[] weight) {
+    double ss = 0;
+    for (float v : x) {
+      ss += (double) v * v;
+    }
+    double scale = 1.0 / Math.sqrt(ss / x.length + c.normEps());
+    float[] out = new float[x.length];
+    for (int i = 0; i < x.length; i++) {
+      out[i] = (float) (weight[i] * x[i] * scale);
+    }
+    return out;
+  }
+
+  private void rope(float[] vec, int pos) {
+    int hd = c.headDim();
+    for (int i = 0; i < vec.length; i += 2) {
+      int pair = (i % hd) / 2;
+      double angle = pos / Math.pow(c.ropeTheta(), (2.0 * pair) / hd);
+      double cos = Math.cos(angle);
+      double sin = Math.sin(angle);
+      double v0 = vec[i];
+      double v1 = vec[i + 1];
+      vec[i] = (float) (v0 * cos - v1 * sin);
+      vec[i + 1] = (float) (v0 * sin + v1 * cos);
+    }
+  }
+
+  private static void softmax(float[] s) {
+    double max = Double.NEGATIVE_INFINITY;
+    for (float v : s) {
+      max = Math.max(max, v);
+    }
+    double sum = 0;
+    for (int i = 0; i < s.length; i++) {
+      double e = Math.exp(s[i] - max);
+      s[i] = (float) e;
+      sum += e;
+    }
+    for (int i = 0; i < s.length; i++) {
+      s[i] = (float) (s[i] / sum);
+    }
+  }
+
+  private static void add(float[] x, float[] y) {
+    for (int i = 0; i < x.length; i++) {
+      x[i] += y[i];
+    }
+  }
+}

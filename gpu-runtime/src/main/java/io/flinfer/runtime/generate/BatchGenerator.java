@@ -1,0 +1,165 @@
+package io.flinfer.runtime.generate;
+
+import io.flinfer.memcache.KvPool;
+import io.flinfer.memcache.ReqToTokenPool;
+import io.flinfer.memcache.SimpleTokenToKvPoolAllocator;
+import io.flinfer.memcache.TokenToKvPoolAllocator;
+import io.flinfer.runtime.forward.CpuModelRunner;
+import io.flinfer.runtime.forward.ForwardBatch;
+import io.flinfer.runtime.forward.ModelRunner;
+import io.flinfer.runtime.model.LlamaModel;
+import io.flinfer.runtime.sampling.Sampler;
+import java.util.List;
+
+/**
+ * Runs a fixed set of sequences to completion: one prefill (extend) step over all prompts, then
+ * decode steps over those still running. Owns its KV pools and backend. The continuous-batching
+ * engine in {@code operators} is the serving path; this is the path of the {@code generate}
+ * command, benchmarks and tests.
+ */
+public final class BatchGenerator implements AutoCloseable {
+  private final LlamaModel model;
+  private final ReqToTokenPool reqToToken;
+  private final TokenToKvPoolAllocator allocator;
+  private final ModelRunner runner;
+  private final Sampler sampler;
+  private final ForwardBatch batch = new ForwardBatch();
+  private float[] logits = new float[0];
+
+  public BatchGenerator(LlamaModel model, int maxBatch, int maxContext, int threads) {
+    this.model = model;
+    int ctx = Math.min(maxContext, model.config().contextLength());
+    this.reqToToken = new ReqToTokenPool(maxBatch, ctx);
+    this.allocator = new SimpleTokenToKvPoolAllocator(maxBatch * ctx);
+    KvPool kv =
+        new KvPool(
+            maxBatch * ctx,
+            model.config().layers(),
+            model.config().kvHeads(),
+            model.config().headDim(),
+            1);
+    this.runner = new CpuModelRunner(model, kv, reqToToken, threads);
+    this.sampler = new Sampler(model.config().vocabSize());
+  }
+
+  public int maxContext() {
+    return reqToToken.maxContextLen();
+  }
+
+  /** Generates every request; returns each one's new tokens. */
+  public int[][] generate(List<GenerationRequest> requests, TokenListener listener) {
+    int n = requests.size();
+    if (n > reqToToken.availableSize()) {
+      throw new IllegalArgumentException(
+          n + " requests exceed the batch limit " + reqToToken.availableSize());
+    }
+    int vocab = model.config().vocabSize();
+    if (logits.length < n * vocab) {
+      logits = new float[n * vocab];
+    }
+    int[] slot = new int[n];
+    int[][] history = new int[n][];
+    int[] len = new int[n];
+    int[] produced = new int[n];
+    boolean[] done = new boolean[n];
+    int[][] kvSlots = new int[n][];
+    try {
+      batch.reset();
+      for (int r = 0; r < n; r++) {
+        GenerationRequest q = requests.get(r);
+        int promptLen = q.promptIds().length;
+        if (promptLen >= maxContext()) {
+          throw new IllegalArgumentException(
+              "prompt of " + promptLen + " tokens does not fit the context of " + maxContext());
+        }
+        slot[r] = reqToToken.allocOne();
+        history[r] = new int[Math.min(maxContext(), promptLen + q.maxNewTokens())];
+        System.arraycopy(q.promptIds(), 0, history[r], 0, promptLen);
+        len[r] = promptLen;
+        kvSlots[r] = new int[history[r].length];
+        int[] loc = allocator.alloc(promptLen);
+        System.arraycopy(loc, 0, kvSlots[r], 0, promptLen);
+        reqToToken.write(slot[r], 0, loc);
+        batch.add(slot[r], 0, q.promptIds(), 0, promptLen, loc, 0);
+        done[r] = q.maxNewTokens() == 0;
+      }
+      int[] order = new int[n];
+      int active = 0;
+      for (int r = 0; r < n; r++) {
+        order[active++] = r;
+      }
+      int[] one = new int[1];
+      while (active > 0) {
+        runner.forward(batch, logits);
+        // Sample for every request in this step's batch order.
+        int next = 0;
+        for (int b = 0; b < active; b++) {
+          int r = order[b];
+          if (done[r]) {
+            continue;
+          }
+          GenerationRequest q = requests.get(r);
+          int tok =
+              sampler.sample(
+                  logits,
+                  b * vocab,
+                  q.params(),
+                  history[r],
+                  q.promptIds().length,
+                  len[r],
+                  produced[r]);
+          history[r][len[r]++] = tok;
+          listener.onToken(r, produced[r], tok, sampler.lastLogprob());
+          produced[r]++;
+          boolean eos = q.stopAtEos() && tok == model.tokenizer().eosId();
+          if (eos || produced[r] >= q.maxNewTokens() || len[r] >= history[r].length) {
+            done[r] = true;
+          } else {
+            order[next++] = r;
+          }
+        }
+        active = next;
+        batch.reset();
+        for (int b = 0; b < active; b++) {
+          int r = order[b];
+          int[] loc = allocator.alloc(1);
+          if (loc == null) {
+            throw new IllegalStateException("KV pool exhausted");
+          }
+          kvSlots[r][len[r] - 1] = loc[0];
+          reqToToken.write(slot[r], len[r] - 1, loc);
+          one[0] = history[r][len[r] - 1];
+          batch.add(slot[r], len[r] - 1, one, 0, 1, loc, 0);
+        }
+      }
+      int[][] out = new int[n][];
+      for (int r = 0; r < n; r++) {
+        int promptLen = requests.get(r).promptIds().length;
+        out[r] = java.util.Arrays.copyOfRange(history[r], promptLen, len[r]);
+      }
+      return out;
+    } finally {
+      for (int r = 0; r < n; r++) {
+        if (kvSlots[r] != null) {
+          // The last sampled token never had its K/V written, so it holds no slot.
+          int held = len[r] - (produced[r] > 0 ? 1 : 0);
+          allocator.free(kvSlots[r], 0, Math.min(held, countAllocated(kvSlots[r], held)));
+          reqToToken.free(slot[r]);
+        }
+      }
+    }
+  }
+
+  private static int countAllocated(int[] slots, int upTo) {
+    int n = 0;
+    while (n < upTo && slots[n] != 0) {
+      n++;
+    }
+    return n;
+  }
+
+  @Override
+  public void close() {
+    runner.close();
+  }
+}

@@ -1,0 +1,66 @@
+package io.flinfer.runtime.kernel;
+
+import java.nio.ByteBuffer;
+
+/**
+ * Batched matrix products {@code out[t][o] = sum_i W[o][i] * x[t][i]}: the weights are read once
+ * for all tokens of a batch, which is why continuous batching pays.
+ *
+ * <p>Determinism: each output is reduced in one fixed order (one 8-lane accumulator over the row,
+ * lanes summed in order, then the scalar tail), whatever the number of tokens, the tile it falls in
+ * or the thread that computes it. A token's result therefore never depends on what else is in the
+ * batch.
+ */
+public final class Gemm {
+  private Gemm() {}
+
+  /** Float32 weights straight from a little-endian buffer: rows [oFrom, oTo). */
+  public static void bufferRows(
+      ByteBuffer w,
+      int cols,
+      float[] x,
+      int tokens,
+      float[] out,
+      int outStride,
+      int oFrom,
+      int oTo) {
+    GemmKernels.bufferRows(w, cols, x, tokens, out, outStride, oFrom, oTo);
+  }
+
+  /** Rows o and o + 1, decoded to {@code w[wOff..wOff + 2 * cols)}. */
+  public static void rows2(
+      float[] w,
+      int wOff,
+      int cols,
+      float[] x,
+      int tokens,
+      int xCols,
+      float[] out,
+      int outStride,
+      int o) {
+    GemmKernels.arrayRows2(w, wOff, cols, x, tokens, out, outStride, o);
+  }
+
+  /** Row o, decoded to {@code w[wOff..wOff + cols)}. */
+  public static void rows1(
+      float[] w, int wOff, float[] x, int tokens, int cols, float[] out, int outStride, int o) {
+    GemmKernels.arrayRows1(w, wOff, cols, x, tokens, out, outStride, o);
+  }
+
+  /**
+   * The plain reference: a scalar dot product per output, summed left to right. Fast kernels are
+   * tested against it.
+   */
+  public static void reference(
+      float[] w, int rows, int cols, float[] x, int tokens, float[] out, int outStride) {
+    for (int t = 0; t < tokens; t++) {
+      for (int o = 0; o < rows; o++) {
+        double s = 0;
+        for (int i = 0; i < cols; i++) {
+          s += (double) w[o * cols + i] * x[t * cols + i];
+        }
+        out[t * outStride + o] = (float) s;
+      }
+    }
+  }
+}

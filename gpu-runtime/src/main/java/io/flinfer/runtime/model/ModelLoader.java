@@ -1,0 +1,40 @@
+package io.flinfer.runtime.model;
+
+import io.flinfer.runtime.gguf.GgufModelLoader;
+import io.flinfer.runtime.llama2c.Llama2cCheckpointLoader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/** Loads a model file of either format, telling GGUF from llama2.c by its magic. */
+public final class ModelLoader {
+  private ModelLoader() {}
+
+  /**
+   * @param tokenizer the llama2.c tokenizer file; ignored for GGUF, which carries its own
+   */
+  public static LlamaModel load(Path model, Path tokenizer) {
+    if (!Files.isRegularFile(model)) {
+      throw new ModelFormatException(model.toString(), "no such file");
+    }
+    if (isGguf(model)) {
+      return GgufModelLoader.load(model);
+    }
+    if (tokenizer == null || !Files.isRegularFile(tokenizer)) {
+      throw new ModelFormatException(
+          model.toString(),
+          "a llama2.c checkpoint needs its tokenizer.bin (none found: " + tokenizer + ")");
+    }
+    return Llama2cCheckpointLoader.load(model, tokenizer);
+  }
+
+  public static boolean isGguf(Path file) {
+    try (InputStream in = Files.newInputStream(file)) {
+      byte[] m = in.readNBytes(4);
+      return m.length == 4 && m[0] == 'G' && m[1] == 'G' && m[2] == 'U' && m[3] == 'F';
+    } catch (IOException e) {
+      return false;
+    }
+  }
+}

@@ -1,0 +1,169 @@
+package io.flinfer.runtime.sampling;
+
+import java.util.Arrays;
+
+/**
+ * Picks the next token of a request from its logits. Owns scratch arrays sized to the vocabulary,
+ * so sampling allocates nothing per token; one sampler serves a whole batch, one request at a time.
+ *
+ * <p>The reported log-probability is that of the chosen token under the model's distribution after
+ * penalties and before temperature and truncation (what the model assigned to it).
+ */
+public final class Sampler {
+  private final int vocab;
+  private final float[] work;
+  private final int[] counts;
+  private long[] packed;
+  private float lastLogprob;
+
+  public Sampler(int vocab) {
+    this.vocab = vocab;
+    this.work = new float[vocab];
+    this.counts = new int[vocab];
+    this.packed = new long[256];
+  }
+
+  /** The log-probability of the token the last {@link #sample} call chose. */
+  public float lastLogprob() {
+    return lastLogprob;
+  }
+
+  /**
+   * Chooses token number {@code index} of a request.
+   *
+   * @param logits the request's logits at {@code logits[off .. off + vocab)}, left unchanged
+   * @param history the request's prompt then output tokens, {@code history[0 .. historyLen)}
+   * @param promptLen how many of them are prompt
+   */
+  public int sample(
+      float[] logits,
+      int off,
+      SamplingParams p,
+      int[] history,
+      int promptLen,
+      int historyLen,
+      long index) {
+    float[] l = work;
+    System.arraycopy(logits, off, l, 0, vocab);
+    if (p.hasPenalties()) {
+      applyPenalties(l, p, history, promptLen, historyLen);
+    }
+    float max = Float.NEGATIVE_INFINITY;
+    int argmax = 0;
+    for (int i = 0; i < vocab; i++) {
+      if (l[i] > max) {
+        max = l[i];
+        argmax = i;
+      }
+    }
+    double sum = 0;
+    for (int i = 0; i < vocab; i++) {
+      sum += Math.exp(l[i] - max);
+    }
+    float logZ = max + (float) Math.log(sum);
+    int token =
+        p.isGreedy() ? argmax : sampleTruncated(l, max, p, CounterRng.uniform(p.seed(), index));
+    lastLogprob = l[token] - logZ;
+    return token;
+  }
+
+  private void applyPenalties(
+      float[] l, SamplingParams p, int[] history, int promptLen, int historyLen) {
+    for (int i = promptLen; i < historyLen; i++) {
+      counts[history[i]]++;
+    }
+    float rp = p.repetitionPenalty();
+    for (int i = 0; i < historyLen; i++) {
+      int t = history[i];
+      if (counts[t] >= 0) {
+        int c = counts[t];
+        float v = l[t];
+        if (rp != 1f) {
+          v = v > 0 ? v / rp : v * rp;
+        }
+        v -= p.frequencyPenalty() * c + (c > 0 ? p.presencePenalty() : 0f);
+        l[t] = v;
+        counts[t] = -1; // penalized once
+      }
+    }
+    for (int i = 0; i < historyLen; i++) {
+      counts[history[i]] = 0;
+    }
+  }
+
+  /** Temperature, then min-p, top-k and top-p over the tempered distribution. */
+  private int sampleTruncated(float[] l, float max, SamplingParams p, float u) {
+    float invT = 1f / p.temperature();
+    // Unnormalized probabilities, the largest being 1.
+    double total = 0;
+    for (int i = 0; i < vocab; i++) {
+      float e = (float) Math.exp((l[i] - max) * invT);
+      l[i] = e;
+      total += e;
+    }
+    boolean truncate = p.topK() > 0 && p.topK() < vocab || p.topP() < 1f || p.minP() > 0f;
+    if (!truncate) {
+      return walk(l, total * u);
+    }
+    // Tokens below the cutoff can be in neither the min-p set nor the nucleus.
+    float cutoff = p.minP();
+    if (p.topP() < 1f) {
+      cutoff = Math.max(cutoff, (float) ((1 - p.topP()) * total / (vocab - 1)));
+    }
+    int n = 0;
+    for (int i = 0; i < vocab; i++) {
+      if (l[i] >= cutoff && l[i] > 0f) {
+        if (n == packed.length) {
+          packed = Arrays.copyOf(packed, n * 2);
+        }
+        // Positive floats order like their bits: sort (probability, -index) pairs as longs.
+        packed[n++] = ((long) Float.floatToRawIntBits(l[i]) << 32) | (0x7fffffffL - i);
+      }
+    }
+    Arrays.sort(packed, 0, n);
+    int keep = p.topK() > 0 ? Math.min(n, p.topK()) : n;
+    double kept = 0;
+    for (int j = 0; j < keep; j++) {
+      kept += Float.intBitsToFloat((int) (packed[n - 1 - j] >>> 32));
+    }
+    if (p.topP() < 1f) {
+      double cum = 0;
+      int k = 0;
+      while (k < keep) {
+        cum += Float.intBitsToFloat((int) (packed[n - 1 - k] >>> 32));
+        k++;
+        if (cum >= p.topP() * kept) {
+          break;
+        }
+      }
+      keep = k;
+      kept = cum;
+    }
+    double r = kept * u;
+    double cum = 0;
+    for (int j = 0; j < keep; j++) {
+      long e = packed[n - 1 - j];
+      cum += Float.intBitsToFloat((int) (e >>> 32));
+      if (r < cum) {
+        return (int) (0x7fffffffL - (e & 0xffffffffL));
+      }
+    }
+    return (int) (0x7fffffffL - (packed[n - keep] & 0xffffffffL));
+  }
+
+  private int walk(float[] probs, double r) {
+    double cum = 0;
+    for (int i = 0; i < vocab; i++) {
+      cum += probs[i];
+      if (r < cum) {
+        return i;
+      }
+    }
+    for (int i = vocab - 1; i >= 0; i--) {
+      if (probs[i] > 0f) {
+        return i;
+      }
+    }
+    return vocab - 1;
+  }
+}

@@ -1,0 +1,186 @@
+package io.flinfer.runtime.sampling;
+
+/**
+ * How one request picks its tokens. Immutable; build with {@link #builder()}, which validates.
+ * Temperature 0 is greedy. Penalties follow the usual serving semantics: the repetition penalty
+ * divides positive (multiplies negative) logits of tokens seen in the prompt or output; frequency
+ * and presence penalties subtract per occurrence / once for tokens in the output.
+ */
+public final class SamplingParams {
+  public static final SamplingParams GREEDY = builder().build();
+
+  private final float temperature;
+  private final int topK;
+  private final float topP;
+  private final float minP;
+  private final float repetitionPenalty;
+  private final float frequencyPenalty;
+  private final float presencePenalty;
+  private final long seed;
+
+  private SamplingParams(Builder b) {
+    this.temperature = b.temperature;
+    this.topK = b.topK;
+    this.topP = b.topP;
+    this.minP = b.minP;
+    this.repetitionPenalty = b.repetitionPenalty;
+    this.frequencyPenalty = b.frequencyPenalty;
+    this.presencePenalty = b.presencePenalty;
+    this.seed = b.seed;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  public Builder toBuilder() {
+    return new Builder()
+        .temperature(temperature)
+        .topK(topK)
+        .topP(topP)
+        .minP(minP)
+        .repetitionPenalty(repetitionPenalty)
+        .frequencyPenalty(frequencyPenalty)
+        .presencePenalty(presencePenalty)
+        .seed(seed);
+  }
+
+  public float temperature() {
+    return temperature;
+  }
+
+  public boolean isGreedy() {
+    return temperature == 0f;
+  }
+
+  /** 0 means no limit. */
+  public int topK() {
+    return topK;
+  }
+
+  public float topP() {
+    return topP;
+  }
+
+  public float minP() {
+    return minP;
+  }
+
+  public float repetitionPenalty() {
+    return repetitionPenalty;
+  }
+
+  public float frequencyPenalty() {
+    return frequencyPenalty;
+  }
+
+  public float presencePenalty() {
+    return presencePenalty;
+  }
+
+  public boolean hasPenalties() {
+    return repetitionPenalty != 1f || frequencyPenalty != 0f || presencePenalty != 0f;
+  }
+
+  public long seed() {
+    return seed;
+  }
+
+  @Override
+  public String toString() {
+    return "SamplingParams{temperature="
+        + temperature
+        + ", topK="
+        + topK
+        + ", topP="
+        + topP
+        + ", minP="
+        + minP
+        + ", repetitionPenalty="
+        + repetitionPenalty
+        + ", frequencyPenalty="
+        + frequencyPenalty
+        + ", presencePenalty="
+        + presencePenalty
+        + ", seed="
+        + seed
+        + "}";
+  }
+
+  /** Validating builder; every option has a neutral default. */
+  public static final class Builder {
+    private float temperature = 0f;
+    private int topK = 0;
+    private float topP = 1f;
+    private float minP = 0f;
+    private float repetitionPenalty = 1f;
+    private float frequencyPenalty = 0f;
+    private float presencePenalty = 0f;
+    private long seed = 0L;
+
+    public Builder temperature(float v) {
+      temperature = v;
+      return this;
+    }
+
+    public Builder topK(int v) {
+      topK = v;
+      return this;
+    }
+
+    public Builder topP(float v) {
+      topP = v;
+      return this;
+    }
+
+    public Builder minP(float v) {
+      minP = v;
+      return this;
+    }
+
+    public Builder repetitionPenalty(float v) {
+      repetitionPenalty = v;
+      return this;
+    }
+
+    public Builder frequencyPenalty(float v) {
+      frequencyPenalty = v;
+      return this;
+    }
+
+    public Builder presencePenalty(float v) {
+      presencePenalty = v;
+      return this;
+    }
+
+    public Builder seed(long v) {
+      seed = v;
+      return this;
+    }
+
+    public SamplingParams build() {
+      check(
+          Float.isFinite(temperature) && temperature >= 0f,
+          "temperature must be >= 0, got " + temperature);
+      check(topK >= 0, "top_k must be >= 0 (0 = off), got " + topK);
+      check(topP > 0f && topP <= 1f, "top_p must be in (0, 1], got " + topP);
+      check(minP >= 0f && minP <= 1f, "min_p must be in [0, 1], got " + minP);
+      check(
+          Float.isFinite(repetitionPenalty) && repetitionPenalty > 0f,
+          "repetition_penalty must be > 0, got " + repetitionPenalty);
+      check(
+          Float.isFinite(frequencyPenalty) && Math.abs(frequencyPenalty) <= 2f,
+          "frequency_penalty must be in [-2, 2], got " + frequencyPenalty);
+      check(
+          Float.isFinite(presencePenalty) && Math.abs(presencePenalty) <= 2f,
+          "presence_penalty must be in [-2, 2], got " + presencePenalty);
+      return new SamplingParams(this);
+    }
+
+    private static void check(boolean ok, String message) {
+      if (!ok) {
+        throw new IllegalArgumentException(message);
+      }
+    }
+  }
+}

@@ -1,0 +1,23 @@
+package io.flinfer.runtime.tensor;
+
+import java.nio.ByteBuffer;
+
+/** A bfloat16 weight matrix. */
+final class Bf16Matrix extends WeightMatrix {
+  Bf16Matrix(ByteBuffer data, int rows, int cols) {
+    super(data, rows, cols);
+  }
+
+  @Override
+  public GgmlType type() {
+    return GgmlType.BF16;
+  }
+
+  @Override
+  public void decodeRow(int row, float[] dst, int off) {
+    int base = row * cols * 2;
+    for (int i = 0; i < cols; i++) {
+      dst[off + i] = Float16.bf16ToFloat(data.getShort(base + i * 2));
+    }
+  }
+}

@@ -1,0 +1,34 @@
+package io.flinfer.runtime.tensor;
+
+import java.nio.ByteBuffer;
+
+/**
+ * A Q4_0 weight matrix: blocks of 32 4-bit values sharing one fp16 scale; byte j holds value j in
+ * its low nibble and value j + 16 in its high nibble, each offset by 8.
+ */
+final class Q4Matrix extends WeightMatrix {
+  Q4Matrix(ByteBuffer data, int rows, int cols) {
+    super(data, rows, cols);
+  }
+
+  @Override
+  public GgmlType type() {
+    return GgmlType.Q4_0;
+  }
+
+  @Override
+  public void decodeRow(int row, float[] dst, int off) {
+    int blocks = cols / 32;
+    int base = row * blocks * 18;
+    for (int b = 0; b < blocks; b++) {
+      int p = base + b * 18;
+      float d = Float16.toFloat(data.getShort(p));
+      int o = off + b * 32;
+      for (int j = 0; j < 16; j++) {
+        int q = data.get(p + 2 + j) & 0xff;
+        dst[o + j] = ((q & 0x0f) - 8) * d;
+        dst[o + j + 16] = ((q >>> 4) - 8) * d;
+      }
+    }
+  }
+}

@@ -1,0 +1,92 @@
+package io.flinfer.runtime.tensor;
+
+import io.flinfer.runtime.kernel.Gemm;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/**
+ * A weight matrix [rows][cols] (out x in, row-major) stored in a read-only, usually memory-mapped
+ * buffer in one of the {@link GgmlType} encodings. Owns the view of its bytes, never a heap copy.
+ *
+ * <p>The product with a batch of activations computes every output with the same arithmetic
+ * whatever the batch size or the slice of rows: see {@link Gemm}.
+ */
+public abstract class WeightMatrix {
+  protected final ByteBuffer data;
+  protected final int rows;
+  protected final int cols;
+
+  protected WeightMatrix(ByteBuffer data, int rows, int cols) {
+    this.data = data.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+    this.rows = rows;
+    this.cols = cols;
+  }
+
+  /** Wraps {@code data} as a matrix of {@code type}; the buffer must hold exactly its bytes. */
+  public static WeightMatrix of(GgmlType type, ByteBuffer data, int rows, int cols) {
+    long need = type.bytes((long) rows * cols);
+    if (data.remaining() < need) {
+      throw new IllegalArgumentException(
+          type
+              + " matrix "
+              + rows
+              + "x"
+              + cols
+              + " needs "
+              + need
+              + " bytes, has "
+              + data.remaining());
+    }
+    ByteBuffer slice = data.slice().limit((int) need);
+    switch (type) {
+      case F32:
+        return new F32Matrix(slice, rows, cols);
+      case F16:
+        return new F16Matrix(slice, rows, cols);
+      case BF16:
+        return new Bf16Matrix(slice, rows, cols);
+      case Q8_0:
+        return new Q8Matrix(slice, rows, cols);
+      case Q4_0:
+        return new Q4Matrix(slice, rows, cols);
+      default:
+        throw new IllegalArgumentException("unsupported tensor type " + type);
+    }
+  }
+
+  public final int rows() {
+    return rows;
+  }
+
+  public final int cols() {
+    return cols;
+  }
+
+  public abstract GgmlType type();
+
+  /** Decodes row {@code row} into {@code dst[off..off+cols)} as floats. */
+  public abstract void decodeRow(int row, float[] dst, int off);
+
+  /** Bytes of weight data read by one full pass over the matrix. */
+  public long byteSize() {
+    return type().bytes((long) rows * cols);
+  }
+
+  /**
+   * {@code out[t * outStride + o] = sum_i W[o][i] * x[t * cols + i]} for rows {@code o} in [oFrom,
+   * oTo) and tokens t in [0, tokens). {@code scratch} holds at least 2 x cols floats.
+   */
+  public void matmul(
+      float[] x, int tokens, float[] out, int outStride, int oFrom, int oTo, float[] scratch) {
+    int o = oFrom;
+    for (; o + 2 <= oTo; o += 2) {
+      decodeRow(o, scratch, 0);
+      decodeRow(o + 1, scratch, cols);
+      Gemm.rows2(scratch, 0, cols, x, tokens, cols, out, outStride, o);
+    }
+    if (o < oTo) {
+      decodeRow(o, scratch, 0);
+      Gemm.rows1(scratch, 0, x, tokens, cols, out, outStride, o);
+    }
+  }
+}

@@ -1,0 +1,223 @@
+package io.flinfer.runtime.tokenizer;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.PriorityQueue;
+
+/**
+ * SentencePiece-style BPE with byte fallback (llama2.c {@code tokenizer.bin} and GGUF {@code llama}
+ * vocabularies). Owns the pieces, their scores and the byte-fallback ids.
+ *
+ * <p>Encoding prepends the dummy-prefix space, starts from single characters and repeatedly merges
+ * the adjacent pair whose concatenation is the highest-scoring piece (leftmost on ties); characters
+ * left without a piece become their UTF-8 bytes' {@code <0xHH>} tokens.
+ */
+public final class SentencePieceTokenizer implements Tokenizer {
+  /** GGUF token types. */
+  public static final int TYPE_NORMAL = 1;
+
+  public static final int TYPE_CONTROL = 3;
+  public static final int TYPE_BYTE = 6;
+
+  private final String[] pieces;
+  private final byte[][] pieceBytes;
+  private final float[] scores;
+  private final boolean[] control;
+  private final int[] byteToken = new int[256];
+  private final Map<String, Integer> pieceToId = new HashMap<>();
+  private final int bos;
+  private final int eos;
+  private final boolean addBos;
+  private final boolean addSpacePrefix;
+
+  /**
+   * @param pieces token texts; SentencePiece's {@code ▁} and a plain space both mean space
+   * @param types GGUF token types, or null to infer (ids {@code bos}, {@code eos}, 0 control;
+   *     {@code <0xHH>} pieces bytes)
+   */
+  public SentencePieceTokenizer(
+      String[] pieces,
+      float[] scores,
+      int[] types,
+      int bos,
+      int eos,
+      boolean addBos,
+      boolean addSpacePrefix) {
+    int n = pieces.length;
+    this.pieces = new String[n];
+    this.pieceBytes = new byte[n][];
+    this.scores = scores.clone();
+    this.control = new boolean[n];
+    this.bos = bos;
+    this.eos = eos;
+    this.addBos = addBos;
+    this.addSpacePrefix = addSpacePrefix;
+    java.util.Arrays.fill(byteToken, -1);
+    for (int i = 0; i < n; i++) {
+      String p = pieces[i].replace('\u2581', ' ');
+      this.pieces[i] = p;
+      int byteValue = byteValue(p);
+      boolean isByte = types != null ? types[i] == TYPE_BYTE : byteValue >= 0;
+      boolean isControl =
+          types != null ? types[i] == TYPE_CONTROL : (i == bos || i == eos || i == 0);
+      control[i] = isControl;
+      if (isByte && byteValue >= 0) {
+        byteToken[byteValue] = i;
+        pieceBytes[i] = new byte[] {(byte) byteValue};
+      } else if (isControl) {
+        pieceBytes[i] = new byte[0];
+      } else {
+        pieceBytes[i] = p.getBytes(StandardCharsets.UTF_8);
+        pieceToId.putIfAbsent(p, i);
+      }
+    }
+  }
+
+  private static int byteValue(String p) {
+    if (p.length() == 6 && p.startsWith("<0x") && p.endsWith(">")) {
+      try {
+        return Integer.parseInt(p.substring(3, 5), 16);
+      } catch (NumberFormatException e) {
+        return -1;
+      }
+    }
+    return -1;
+  }
+
+  @Override
+  public int vocabSize() {
+    return pieces.length;
+  }
+
+  @Override
+  public int bosId() {
+    return bos;
+  }
+
+  @Override
+  public int eosId() {
+    return eos;
+  }
+
+  @Override
+  public boolean addBos() {
+    return addBos;
+  }
+
+  /** The piece text of {@code id}, with spaces for {@code ▁}. */
+  public String piece(int id) {
+    return pieces[id];
+  }
+
+  @Override
+  public int[] encode(String text, boolean withBos) {
+    List<Integer> out = new ArrayList<>();
+    if (withBos && bos >= 0) {
+      out.add(bos);
+    }
+    if (!text.isEmpty()) {
+      String s = addSpacePrefix ? " " + text : text;
+      bpe(s, out);
+    }
+    int[] ids = new int[out.size()];
+    for (int i = 0; i < ids.length; i++) {
+      ids[i] = out.get(i);
+    }
+    return ids;
+  }
+
+  private record Bigram(int left, int right, float score, int size) {}
+
+  private void bpe(String s, List<Integer> out) {
+    // Symbols are code points; start/len index into s; prev/next link the live ones.
+    int[] start = new int[s.length()];
+    int[] len = new int[s.length()];
+    int count = 0;
+    for (int i = 0; i < s.length(); ) {
+      int cpLen = Character.charCount(s.codePointAt(i));
+      start[count] = i;
+      len[count] = cpLen;
+      count++;
+      i += cpLen;
+    }
+    int[] prev = new int[count];
+    int[] next = new int[count];
+    for (int i = 0; i < count; i++) {
+      prev[i] = i - 1;
+      next[i] = i + 1 < count ? i + 1 : -1;
+    }
+    PriorityQueue<Bigram> queue =
+        new PriorityQueue<>(
+            (a, b) ->
+                a.score != b.score
+                    ? Float.compare(b.score, a.score)
+                    : Integer.compare(a.left, b.left));
+    for (int i = 0; i + 1 < count; i++) {
+      addBigram(s, start, len, i, i + 1, queue);
+    }
+    while (!queue.isEmpty()) {
+      Bigram b = queue.poll();
+      if (len[b.left] == 0 || len[b.right] == 0 || len[b.left] + len[b.right] != b.size) {
+        continue; // stale: one side has merged since
+      }
+      len[b.left] += len[b.right];
+      len[b.right] = 0;
+      next[b.left] = next[b.right];
+      if (next[b.right] >= 0) {
+        prev[next[b.right]] = b.left;
+      }
+      if (prev[b.left] >= 0) {
+        addBigram(s, start, len, prev[b.left], b.left, queue);
+      }
+      if (next[b.left] >= 0) {
+        addBigram(s, start, len, b.left, next[b.left], queue);
+      }
+    }
+    for (int i = 0; i >= 0 && count > 0; i = next[i]) {
+      String sym = s.substring(start[i], start[i] + len[i]);
+      Integer id = pieceToId.get(sym);
+      if (id != null) {
+        out.add(id);
+      } else {
+        for (byte b : sym.getBytes(StandardCharsets.UTF_8)) {
+          int t = byteToken[b & 0xff];
+          out.add(t >= 0 ? t : 0);
+        }
+      }
+    }
+  }
+
+  private void addBigram(
+      String s, int[] start, int[] len, int left, int right, PriorityQueue<Bigram> q) {
+    String text = s.substring(start[left], start[right] + len[right]);
+    Integer id = pieceToId.get(text);
+    if (id != null) {
+      q.add(new Bigram(left, right, scores[id], len[left] + len[right]));
+    }
+  }
+
+  @Override
+  public byte[] pieceBytes(int previous, int token) {
+    byte[] b = pieceBytes[token];
+    // The dummy-prefix space of the first word is not part of the text.
+    if (addSpacePrefix
+        && (previous < 0 || previous == bos)
+        && b.length > 0
+        && b[0] == ' '
+        && !isByteToken(token)) {
+      return java.util.Arrays.copyOfRange(b, 1, b.length);
+    }
+    return b;
+  }
+
+  private boolean isByteToken(int token) {
+    return pieceBytes[token].length == 1 && byteToken[pieceBytes[token][0] & 0xff] == token;
+  }
+
+  public boolean isControl(int token) {
+    return control[token];
+  }
+}

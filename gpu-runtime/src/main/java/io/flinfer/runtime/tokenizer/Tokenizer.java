@@ -1,0 +1,35 @@
+package io.flinfer.runtime.tokenizer;
+
+/** Text to token ids and back. Owns a vocabulary. */
+public interface Tokenizer {
+
+  int vocabSize();
+
+  /** The beginning-of-sequence id, or -1. */
+  int bosId();
+
+  /** The end-of-sequence id, or -1. */
+  int eosId();
+
+  /** Whether the model expects a BOS token before a prompt. */
+  boolean addBos();
+
+  /** Encodes {@code text}, with the BOS token first when {@code addBos}. */
+  int[] encode(String text, boolean addBos);
+
+  /**
+   * The bytes that token {@code token} adds to the text when it follows {@code previous} (-1 at the
+   * start). Control tokens add nothing. A piece may end inside a UTF-8 character.
+   */
+  byte[] pieceBytes(int previous, int token);
+
+  /** The text of a whole sequence of ids. */
+  default String decode(int[] ids) {
+    TextDecoder d = new TextDecoder(this);
+    StringBuilder sb = new StringBuilder();
+    for (int id : ids) {
+      sb.append(d.next(id));
+    }
+    return sb.append(d.flush()).toString();
+  }
+}
