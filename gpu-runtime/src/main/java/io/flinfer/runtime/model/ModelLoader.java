@@ -18,7 +18,7 @@ public final class ModelLoader {
     if (!Files.isRegularFile(model)) {
       throw new ModelFormatException(model.toString(), "no such file");
     }
-    if (isGguf(model)) {
+    if (isGguf(model) || model.getFileName().toString().endsWith(".gguf")) {
       return GgufModelLoader.load(model);
     }
     if (tokenizer == null || !Files.isRegularFile(tokenizer)) {

@@ -107,6 +107,11 @@ public final class SentencePieceTokenizer implements Tokenizer {
     return addBos;
   }
 
+  /** The merge score of {@code id}. */
+  public float score(int id) {
+    return scores[id];
+  }
+
   /** The piece text of {@code id}, with spaces for {@code ▁}. */
   public String piece(int id) {
     return pieces[id];

@@ -1,0 +1,201 @@
+package io.flinfer.runtime.gguf;
+
+import io.flinfer.runtime.tensor.Float16;
+import io.flinfer.runtime.tensor.GgmlType;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Writes GGUF v3 files for tests, quantizing float tensors to the requested type. */
+public final class GgufWriter {
+  private final Map<String, Object> metadata = new LinkedHashMap<>();
+  private final List<Object[]> tensors = new ArrayList<>(); // name, dims, type, bytes
+
+  public GgufWriter put(String key, Object value) {
+    metadata.put(key, value);
+    return this;
+  }
+
+  /** Adds a tensor of {@code rows} x {@code cols} floats (GGUF dims {cols, rows}). */
+  public GgufWriter tensor(String name, GgmlType type, float[] values, int rows, int cols) {
+    long[] dims = rows == 1 ? new long[] {cols} : new long[] {cols, rows};
+    tensors.add(new Object[] {name, dims, type, encode(type, values)});
+    return this;
+  }
+
+  public static byte[] encode(GgmlType type, float[] v) {
+    ByteBuffer b = ByteBuffer.allocate((int) type.bytes(v.length)).order(ByteOrder.LITTLE_ENDIAN);
+    switch (type) {
+      case F32:
+        for (float f : v) {
+          b.putFloat(f);
+        }
+        break;
+      case F16:
+        for (float f : v) {
+          b.putShort(Float16.fromFloat(f));
+        }
+        break;
+      case BF16:
+        for (float f : v) {
+          b.putShort(Float16.bf16FromFloat(f));
+        }
+        break;
+      case Q8_0:
+        for (int blk = 0; blk < v.length; blk += 32) {
+          float amax = 0;
+          for (int j = 0; j < 32; j++) {
+            amax = Math.max(amax, Math.abs(v[blk + j]));
+          }
+          float d = amax / 127f;
+          float id = d != 0 ? 1f / d : 0f;
+          b.putShort(Float16.fromFloat(d));
+          for (int j = 0; j < 32; j++) {
+            b.put((byte) Math.round(v[blk + j] * id));
+          }
+        }
+        break;
+      case Q4_0:
+        for (int blk = 0; blk < v.length; blk += 32) {
+          float amax = 0;
+          float max = 0;
+          for (int j = 0; j < 32; j++) {
+            if (Math.abs(v[blk + j]) > amax) {
+              amax = Math.abs(v[blk + j]);
+              max = v[blk + j];
+            }
+          }
+          float d = max / -8f;
+          float id = d != 0 ? 1f / d : 0f;
+          b.putShort(Float16.fromFloat(d));
+          for (int j = 0; j < 16; j++) {
+            int q0 = Math.min(15, (int) (v[blk + j] * id + 8.5f));
+            int q1 = Math.min(15, (int) (v[blk + 16 + j] * id + 8.5f));
+            b.put((byte) (q0 | (q1 << 4)));
+          }
+        }
+        break;
+      default:
+        throw new IllegalArgumentException(type.toString());
+    }
+    return b.array();
+  }
+
+  public void write(Path file) throws IOException {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    Le le = new Le(out);
+    le.i32(0x46554747);
+    le.i32(3);
+    le.i64(tensors.size());
+    le.i64(metadata.size());
+    for (Map.Entry<String, Object> e : metadata.entrySet()) {
+      le.str(e.getKey());
+      le.value(e.getValue());
+    }
+    long offset = 0;
+    List<Long> offsets = new ArrayList<>();
+    for (Object[] t : tensors) {
+      long[] dims = (long[]) t[1];
+      le.str((String) t[0]);
+      le.i32(dims.length);
+      for (long d : dims) {
+        le.i64(d);
+      }
+      le.i32(((GgmlType) t[2]).id());
+      le.i64(offset);
+      offsets.add(offset);
+      offset += align(((byte[]) t[3]).length);
+    }
+    while (out.size() % 32 != 0) {
+      out.write(0);
+    }
+    for (Object[] t : tensors) {
+      byte[] bytes = (byte[]) t[3];
+      out.write(bytes);
+      for (long i = bytes.length; i < align(bytes.length); i++) {
+        out.write(0);
+      }
+    }
+    Files.write(file, out.toByteArray());
+  }
+
+  private static long align(long n) {
+    return (n + 31) / 32 * 32;
+  }
+
+  private static final class Le {
+    private final ByteArrayOutputStream out;
+
+    Le(ByteArrayOutputStream out) {
+      this.out = out;
+    }
+
+    void i32(int v) {
+      for (int i = 0; i < 4; i++) {
+        out.write(v >>> (8 * i));
+      }
+    }
+
+    void i64(long v) {
+      for (int i = 0; i < 8; i++) {
+        out.write((int) (v >>> (8 * i)));
+      }
+    }
+
+    void str(String s) {
+      byte[] b = s.getBytes(StandardCharsets.UTF_8);
+      i64(b.length);
+      out.write(b, 0, b.length);
+    }
+
+    void value(Object v) {
+      if (v instanceof Integer) {
+        i32(5);
+        i32((Integer) v);
+      } else if (v instanceof Float) {
+        i32(6);
+        i32(Float.floatToRawIntBits((Float) v));
+      } else if (v instanceof Boolean) {
+        i32(7);
+        out.write((Boolean) v ? 1 : 0);
+      } else if (v instanceof String) {
+        i32(8);
+        str((String) v);
+      } else if (v instanceof String[]) {
+        i32(9);
+        i32(8);
+        String[] a = (String[]) v;
+        i64(a.length);
+        for (String s : a) {
+          str(s);
+        }
+      } else if (v instanceof float[]) {
+        i32(9);
+        i32(6);
+        float[] a = (float[]) v;
+        i64(a.length);
+        for (float f : a) {
+          i32(Float.floatToRawIntBits(f));
+        }
+      } else if (v instanceof int[]) {
+        i32(9);
+        i32(5);
+        int[] a = (int[]) v;
+        i64(a.length);
+        for (int x : a) {
+          i32(x);
+        }
+      } else {
+        throw new IllegalArgumentException("unsupported metadata value " + v);
+      }
+    }
+  }
+}
