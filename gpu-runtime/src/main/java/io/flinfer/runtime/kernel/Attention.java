@@ -51,28 +51,39 @@ public final class Attention {
       }
     }
     float sum = 0f;
-    for (int j = 0; j < contextLen; j++) {
-      float e = (float) Math.exp(scores[j] - max);
-      scores[j] = e;
-      sum += e;
+    int j = 0;
+    int lanes = S.length();
+    for (; j + lanes <= contextLen; j += lanes) {
+      FastExp.exp(FloatVector.fromArray(S, scores, j).sub(max)).intoArray(scores, j);
+    }
+    for (; j < contextLen; j++) {
+      scores[j] = FastExp.exp(scores[j] - max);
+    }
+    for (j = 0; j < contextLen; j++) {
+      sum += scores[j];
     }
     float inv = 1f / sum;
-    for (int i = 0; i < headDim; i++) {
-      out[outOff + i] = 0f;
-    }
-    for (int j = 0; j < contextLen; j++) {
-      float a = scores[j] * inv;
-      int v = reqToToken[rowBase + j] * rowWidth + kvOff;
-      if (vector) {
-        FloatVector av = FloatVector.broadcast(S, a);
-        for (int i = 0; i < headDim; i += S.length()) {
-          FloatVector o = FloatVector.fromArray(S, out, outOff + i);
-          FloatVector.fromArray(S, values, v + i).fma(av, o).intoArray(out, outOff + i);
+    if (vector) {
+      // One register accumulator per slice of the head, positions in order.
+      for (int i = 0; i < headDim; i += lanes) {
+        FloatVector acc = FloatVector.zero(S);
+        for (j = 0; j < contextLen; j++) {
+          int v = reqToToken[rowBase + j] * rowWidth + kvOff + i;
+          acc =
+              FloatVector.fromArray(S, values, v)
+                  .fma(FloatVector.broadcast(S, scores[j] * inv), acc);
         }
-      } else {
-        for (int i = 0; i < headDim; i++) {
-          out[outOff + i] = Math.fma(values[v + i], a, out[outOff + i]);
+        acc.intoArray(out, outOff + i);
+      }
+    } else {
+      for (int i = 0; i < headDim; i++) {
+        float acc = 0f;
+        for (j = 0; j < contextLen; j++) {
+          acc =
+              Math.fma(
+                  values[reqToToken[rowBase + j] * rowWidth + kvOff + i], scores[j] * inv, acc);
         }
+        out[outOff + i] = acc;
       }
     }
   }

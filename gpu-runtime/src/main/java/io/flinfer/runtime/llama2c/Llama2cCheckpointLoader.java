@@ -7,12 +7,14 @@ import io.flinfer.runtime.model.ModelFormatException;
 import io.flinfer.runtime.tensor.GgmlType;
 import io.flinfer.runtime.tensor.WeightMatrix;
 import io.flinfer.runtime.tokenizer.Llama2cTokenizerReader;
+import io.flinfer.runtime.tokenizer.Tokenizer;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.function.IntFunction;
 
 /**
  * Loads llama2.c checkpoints: seven int32 header fields (dim, hidden dim, layers, heads, kv heads,
@@ -25,6 +27,11 @@ public final class Llama2cCheckpointLoader {
   private Llama2cCheckpointLoader() {}
 
   public static LlamaModel load(Path checkpoint, Path tokenizer) {
+    return load(checkpoint, vocab -> Llama2cTokenizerReader.read(tokenizer, vocab));
+  }
+
+  /** Loads the weights, taking the tokenizer from {@code tokenizerFor(vocabSize)}. */
+  public static LlamaModel load(Path checkpoint, IntFunction<Tokenizer> tokenizerFor) {
     String name = checkpoint.toString();
     try (FileChannel ch = FileChannel.open(checkpoint, StandardOpenOption.READ)) {
       long size = ch.size();
@@ -86,11 +93,12 @@ public final class Llama2cCheckpointLoader {
       LlamaWeights weights =
           new LlamaWeights(
               embedding, rmsAtt, wq, wk, wv, wo, rmsFfn, w1, w2, w3, rmsFinal, classifier);
-      return new LlamaModel(
-          checkpoint.getFileName().toString(),
-          config,
-          weights,
-          Llama2cTokenizerReader.read(tokenizer, vocab));
+      Tokenizer tok = tokenizerFor.apply(vocab);
+      if (tok.vocabSize() != vocab) {
+        throw new ModelFormatException(
+            name, "the tokenizer has " + tok.vocabSize() + " tokens, the model " + vocab);
+      }
+      return new LlamaModel(checkpoint.getFileName().toString(), config, weights, tok);
     } catch (IOException e) {
       throw new ModelFormatException(name, "cannot read: " + e.getMessage(), e);
     }

@@ -1,0 +1,85 @@
+package io.flinfer.runtime.kernel;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flinfer.runtime.gguf.GgufWriter;
+import io.flinfer.runtime.tensor.GgmlType;
+import io.flinfer.runtime.tensor.WeightMatrix;
+import java.nio.ByteBuffer;
+import java.util.Random;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** The tiled kernels agree with the scalar reference and are invariant to batch and row split. */
+class GemmTest {
+
+  @ParameterizedTest(name = "{0} rows x {1} cols, {2} tokens")
+  @CsvSource({"1, 8, 1", "7, 13, 3", "64, 64, 1", "33, 172, 5", "96, 256, 9", "10, 768, 32"})
+  void tiledKernelsMatchTheReferenceAndEachOther(int rows, int cols, int tokens) {
+    Random rnd = new Random(rows * 31 + cols);
+    float[] w = randoms(rnd, rows * cols);
+    float[] x = randoms(rnd, tokens * cols);
+    WeightMatrix m =
+        WeightMatrix.of(
+            GgmlType.F32, ByteBuffer.wrap(GgufWriter.encode(GgmlType.F32, w)), rows, cols);
+
+    float[] expected = new float[tokens * rows];
+    Gemm.reference(w, rows, cols, x, tokens, expected, rows);
+    float[] all = new float[tokens * rows];
+    m.matmul(x, tokens, all, rows, 0, rows, new float[2 * cols]);
+    for (int i = 0; i < expected.length; i++) {
+      assertThat(all[i])
+          .isCloseTo(
+              expected[i],
+              org.assertj.core.data.Offset.offset(1e-4f * (1 + Math.abs(expected[i]))));
+    }
+
+    // Each token alone, and rows split at an odd boundary: the same bits.
+    for (int t = 0; t < tokens; t++) {
+      float[] one = new float[rows];
+      float[] xt = new float[cols];
+      System.arraycopy(x, t * cols, xt, 0, cols);
+      int split = rows / 2 | 1;
+      m.matmul(xt, 1, one, rows, 0, Math.min(split, rows), new float[2 * cols]);
+      m.matmul(xt, 1, one, rows, Math.min(split, rows), rows, new float[2 * cols]);
+      for (int o = 0; o < rows; o++) {
+        assertThat(Float.floatToRawIntBits(one[o]))
+            .isEqualTo(Float.floatToRawIntBits(all[t * rows + o]));
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @CsvSource({"F16", "BF16", "Q8_0", "Q4_0"})
+  void decodedTypesUseTheSameArithmeticAsTheirDecodedRows(GgmlType type) {
+    int rows = 6;
+    int cols = 64;
+    int tokens = 5;
+    Random rnd = new Random(11);
+    float[] w = randoms(rnd, rows * cols);
+    float[] x = randoms(rnd, tokens * cols);
+    WeightMatrix m = WeightMatrix.of(type, ByteBuffer.wrap(GgufWriter.encode(type, w)), rows, cols);
+    float[] decoded = new float[rows * cols];
+    for (int r = 0; r < rows; r++) {
+      m.decodeRow(r, decoded, r * cols);
+    }
+    float[] expected = new float[tokens * rows];
+    Gemm.reference(decoded, rows, cols, x, tokens, expected, rows);
+    float[] actual = new float[tokens * rows];
+    m.matmul(x, tokens, actual, rows, 0, rows, new float[2 * cols]);
+    for (int i = 0; i < expected.length; i++) {
+      assertThat(actual[i])
+          .isCloseTo(
+              expected[i],
+              org.assertj.core.data.Offset.offset(1e-4f * (1 + Math.abs(expected[i]))));
+    }
+  }
+
+  static float[] randoms(Random rnd, int n) {
+    float[] v = new float[n];
+    for (int i = 0; i < n; i++) {
+      v[i] = (float) rnd.nextGaussian();
+    }
+    return v;
+  }
+}

@@ -1,0 +1,113 @@
+package io.flinfer.runtime.sampling;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.HashSet;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class SamplerTest {
+  private static final int V = 10;
+  private static final float[] LOGITS = {1f, 3f, 2f, 0.5f, 2.9f, -1f, 0f, 2.95f, 1.5f, -3f};
+
+  @Test
+  void greedyPicksTheArgmaxAndReportsItsLogProbability() {
+    Sampler s = new Sampler(V);
+    int t = s.sample(LOGITS, 0, SamplingParams.GREEDY, new int[0], 0, 0, 0);
+    assertThat(t).isEqualTo(1);
+    double z = 0;
+    for (float l : LOGITS) {
+      z += Math.exp(l);
+    }
+    assertThat((double) s.lastLogprob())
+        .isCloseTo(3 - Math.log(z), org.assertj.core.data.Offset.offset(1e-5));
+  }
+
+  @Test
+  void theSameSeedAndIndexGiveTheSameTokenWhateverCameBefore() {
+    SamplingParams p = SamplingParams.builder().temperature(1f).seed(1234).build();
+    Sampler a = new Sampler(V);
+    Sampler b = new Sampler(V);
+    for (int i = 0; i < 50; i++) {
+      b.sample(LOGITS, 0, p, new int[0], 0, 0, 999 - i); // unrelated draws in between
+      assertThat(b.sample(LOGITS, 0, p, new int[0], 0, 0, i))
+          .isEqualTo(a.sample(LOGITS, 0, p, new int[0], 0, 0, i));
+    }
+  }
+
+  @Test
+  void topKAndTopPAndMinPRestrictTheCandidates() {
+    Set<Integer> seen = new HashSet<>();
+    Sampler s = new Sampler(V);
+    SamplingParams topK = SamplingParams.builder().temperature(5f).topK(3).seed(1).build();
+    for (int i = 0; i < 500; i++) {
+      seen.add(s.sample(LOGITS, 0, topK, new int[0], 0, 0, i));
+    }
+    assertThat(seen).containsExactlyInAnyOrder(1, 7, 4);
+
+    seen.clear();
+    SamplingParams minP = SamplingParams.builder().temperature(1f).minP(0.5f).seed(2).build();
+    for (int i = 0; i < 500; i++) {
+      seen.add(s.sample(LOGITS, 0, minP, new int[0], 0, 0, i));
+    }
+    // exp(l - 3) >= 0.5 keeps logits >= 3 - ln 2 = 2.307.
+    assertThat(seen).containsExactlyInAnyOrder(1, 7, 4);
+
+    seen.clear();
+    SamplingParams topP = SamplingParams.builder().temperature(1f).topP(0.05f).seed(3).build();
+    for (int i = 0; i < 200; i++) {
+      seen.add(s.sample(LOGITS, 0, topP, new int[0], 0, 0, i));
+    }
+    assertThat(seen).containsExactly(1);
+  }
+
+  @Test
+  void unrestrictedSamplingFollowsTheDistribution() {
+    Sampler s = new Sampler(V);
+    SamplingParams p = SamplingParams.builder().temperature(1f).seed(9).build();
+    int[] counts = new int[V];
+    int n = 20000;
+    for (int i = 0; i < n; i++) {
+      counts[s.sample(LOGITS, 0, p, new int[0], 0, 0, i)]++;
+    }
+    double z = 0;
+    for (float l : LOGITS) {
+      z += Math.exp(l);
+    }
+    for (int i = 0; i < V; i++) {
+      assertThat(counts[i] / (double) n)
+          .isCloseTo(Math.exp(LOGITS[i]) / z, org.assertj.core.data.Offset.offset(0.015));
+    }
+  }
+
+  @Test
+  void penaltiesLowerRepeatedTokens() {
+    Sampler s = new Sampler(V);
+    int[] history = {0, 1, 1, 1};
+    SamplingParams rep = SamplingParams.builder().repetitionPenalty(2f).build();
+    // Token 1 (3.0) becomes 1.5, token 7 (2.95) wins.
+    assertThat(s.sample(LOGITS, 0, rep, history, 1, 4, 0)).isEqualTo(7);
+    SamplingParams freq = SamplingParams.builder().frequencyPenalty(0.1f).build();
+    // 3.0 - 3 x 0.1 = 2.7 < 2.95.
+    assertThat(s.sample(LOGITS, 0, freq, history, 1, 4, 0)).isEqualTo(7);
+    SamplingParams presence = SamplingParams.builder().presencePenalty(0.01f).build();
+    assertThat(s.sample(LOGITS, 0, presence, history, 1, 4, 0)).isEqualTo(1);
+    // Prompt tokens get no frequency or presence penalty.
+    assertThat(s.sample(LOGITS, 0, freq, new int[] {1, 1, 1}, 3, 3, 0)).isEqualTo(1);
+  }
+
+  @Test
+  void invalidParametersAreRejectedWithTheirName() {
+    assertThatThrownBy(() -> SamplingParams.builder().temperature(-1).build())
+        .hasMessageContaining("temperature");
+    assertThatThrownBy(() -> SamplingParams.builder().topP(0).build())
+        .hasMessageContaining("top_p");
+    assertThatThrownBy(() -> SamplingParams.builder().topK(-2).build())
+        .hasMessageContaining("top_k");
+    assertThatThrownBy(() -> SamplingParams.builder().minP(2).build())
+        .hasMessageContaining("min_p");
+    assertThatThrownBy(() -> SamplingParams.builder().repetitionPenalty(0).build())
+        .hasMessageContaining("repetition_penalty");
+  }
+}

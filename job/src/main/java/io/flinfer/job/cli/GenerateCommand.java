@@ -1,0 +1,141 @@
+package io.flinfer.job.cli;
+
+import io.flinfer.job.model.ModelLocator;
+import io.flinfer.runtime.generate.BatchGenerator;
+import io.flinfer.runtime.generate.GenerationRequest;
+import io.flinfer.runtime.model.LlamaModel;
+import io.flinfer.runtime.sampling.SamplingParams;
+import io.flinfer.runtime.tokenizer.TextDecoder;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** Generates one completion and streams it to stdout as tokens arrive; diagnostics go to stderr. */
+@Command(
+    name = "generate",
+    mixinStandardHelpOptions = true,
+    description = "Generate a completion for one prompt, streamed to stdout.")
+public final class GenerateCommand implements Callable<Integer> {
+  @Mixin ModelOptions modelOptions = new ModelOptions();
+
+  @Option(names = "--prompt", required = true, description = "The prompt text.")
+  String prompt;
+
+  @Option(
+      names = "--max-new-tokens",
+      defaultValue = "256",
+      description = "Most tokens to generate (default: ${DEFAULT-VALUE}).")
+  int maxNewTokens;
+
+  @Option(
+      names = "--temperature",
+      defaultValue = "0",
+      description = "0 is greedy (default: ${DEFAULT-VALUE}).")
+  float temperature;
+
+  @Option(
+      names = "--top-p",
+      defaultValue = "1",
+      description = "Nucleus sampling mass (default: ${DEFAULT-VALUE}, off).")
+  float topP;
+
+  @Option(
+      names = "--top-k",
+      defaultValue = "0",
+      description = "Keep the k likeliest tokens (default: ${DEFAULT-VALUE}, off).")
+  int topK;
+
+  @Option(
+      names = "--min-p",
+      defaultValue = "0",
+      description = "Drop tokens below min-p times the likeliest (default: ${DEFAULT-VALUE}, off).")
+  float minP;
+
+  @Option(
+      names = "--repetition-penalty",
+      defaultValue = "1",
+      description = "(default: ${DEFAULT-VALUE}, off)")
+  float repetitionPenalty;
+
+  @Option(names = "--seed", description = "Sampling seed (default: random, printed to stderr).")
+  Long seed;
+
+  @Option(names = "--threads", description = "Worker threads (default: all cores).")
+  Integer threads;
+
+  @Option(names = "--ignore-eos", description = "Keep generating past the end-of-sequence token.")
+  boolean ignoreEos;
+
+  @Override
+  public Integer call() {
+    PrintStream err = System.err;
+    ModelLocator.Location where;
+    LlamaModel model;
+    SamplingParams params;
+    try {
+      where = modelOptions.locate();
+      model = where.load();
+      long s = seed != null ? seed : System.nanoTime();
+      params =
+          SamplingParams.builder()
+              .temperature(temperature)
+              .topP(topP)
+              .topK(topK)
+              .minP(minP)
+              .repetitionPenalty(repetitionPenalty)
+              .seed(s)
+              .build();
+    } catch (RuntimeException e) {
+      err.println("error: " + e.getMessage());
+      return 2;
+    }
+    int[] ids = model.tokenizer().encode(prompt, model.tokenizer().addBos());
+    if (ids.length == 0) {
+      err.println("error: the prompt encodes to no tokens");
+      return 2;
+    }
+    err.printf(
+        "model %s (%s), prompt %d tokens, %s%n", where.model(), model.config(), ids.length, params);
+    if (ids.length >= model.config().contextLength()) {
+      err.printf(
+          "error: the prompt has %d tokens; the context holds %d%n",
+          ids.length, model.config().contextLength());
+      return 2;
+    }
+    int n = threads != null ? threads : Runtime.getRuntime().availableProcessors();
+    PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
+    TextDecoder decoder = new TextDecoder(model.tokenizer(), ids[ids.length - 1]);
+    long start = System.nanoTime();
+    long[] firstToken = {0};
+    try (BatchGenerator g = new BatchGenerator(model, 1, model.config().contextLength(), n)) {
+      int max = Math.min(maxNewTokens, g.maxContext() - ids.length);
+      int[] produced =
+          g.generate(
+                  List.of(new GenerationRequest(ids, params, max, !ignoreEos)),
+                  (r, i, token, logprob) -> {
+                    if (i == 0) {
+                      firstToken[0] = System.nanoTime();
+                    }
+                    if (token != model.tokenizer().eosId()) {
+                      out.print(decoder.next(token));
+                      out.flush();
+                    }
+                  })[0];
+      out.print(decoder.flush());
+      out.println();
+      out.flush();
+      long end = System.nanoTime();
+      double decodeSeconds = (end - firstToken[0]) / 1e9;
+      err.printf(
+          "%d tokens; first token after %.1f ms; %.1f tokens/s after it%n",
+          produced.length,
+          (firstToken[0] - start) / 1e6,
+          produced.length > 1 ? (produced.length - 1) / decodeSeconds : 0.0);
+    }
+    return 0;
+  }
+}
