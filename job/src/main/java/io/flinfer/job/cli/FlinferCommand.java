@@ -1,5 +1,9 @@
 package io.flinfer.job.cli;
 
+import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -19,7 +23,25 @@ public final class FlinferCommand implements Runnable {
     spec.commandLine().usage(System.err);
   }
 
-  public static void main(String[] args) {
+  public static void main(String[] args) throws Exception {
+    if (ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()) {
+      System.exit(relaunchWithVectorModule(args));
+    }
     System.exit(new CommandLine(new FlinferCommand()).execute(args));
+  }
+
+  /** The kernels need the Vector API module; a plain {@code java -jar} start lacks it. */
+  private static int relaunchWithVectorModule(String[] args) throws Exception {
+    String java = ProcessHandle.current().info().command().orElse("java");
+    List<String> cmd = new ArrayList<>();
+    cmd.add(java);
+    cmd.add("--add-modules");
+    cmd.add("jdk.incubator.vector");
+    cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
+    cmd.add("-cp");
+    cmd.add(System.getProperty("java.class.path"));
+    cmd.add(FlinferCommand.class.getName());
+    cmd.addAll(Arrays.asList(args));
+    return new ProcessBuilder(cmd).inheritIO().start().waitFor();
   }
 }
