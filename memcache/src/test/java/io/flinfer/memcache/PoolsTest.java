@@ -48,16 +48,25 @@ class PoolsTest {
     assertThat(a.availableSize()).isEqualTo(4);
   }
 
-  @Test
-  void kvPoolStoresRowsPerLayerAndSizesCells() {
-    KvPool kv = new KvPool(4, 2, 2, 4, 1);
-    float[] k = {1, 2, 3, 4, 5, 6, 7, 8};
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.EnumSource(KvStoreType.class)
+  void kvPoolStoresRowsPerLayerInItsStoreType(KvStoreType type) {
+    KvPool kv = new KvPool(4, 2, 2, 4, 1, type);
+    float[] k = {1, 2, 3, 4, 5, 6, 7, 8.5f};
     float[] v = {-1, -2, -3, -4, -5, -6, -7, -8};
     kv.setKv(1, 3, k, 0, v, 0);
-    assertThat(kv.keys(1)).containsSequence(1, 2, 3, 4, 5, 6, 7, 8);
-    assertThat(kv.keys(1)[3 * 8]).isEqualTo(1f);
-    assertThat(kv.values(1)[3 * 8 + 7]).isEqualTo(-8f);
-    assertThat(kv.keys(0)[3 * 8]).isZero();
+    float[] back = new float[8];
+    kv.readKeys(1, 3, 0, 8, back, 0);
+    assertThat(back).containsExactly(k);
+    kv.readValues(1, 3, 4, 4, back, 0);
+    assertThat(back).startsWith(-5, -6, -7, -8);
+    kv.readKeys(0, 3, 0, 8, back, 0);
+    assertThat(back).containsOnly(0f);
+    assertThat(kv.keys(1).capacity()).isEqualTo(5 * 8 * type.bytes());
+  }
+
+  @Test
+  void cellSizeCountsKeysAndValuesOfEveryLayer() {
     assertThat(KvPool.cellSizeBytes(12, 12, 64, 4)).isEqualTo(12L * 12 * 64 * 2 * 4);
   }
 }

@@ -210,12 +210,15 @@ public final class CpuModelRunner implements ModelRunner {
 
   /** One (token, query head) pair per unit of work. */
   private final class AttentionTask implements WorkerPool.Task {
-    private final float[][] scores;
+    private final Attention[] perThread;
     private ForwardBatch batch;
     private int layer;
 
     AttentionTask(int threads, int maxContext) {
-      scores = new float[threads][maxContext];
+      perThread = new Attention[threads];
+      for (int i = 0; i < threads; i++) {
+        perThread[i] = new Attention(kv, maxContext);
+      }
     }
 
     void prepare(ForwardBatch batch, int layer) {
@@ -230,30 +233,17 @@ public final class CpuModelRunner implements ModelRunner {
       int total = batch.numTokens() * heads;
       int from = (int) ((long) total * part / parts);
       int to = (int) ((long) total * (part + 1) / parts);
-      float[] keys = kv.keys(layer);
-      float[] values = kv.values(layer);
       int[] table = reqToToken.table();
       int maxCtx = reqToToken.maxContextLen();
       int group = c.groupSize();
+      Attention attention = perThread[part];
       for (int u = from; u < to; u++) {
         int t = u / heads;
         int h = u % heads;
-        int r = batch.tokenRequest(t);
-        int rowBase = batch.reqPoolIdx(r) * maxCtx;
-        Attention.attendHead(
-            q,
-            t * c.dim() + h * hd,
-            keys,
-            values,
-            kv.rowWidth(),
-            (h / group) * hd,
-            hd,
-            table,
-            rowBase,
-            batch.position(t) + 1,
-            scores[part],
-            att,
-            t * c.dim() + h * hd);
+        int rowBase = batch.reqPoolIdx(batch.tokenRequest(t)) * maxCtx;
+        int off = t * c.dim() + h * hd;
+        attention.attendHead(
+            layer, q, off, h / group, table, rowBase, batch.position(t) + 1, att, off);
       }
     }
   }

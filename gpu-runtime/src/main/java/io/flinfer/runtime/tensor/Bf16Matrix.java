@@ -1,5 +1,6 @@
 package io.flinfer.runtime.tensor;
 
+import io.flinfer.memcache.HalfFloats;
 import java.nio.ByteBuffer;
 
 /** A bfloat16 weight matrix. */
@@ -17,7 +18,7 @@ final class Bf16Matrix extends WeightMatrix {
   public void decodeRow(int row, float[] dst, int off) {
     int base = row * cols * 2;
     for (int i = 0; i < cols; i++) {
-      dst[off + i] = Float16.bf16ToFloat(data.getShort(base + i * 2));
+      dst[off + i] = HalfFloats.fromBf16(data.getShort(base + i * 2));
     }
   }
 }

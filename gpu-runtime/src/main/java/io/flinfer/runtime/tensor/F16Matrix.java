@@ -1,5 +1,6 @@
 package io.flinfer.runtime.tensor;
 
+import io.flinfer.memcache.HalfFloats;
 import java.nio.ByteBuffer;
 
 /** An IEEE half-precision weight matrix. */
@@ -17,7 +18,7 @@ final class F16Matrix extends WeightMatrix {
   public void decodeRow(int row, float[] dst, int off) {
     int base = row * cols * 2;
     for (int i = 0; i < cols; i++) {
-      dst[off + i] = Float16.toFloat(data.getShort(base + i * 2));
+      dst[off + i] = HalfFloats.fromHalf(data.getShort(base + i * 2));
     }
   }
 }

@@ -1,5 +1,6 @@
 package io.flinfer.runtime.tensor;
 
+import io.flinfer.memcache.HalfFloats;
 import java.nio.ByteBuffer;
 
 /**
@@ -22,7 +23,7 @@ final class Q4Matrix extends WeightMatrix {
     int base = row * blocks * 18;
     for (int b = 0; b < blocks; b++) {
       int p = base + b * 18;
-      float d = Float16.toFloat(data.getShort(p));
+      float d = HalfFloats.fromHalf(data.getShort(p));
       int o = off + b * 32;
       for (int j = 0; j < 16; j++) {
         int q = data.get(p + 2 + j) & 0xff;

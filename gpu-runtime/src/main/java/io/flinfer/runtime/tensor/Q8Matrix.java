@@ -1,5 +1,6 @@
 package io.flinfer.runtime.tensor;
 
+import io.flinfer.memcache.HalfFloats;
 import java.nio.ByteBuffer;
 
 /** A Q8_0 weight matrix: blocks of 32 int8 values sharing one fp16 scale. */
@@ -19,7 +20,7 @@ final class Q8Matrix extends WeightMatrix {
     int base = row * blocks * 34;
     for (int b = 0; b < blocks; b++) {
       int p = base + b * 34;
-      float d = Float16.toFloat(data.getShort(p));
+      float d = HalfFloats.fromHalf(data.getShort(p));
       for (int j = 0; j < 32; j++) {
         dst[off + b * 32 + j] = d * data.get(p + 2 + j);
       }

@@ -1,6 +1,6 @@
 package io.flinfer.runtime.gguf;
 
-import io.flinfer.runtime.tensor.Float16;
+import io.flinfer.memcache.HalfFloats;
 import io.flinfer.runtime.tensor.GgmlType;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -41,12 +41,12 @@ public final class GgufWriter {
         break;
       case F16:
         for (float f : v) {
-          b.putShort(Float16.fromFloat(f));
+          b.putShort(HalfFloats.toHalf(f));
         }
         break;
       case BF16:
         for (float f : v) {
-          b.putShort(Float16.bf16FromFloat(f));
+          b.putShort(HalfFloats.toBf16(f));
         }
         break;
       case Q8_0:
@@ -57,7 +57,7 @@ public final class GgufWriter {
           }
           float d = amax / 127f;
           float id = d != 0 ? 1f / d : 0f;
-          b.putShort(Float16.fromFloat(d));
+          b.putShort(HalfFloats.toHalf(d));
           for (int j = 0; j < 32; j++) {
             b.put((byte) Math.round(v[blk + j] * id));
           }
@@ -75,7 +75,7 @@ public final class GgufWriter {
           }
           float d = max / -8f;
           float id = d != 0 ? 1f / d : 0f;
-          b.putShort(Float16.fromFloat(d));
+          b.putShort(HalfFloats.toHalf(d));
           for (int j = 0; j < 16; j++) {
             int q0 = Math.min(15, (int) (v[blk + j] * id + 8.5f));
             int q1 = Math.min(15, (int) (v[blk + 16 + j] * id + 8.5f));

@@ -1,7 +1,7 @@
-package io.flinfer.runtime.tensor;
+package io.flinfer.memcache;
 
 /** IEEE half-precision and bfloat16 conversion (JDK 17 has neither). Owns a lookup table. */
-public final class Float16 {
+public final class HalfFloats {
   private static final float[] HALF_TO_FLOAT = new float[1 << 16];
 
   static {
@@ -10,18 +10,18 @@ public final class Float16 {
     }
   }
 
-  private Float16() {}
+  private HalfFloats() {}
 
-  public static float toFloat(short half) {
+  public static float fromHalf(short half) {
     return HALF_TO_FLOAT[half & 0xffff];
   }
 
-  public static float bf16ToFloat(short bf16) {
+  public static float fromBf16(short bf16) {
     return Float.intBitsToFloat((bf16 & 0xffff) << 16);
   }
 
   /** Rounds to nearest even, as hardware conversion does. */
-  public static short fromFloat(float f) {
+  public static short toHalf(float f) {
     int bits = Float.floatToRawIntBits(f);
     int sign = (bits >>> 16) & 0x8000;
     int exp = (bits >>> 23) & 0xff;
@@ -56,7 +56,7 @@ public final class Float16 {
   }
 
   /** Rounds to nearest even. */
-  public static short bf16FromFloat(float f) {
+  public static short toBf16(float f) {
     int bits = Float.floatToRawIntBits(f);
     if ((bits & 0x7fffffff) > 0x7f800000) {
       return (short) ((bits >>> 16) | 0x40);
