@@ -177,6 +177,12 @@ public final class PagedTokenToKvPoolAllocator implements TokenToKvPoolAllocator
   }
 
   @Override
+  public boolean isFree(int slot) {
+    int page = slot / pageSize;
+    return page > 0 && page <= numPages && pageFree[page];
+  }
+
+  @Override
   public void clear() {
     for (int i = 0; i < numPages; i++) {
       freePages[i] = numPages - i;

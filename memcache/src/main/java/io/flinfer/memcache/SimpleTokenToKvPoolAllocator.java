@@ -92,6 +92,11 @@ public final class SimpleTokenToKvPoolAllocator implements TokenToKvPoolAllocato
   }
 
   @Override
+  public boolean isFree(int slot) {
+    return slot > 0 && slot <= size && isFree[slot];
+  }
+
+  @Override
   public void clear() {
     // Hand out low slots first so that a fresh pool fills from the front.
     for (int i = 0; i < size; i++) {

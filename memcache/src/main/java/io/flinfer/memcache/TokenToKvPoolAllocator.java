@@ -61,6 +61,9 @@ public interface TokenToKvPoolAllocator {
   /** Releases everything freed since {@link #freeGroupBegin()}. */
   void freeGroupEnd();
 
+  /** Whether {@code slot} is free (for invariant checks). */
+  boolean isFree(int slot);
+
   /** Frees every slot. */
   void clear();
 }
