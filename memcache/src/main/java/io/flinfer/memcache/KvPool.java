@@ -116,6 +116,16 @@ public final class KvPool {
     write(v[layer], slot, vSrc, vOff);
   }
 
+  /**
+   * Stores the K and V of {@code count} tokens at slots {@code locs[from..]}: token i's values are
+   * at {@code k[i * rowWidth ..]} and {@code v[i * rowWidth ..]}.
+   */
+  public void setKv(int layer, int[] locs, int from, int count, float[] kSrc, float[] vSrc) {
+    for (int i = 0; i < count; i++) {
+      setKv(layer, locs[from + i], kSrc, i * rowWidth, vSrc, i * rowWidth);
+    }
+  }
+
   /** Reads {@code count} values of a slot's keys, starting at value {@code from}. */
   public void readKeys(int layer, int slot, int from, int count, float[] dst, int off) {
     read(k[layer], slot, from, count, dst, off);

@@ -106,8 +106,8 @@ public final class CpuModelRunner implements ModelRunner {
         int pos = batch.position(t);
         Ops.rope(q, t * dim, dim, c.headDim(), rope, pos);
         Ops.rope(k, t * kvDim, kvDim, c.headDim(), rope, pos);
-        kv.setKv(l, batch.outCacheLoc(t), k, t * kvDim, v, t * kvDim);
       }
+      kv.setKv(l, batch.outCacheLocArray(), 0, n, k, v);
       attention.prepare(batch, l);
       run(attention, (long) n * c.heads() * 64);
       matmul(att, n, w.wo()[l], xb, null, null, null, null);

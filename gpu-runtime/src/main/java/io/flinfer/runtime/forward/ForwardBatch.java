@@ -116,6 +116,10 @@ public final class ForwardBatch {
   }
 
   /** Read-only views for kernels. */
+  int[] outCacheLocArray() {
+    return outCacheLoc;
+  }
+
   int[] positionsArray() {
     return positions;
   }

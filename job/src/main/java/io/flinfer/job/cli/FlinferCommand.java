@@ -13,7 +13,12 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     version = "flinfer 0.1.0",
     description = "LLM inference as a Flink streaming job, with SGLang-style KV memory management.",
-    subcommands = {GenerateCommand.class, BenchModelCommand.class, CommandLine.HelpCommand.class})
+    subcommands = {
+      GenerateCommand.class,
+      BenchModelCommand.class,
+      BenchCacheCommand.class,
+      CommandLine.HelpCommand.class
+    })
 public final class FlinferCommand implements Runnable {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;

@@ -4,10 +4,10 @@ import io.flinfer.memcache.ReqToTokenPool;
 import io.flinfer.memcache.TokenToKvPoolAllocator;
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.LinkedHashSet;
 import java.util.Map;
-import java.util.PriorityQueue;
+import java.util.NavigableSet;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * The radix prefix cache (SGLang's {@code RadixCache}): a tree per namespace whose paths spell
@@ -28,7 +28,10 @@ public final class RadixCache implements PrefixCache {
   private final int pageSize;
   private final boolean disabled;
   private final Map<String, TreeNode> roots = new HashMap<>();
-  private final Set<TreeNode> evictableLeaves = new LinkedHashSet<>();
+
+  /** Unlocked leaves in eviction order (least recently used first), kept sorted as they change. */
+  private final NavigableSet<TreeNode> evictableLeaves = new TreeSet<>(RadixCache::lruOrder);
+
   private long clock;
   private long nextId;
   private int evictableSize;
@@ -81,7 +84,7 @@ public final class RadixCache implements PrefixCache {
     }
     long now = ++clock;
     TreeNode node = root(namespace);
-    node.lastAccess = now;
+    touch(node, now);
     int[] out = new int[len];
     int matched = 0;
     while (matched < len) {
@@ -89,7 +92,7 @@ public final class RadixCache implements PrefixCache {
       if (child == null) {
         break;
       }
-      child.lastAccess = now;
+      touch(child, now);
       int p = matchLength(child.key, key, matched, len);
       boolean partial = p < child.key.length;
       if (partial) {
@@ -121,14 +124,14 @@ public final class RadixCache implements PrefixCache {
     }
     long now = ++clock;
     TreeNode node = root(namespace);
-    node.lastAccess = now;
+    touch(node, now);
     int matched = 0;
     while (matched < len) {
       TreeNode child = child(node, key, matched);
       if (child == null) {
         break;
       }
-      child.lastAccess = now;
+      touch(child, now);
       int p = matchLength(child.key, key, matched, len);
       boolean partial = p < child.key.length;
       if (partial) {
@@ -227,26 +230,32 @@ public final class RadixCache implements PrefixCache {
     if (disabled || numTokens <= 0) {
       return 0;
     }
-    PriorityQueue<TreeNode> heap =
-        new PriorityQueue<>(Math.max(1, evictableLeaves.size()), RadixCache::lruOrder);
-    heap.addAll(evictableLeaves);
     int evicted = 0;
     allocator.freeGroupBegin();
     try {
-      while (evicted < numTokens && !heap.isEmpty()) {
-        TreeNode leaf = heap.poll();
+      // A parent whose last child goes becomes a leaf and joins the set in LRU order.
+      while (evicted < numTokens && !evictableLeaves.isEmpty()) {
+        TreeNode leaf = evictableLeaves.pollFirst();
         allocator.free(leaf.value);
         evicted += leaf.value.length;
         deleteLeaf(leaf);
-        TreeNode parent = leaf.parent;
-        if (parent.parent != null && parent.isLeaf() && parent.lockRef == 0) {
-          heap.add(parent);
-        }
       }
     } finally {
       allocator.freeGroupEnd();
     }
     return evicted;
+  }
+
+  /** Records an access, keeping the eviction order of a leaf that is in the set. */
+  private void touch(TreeNode node, long now) {
+    if (node.lastAccess == now) {
+      return;
+    }
+    boolean queued = evictableLeaves.remove(node);
+    node.lastAccess = now;
+    if (queued) {
+      evictableLeaves.add(node);
+    }
   }
 
   private static int lruOrder(TreeNode a, TreeNode b) {
@@ -459,7 +468,7 @@ public final class RadixCache implements PrefixCache {
             nextId++, Arrays.copyOf(child.key, splitLen), Arrays.copyOf(child.value, splitLen));
     upper.parent = child.parent;
     upper.lockRef = child.lockRef;
-    upper.lastAccess = child.lastAccess;
+    upper.lastAccess = child.lastAccess; // upper is not a leaf: not in the eviction set
     upper.hitCount = child.hitCount;
     replaceChild(child.parent, child, upper);
     child.key = Arrays.copyOfRange(child.key, splitLen, child.key.length);

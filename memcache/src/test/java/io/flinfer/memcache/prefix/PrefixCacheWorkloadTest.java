@@ -12,10 +12,12 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
 import net.jqwik.api.constraints.LongRange;
+import net.jqwik.api.lifecycle.AfterContainer;
 
 /**
  * Random serving workloads against the pools and caches, with every invariant checked after every
@@ -26,6 +28,18 @@ import net.jqwik.api.constraints.LongRange;
  */
 class PrefixCacheWorkloadTest {
   private static final String[] NAMESPACES = {"", "tenant-a", "tenant-b"};
+
+  private static final AtomicLong HIT_TOKENS = new AtomicLong();
+  private static final AtomicLong PRESSURE_EVICTIONS = new AtomicLong();
+  private static final AtomicLong UNFINISHED_CACHES = new AtomicLong();
+
+  /** Over all tries, the workloads must have shared prefixes, run short of memory and chunked. */
+  @AfterContainer
+  static void workloadsExercisedTheCache() {
+    assertThat(HIT_TOKENS.get()).isPositive();
+    assertThat(PRESSURE_EVICTIONS.get()).isPositive();
+    assertThat(UNFINISHED_CACHES.get()).isPositive();
+  }
 
   enum Kind {
     RADIX,
@@ -127,10 +141,9 @@ class PrefixCacheWorkloadTest {
       }
       cache.evict(Integer.MAX_VALUE);
       if (kind == Kind.RADIX) {
-        // The workload must exercise sharing, pressure and chunking, or it proves little.
-        assertThat(hitTokens).isPositive();
-        assertThat(pressureEvictions).isPositive();
-        assertThat(unfinishedCaches).isPositive();
+        HIT_TOKENS.addAndGet(hitTokens);
+        PRESSURE_EVICTIONS.addAndGet(pressureEvictions);
+        UNFINISHED_CACHES.addAndGet(unfinishedCaches);
       }
       assertThat(cache.totalSize()).isZero();
       assertThat(allocator.availableSize()).isEqualTo(allocator.size());
