@@ -24,6 +24,11 @@ public final class TreeNode {
     this.value = value;
   }
 
+  /** The parent node; null for a namespace's root. */
+  public TreeNode parent() {
+    return parent;
+  }
+
   public int lockRef() {
     return lockRef;
   }

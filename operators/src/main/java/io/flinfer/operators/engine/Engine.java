@@ -1,0 +1,571 @@
+package io.flinfer.operators.engine;
+
+import io.flinfer.memcache.KvCacheSizing;
+import io.flinfer.memcache.KvPool;
+import io.flinfer.memcache.PagedTokenToKvPoolAllocator;
+import io.flinfer.memcache.ReqToTokenPool;
+import io.flinfer.memcache.SimpleTokenToKvPoolAllocator;
+import io.flinfer.memcache.TokenToKvPoolAllocator;
+import io.flinfer.memcache.prefix.ChunkCache;
+import io.flinfer.memcache.prefix.PrefixCache;
+import io.flinfer.memcache.prefix.PrefixMatch;
+import io.flinfer.memcache.prefix.RadixCache;
+import io.flinfer.runtime.forward.CpuModelRunner;
+import io.flinfer.runtime.forward.ForwardBatch;
+import io.flinfer.runtime.forward.ModelRunner;
+import io.flinfer.runtime.model.LlamaModel;
+import io.flinfer.runtime.model.ModelConfig;
+import io.flinfer.runtime.sampling.Sampler;
+import io.flinfer.runtime.tokenizer.TextDecoder;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The continuous-batching engine (SGLang's scheduler, without Flink): a bounded waiting queue,
+ * prefix-aware prefill batches with chunked prefill, decode steps over the running batch with
+ * retraction under memory pressure, and token events. Owns the KV pools, the prefix cache and the
+ * backend. Not thread-safe: one thread calls {@link #submit}, {@link #abort} and {@link #step}.
+ *
+ * <p>A request's tokens depend only on its own prompt, sampling parameters and seed: the kernels
+ * give each token the same arithmetic whatever the batch, chunking or cache state, and sampling
+ * draws token i from (seed, i).
+ */
+public final class Engine implements AutoCloseable {
+  /** Builds the backend over the engine's pools. */
+  @FunctionalInterface
+  public interface RunnerFactory {
+    ModelRunner create(LlamaModel model, KvPool kv, ReqToTokenPool reqToToken, int threads);
+  }
+
+  private static final int RETRACT_DECODE_STEPS = 20;
+
+  private final EngineConfig config;
+  private final LlamaModel model;
+  private final int vocab;
+  private final int contextLength;
+  private final ReqToTokenPool reqToToken;
+  private final TokenToKvPoolAllocator allocator;
+  private final PrefixCache cache;
+  private final ModelRunner runner;
+  private final Sampler sampler;
+  private final List<Req> waiting = new ArrayList<>();
+  private final List<Req> running = new ArrayList<>();
+  private final Map<String, Req> live = new HashMap<>();
+  private final List<TokenEvent> pending = new ArrayList<>();
+  private final List<String> warnings = new ArrayList<>();
+  private final ForwardBatch fb = new ForwardBatch();
+  private List<Req> batch = List.of();
+  private float[] logits = new float[0];
+  private Req chunked;
+  private double newTokenRatio;
+  private long cacheHitTokens;
+  private long retractions;
+  private long prefillTokens;
+  private long decodeTokens;
+  private long steps;
+  private long forwardNanos;
+  private long schedulerNanos;
+
+  public static Engine create(LlamaModel model, EngineConfig config) {
+    return new Engine(model, config, CpuModelRunner::new);
+  }
+
+  public Engine(LlamaModel model, EngineConfig config, RunnerFactory runners) {
+    this.config = config;
+    this.model = model;
+    ModelConfig c = model.config();
+    this.vocab = c.vocabSize();
+    this.contextLength = c.contextLength();
+    int pageSize = config.pageSize();
+    int tokens = poolTokens(c, config);
+    this.reqToToken = new ReqToTokenPool(config.maxRunningRequests(), contextLength);
+    this.allocator =
+        pageSize == 1
+            ? new SimpleTokenToKvPoolAllocator(tokens)
+            : new PagedTokenToKvPoolAllocator(tokens, pageSize);
+    KvPool kv =
+        new KvPool(
+            allocator.size(), c.layers(), c.kvHeads(), c.headDim(), pageSize, config.kvStoreType());
+    this.cache =
+        config.radixCache()
+            ? new RadixCache(reqToToken, allocator)
+            : new ChunkCache(reqToToken, allocator);
+    this.runner = runners.create(model, kv, reqToToken, config.threads());
+    this.sampler = new Sampler(vocab);
+    this.newTokenRatio = config.initNewTokenRatio();
+  }
+
+  /**
+   * KV tokens: as configured, else sized from memory, never more than the running requests can use.
+   */
+  private int poolTokens(ModelConfig c, EngineConfig cfg) {
+    long useful = (long) cfg.maxRunningRequests() * c.contextLength();
+    int tokens = cfg.maxTotalTokens();
+    if (tokens == 0) {
+      long cell =
+          KvPool.cellSizeBytes(c.layers(), c.kvHeads(), c.headDim(), cfg.kvStoreType().bytes());
+      long memory = Runtime.getRuntime().maxMemory(); // direct memory defaults to the same limit
+      KvCacheSizing sizing =
+          KvCacheSizing.compute(
+              new KvCacheSizing.Inputs(
+                  memory,
+                  memory,
+                  cfg.memFractionStatic(),
+                  cell,
+                  cfg.pageSize(),
+                  c.contextLength(),
+                  0,
+                  cfg.maxRunningRequests()));
+      warnings.addAll(sizing.warnings());
+      tokens = (int) Math.min(sizing.maxTotalTokens(), useful);
+    }
+    tokens = tokens / cfg.pageSize() * cfg.pageSize();
+    if (tokens < cfg.pageSize()) {
+      throw new IllegalArgumentException(
+          "the KV pool must hold at least one page of " + cfg.pageSize() + " tokens");
+    }
+    return tokens;
+  }
+
+  public EngineConfig config() {
+    return config;
+  }
+
+  public LlamaModel model() {
+    return model;
+  }
+
+  /** Sizing warnings from start-up. */
+  public List<String> warnings() {
+    return List.copyOf(warnings);
+  }
+
+  /** KV tokens in the pool. */
+  public int poolSize() {
+    return allocator.size();
+  }
+
+  /** Whether {@link #submit} would take another request now. */
+  public boolean canAccept() {
+    return waiting.size() < config.waitingQueueCapacity();
+  }
+
+  public boolean hasWork() {
+    return !waiting.isEmpty() || !running.isEmpty() || chunked != null || !pending.isEmpty();
+  }
+
+  /**
+   * Queues a request. Returns false (taking nothing) when the waiting queue is full, so the caller
+   * can hold back input. A request that can never be served is taken and ends at the next step with
+   * an error event.
+   */
+  public boolean submit(Req r) {
+    if (live.containsKey(r.id())) {
+      throw new IllegalArgumentException("request " + r.id() + " is already in the engine");
+    }
+    if (!canAccept()) {
+      return false;
+    }
+    r.queuedNanos = System.nanoTime();
+    int prompt = r.promptLen();
+    if (prompt >= contextLength) {
+      endBeforeStart(
+          r,
+          FinishReason.error(
+              "the prompt has " + prompt + " tokens; the context holds " + contextLength));
+      return true;
+    }
+    if (prompt >= allocator.size()) {
+      endBeforeStart(
+          r,
+          FinishReason.error(
+              "the prompt has " + prompt + " tokens; the KV pool holds " + allocator.size()));
+      return true;
+    }
+    r.effectiveMaxNewTokens =
+        Math.min(r.maxNewTokens(), Math.min(contextLength, allocator.size()) - prompt);
+    if (r.outputLen() >= r.effectiveMaxNewTokens) {
+      endBeforeStart(r, FinishReason.length("already at its token limit"));
+      return true;
+    }
+    if (!r.stopStrings().isEmpty()) {
+      r.decoder = new TextDecoder(model.tokenizer(), r.tokens[r.len - 1]);
+      r.text = new StringBuilder();
+    }
+    live.put(r.id(), r);
+    waiting.add(r);
+    return true;
+  }
+
+  private void endBeforeStart(Req r, FinishReason reason) {
+    r.finish = reason;
+    pending.add(new TokenEvent(r.id(), -1, -1, 0f, reason));
+  }
+
+  /** Ends a request at once, freeing everything it holds. Returns false if it is not here. */
+  public boolean abort(String requestId) {
+    Req r = live.remove(requestId);
+    if (r == null) {
+      return false;
+    }
+    if (!waiting.remove(r)) {
+      // Its computed K/V goes to the cache like a finished request's.
+      cache.cacheFinishedReq(r.cache, r.tokens, r.computedLen);
+      running.remove(r);
+      if (chunked == r) {
+        chunked = null;
+      }
+    }
+    endBeforeStart(r, FinishReason.abort());
+    return true;
+  }
+
+  /** One scheduler iteration: a prefill batch if one forms, else a decode step. */
+  public List<TokenEvent> step() {
+    long start = System.nanoTime();
+    List<TokenEvent> events = new ArrayList<>(pending);
+    pending.clear();
+    boolean prefill = scheduleNewPrefill();
+    if (!prefill && !scheduleDecode()) {
+      schedulerNanos += System.nanoTime() - start;
+      return events;
+    }
+    long f0 = System.nanoTime();
+    runner.forward(fb, logits);
+    long f1 = System.nanoTime();
+    forwardNanos += f1 - f0;
+    processResults(prefill, events);
+    steps++;
+    schedulerNanos += (System.nanoTime() - start) - (f1 - f0);
+    return events;
+  }
+
+  // ---- prefill ----
+
+  private boolean scheduleNewPrefill() {
+    if (waiting.isEmpty() && chunked == null) {
+      return false;
+    }
+    if (running.size() >= config.maxRunningRequests() && chunked == null) {
+      return false;
+    }
+    for (Req r : waiting) {
+      PrefixMatch m = cache.matchPrefix(r.namespace(), r.tokens, r.len - 1);
+      r.cache.setPrefix(m);
+      r.prefixLen = m.length();
+    }
+    List<Req> order = WaitingQueueOrder.sort(waiting, config.schedulePolicy());
+    PrefillAdder adder =
+        new PrefillAdder(
+            cache,
+            config.pageSize(),
+            (long) allocator.availableSize() + cache.evictableSize(),
+            config.maxPrefillTokens(),
+            config.chunkedPrefillSize(),
+            newTokenRatio,
+            config.radixCache() && config.schedulePolicy() != SchedulePolicy.FCFS);
+    for (Req r : running) {
+      adder.reserveRunning(r);
+    }
+    if (chunked != null) {
+      adder.addChunked(chunked);
+    }
+    int freeSlots = reqToToken.availableSize();
+    for (Req r : order) {
+      if (running.size() + adder.added.size() >= config.maxRunningRequests() || freeSlots == 0) {
+        break;
+      }
+      PrefillAdder.Result res = adder.add(r);
+      if (res == PrefillAdder.Result.FULL) {
+        break;
+      }
+      if (res == PrefillAdder.Result.ADDED) {
+        freeSlots--;
+      }
+    }
+    if (adder.added.isEmpty()) {
+      return false;
+    }
+    Set<Req> admitted = Collections.newSetFromMap(new IdentityHashMap<>());
+    admitted.addAll(adder.added);
+    waiting.removeIf(admitted::contains);
+    chunked = adder.newChunked;
+    prepareExtend(adder.added);
+    return true;
+  }
+
+  private void prepareExtend(List<Req> reqs) {
+    int n = reqs.size();
+    int[] prefixLens = new int[n];
+    int[] seqLens = new int[n];
+    int[] lastLocs = new int[n];
+    int need = 0;
+    for (int i = 0; i < n; i++) {
+      Req r = reqs.get(i);
+      if (r.cache.reqPoolIdx() < 0) {
+        int slot = reqToToken.allocOne();
+        r.cache.setReqPoolIdx(slot);
+        reqToToken.write(slot, 0, r.cache.prefixIndices());
+        r.computedLen = r.prefixLen;
+        cacheHitTokens += r.prefixLen;
+      }
+      prefixLens[i] = r.computedLen;
+      seqLens[i] = r.computedLen + r.extendInputLen;
+      lastLocs[i] =
+          r.computedLen > 0 ? reqToToken.get(r.cache.reqPoolIdx(), r.computedLen - 1) : -1;
+      need += allocator.slotsNeededForExtend(prefixLens[i], seqLens[i]);
+    }
+    int[] locs = allocate(need, () -> allocator.allocExtend(prefixLens, seqLens, lastLocs));
+    fb.reset();
+    int off = 0;
+    for (int i = 0; i < n; i++) {
+      Req r = reqs.get(i);
+      int slot = r.cache.reqPoolIdx();
+      reqToToken.write(slot, prefixLens[i], locs, off, r.extendInputLen);
+      fb.add(slot, prefixLens[i], r.tokens, prefixLens[i], r.extendInputLen, locs, off);
+      off += r.extendInputLen;
+    }
+    prefillTokens += off;
+    batch = reqs;
+    ensureLogits(n);
+  }
+
+  /**
+   * Allocates an extend's slots: evicts unlocked cache first, then retracts running requests (none
+   * of which are in this batch) until it fits.
+   */
+  private int[] allocate(int need, java.util.function.Supplier<int[]> alloc) {
+    while (true) {
+      if (allocator.availableSize() < need) {
+        cache.evict(need - allocator.availableSize());
+      }
+      int[] locs = alloc.get();
+      if (locs != null) {
+        return locs;
+      }
+      if (running.isEmpty()) {
+        throw new IllegalStateException(
+            "KV pool exhausted after eviction: need "
+                + need
+                + ", free "
+                + allocator.availableSize()
+                + ", evictable "
+                + cache.evictableSize());
+      }
+      retractOne();
+    }
+  }
+
+  // ---- decode ----
+
+  private boolean scheduleDecode() {
+    if (running.isEmpty()) {
+      return false;
+    }
+    boolean retracted = false;
+    while (true) {
+      int need = 0;
+      for (Req r : running) {
+        need += allocator.slotsNeededForExtend(r.computedLen, r.computedLen + 1);
+      }
+      if (allocator.availableSize() < need) {
+        cache.evict(need - allocator.availableSize());
+      }
+      if (allocator.availableSize() >= need) {
+        break;
+      }
+      if (running.size() == 1) {
+        throw new IllegalStateException(
+            "one request cannot decode: need "
+                + need
+                + " KV tokens, free "
+                + allocator.availableSize());
+      }
+      retractOne();
+      retracted = true;
+    }
+    if (retracted) {
+      long decoded = 0;
+      long max = 0;
+      for (Req r : running) {
+        decoded += r.outputLen();
+        max += r.effectiveMaxNewTokens;
+      }
+      newTokenRatio =
+          Math.min(
+              1.0, (decoded + (double) RETRACT_DECODE_STEPS * running.size()) / Math.max(1, max));
+    } else {
+      double decay =
+          (config.initNewTokenRatio() - config.minNewTokenRatio())
+              / config.newTokenRatioDecaySteps();
+      newTokenRatio = Math.max(config.minNewTokenRatio(), newTokenRatio - decay);
+    }
+    int n = running.size();
+    int[] seqLens = new int[n];
+    int[] lastLocs = new int[n];
+    for (int i = 0; i < n; i++) {
+      Req r = running.get(i);
+      seqLens[i] = r.computedLen + 1;
+      lastLocs[i] = reqToToken.get(r.cache.reqPoolIdx(), r.computedLen - 1);
+    }
+    int[] locs = allocator.allocDecode(seqLens, lastLocs);
+    fb.reset();
+    for (int i = 0; i < n; i++) {
+      Req r = running.get(i);
+      int slot = r.cache.reqPoolIdx();
+      reqToToken.write(slot, r.computedLen, locs, i, 1);
+      fb.add(slot, r.computedLen, r.tokens, r.computedLen, 1, locs, i);
+    }
+    decodeTokens += n;
+    batch = new ArrayList<>(running);
+    ensureLogits(n);
+    return true;
+  }
+
+  /**
+   * Sends the running request with the least progress (fewest outputs, then longest prompt) back to
+   * the waiting queue, freeing its K/V; it is prefilled again, prompt and outputs, when readmitted.
+   */
+  private void retractOne() {
+    Req victim = running.get(0);
+    for (Req r : running) {
+      if (r.outputLen() < victim.outputLen()
+          || (r.outputLen() == victim.outputLen() && r.promptLen() > victim.promptLen())) {
+        victim = r;
+      }
+    }
+    int from = victim.cache.cacheProtectedLen();
+    int slot = victim.cache.reqPoolIdx();
+    if (victim.computedLen > from) {
+      int[] own = new int[victim.computedLen - from];
+      reqToToken.read(slot, from, own.length, own, 0);
+      allocator.free(own);
+    }
+    cache.decLockRef(victim.cache.lastNode());
+    reqToToken.free(slot);
+    victim.cache.setReqPoolIdx(-1);
+    victim.cache.resetPrefix();
+    victim.computedLen = 0;
+    victim.prefixLen = 0;
+    victim.retractions++;
+    retractions++;
+    running.remove(victim);
+    waiting.add(0, victim);
+  }
+
+  // ---- results ----
+
+  private void processResults(boolean prefill, List<TokenEvent> events) {
+    long now = System.nanoTime();
+    List<Req> finished = new ArrayList<>();
+    for (int b = 0; b < batch.size(); b++) {
+      Req r = batch.get(b);
+      if (prefill) {
+        r.computedLen += r.extendInputLen;
+        if (r.chunking) {
+          // A finished chunk becomes the prefix of the next one.
+          cache.cacheUnfinishedReq(r.cache, r.tokens, r.computedLen);
+          continue;
+        }
+      } else {
+        r.computedLen++;
+      }
+      int index = r.outputLen();
+      int token =
+          sampler.sample(logits, b * vocab, r.params(), r.tokens, r.promptLen(), r.len, index);
+      float logprob = sampler.lastLogprob();
+      r.append(token);
+      if (r.firstTokenNanos == 0) {
+        r.firstTokenNanos = now;
+      }
+      r.lastTokenNanos = now;
+      FinishReason finish = checkFinish(r, token);
+      events.add(new TokenEvent(r.id(), index, token, logprob, finish));
+      if (finish != null) {
+        r.finish = finish;
+        cache.cacheFinishedReq(r.cache, r.tokens, r.computedLen);
+        live.remove(r.id());
+        finished.add(r);
+      } else if (prefill) {
+        // Make the prompt shareable now, and start decoding.
+        cache.cacheUnfinishedReq(r.cache, r.tokens, r.computedLen);
+        running.add(r);
+      }
+    }
+    if (!finished.isEmpty()) {
+      Set<Req> done = Collections.newSetFromMap(new IdentityHashMap<>());
+      done.addAll(finished);
+      running.removeIf(done::contains);
+    }
+  }
+
+  private FinishReason checkFinish(Req r, int token) {
+    if (!r.ignoreEos() && token == model.tokenizer().eosId()) {
+      return FinishReason.stop("eos");
+    }
+    if (r.isStopToken(token)) {
+      return FinishReason.stop("token " + token);
+    }
+    if (r.text != null) {
+      r.text.append(r.decoder.next(token));
+      int longest = 0;
+      for (String s : r.stopStrings()) {
+        if (r.text.indexOf(s) >= 0) {
+          return FinishReason.stop(s);
+        }
+        longest = Math.max(longest, s.length());
+      }
+      // Keep only a tail that a stop string could still end in.
+      if (r.text.length() > 4 * longest) {
+        r.text.delete(0, r.text.length() - (longest - 1));
+      }
+    }
+    if (r.outputLen() >= r.effectiveMaxNewTokens) {
+      return FinishReason.length(r.outputLen() >= r.maxNewTokens() ? "max_new_tokens" : "context");
+    }
+    return null;
+  }
+
+  private void ensureLogits(int n) {
+    if (logits.length < n * vocab) {
+      logits = new float[Math.max(n, 8) * vocab];
+    }
+  }
+
+  public EngineStats stats() {
+    int free = allocator.availableSize();
+    int evictable = cache.evictableSize();
+    int prot = cache.protectedSize();
+    return new EngineStats(
+        running.size() + (chunked != null ? 1 : 0),
+        waiting.size(),
+        allocator.size(),
+        allocator.size() - free,
+        evictable,
+        prot,
+        free,
+        cacheHitTokens,
+        retractions,
+        prefillTokens,
+        decodeTokens,
+        steps,
+        forwardNanos,
+        schedulerNanos,
+        newTokenRatio);
+  }
+
+  /** The prefix cache, for inspection. */
+  public PrefixCache prefixCache() {
+    return cache;
+  }
+
+  @Override
+  public void close() {
+    runner.close();
+  }
+}

@@ -1,0 +1,25 @@
+package io.flinfer.operators.engine;
+
+/**
+ * A snapshot of the engine: queues, KV memory (in tokens), cache effectiveness and work done.
+ *
+ * @param cacheHitTokens prompt tokens taken from the prefix cache at admission, over all time
+ * @param prefillTokens tokens computed by extend steps (the cache's savings are not in it)
+ * @param schedulerNanos time in the engine outside forward passes
+ */
+public record EngineStats(
+    int runningRequests,
+    int waitingRequests,
+    int kvTotalTokens,
+    int kvUsedTokens,
+    int kvEvictableTokens,
+    int kvProtectedTokens,
+    int kvFreeTokens,
+    long cacheHitTokens,
+    long retractions,
+    long prefillTokens,
+    long decodeTokens,
+    long steps,
+    long forwardNanos,
+    long schedulerNanos,
+    double newTokenRatio) {}

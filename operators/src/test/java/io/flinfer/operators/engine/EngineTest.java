@@ -1,0 +1,292 @@
+package io.flinfer.operators.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flinfer.runtime.model.LlamaModel;
+import io.flinfer.runtime.sampling.SamplingParams;
+import io.flinfer.runtime.testing.SharedFiles;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The engine on the real stories260K model. */
+class EngineTest {
+  private static LlamaModel model;
+
+  @BeforeAll
+  static void load() {
+    model = SharedFiles.stories260k();
+  }
+
+  /** A mixed workload: shared and unshared prefixes, different lengths, greedy and seeded. */
+  static List<Req> workload() {
+    String lily =
+        "Once upon a time, there was a little girl named Lily. She loved to play outside in the sun with her friends. One day,";
+    String tom = "Tom and his dog went to the park. They saw a big tree and";
+    String[] prompts = {
+      lily + " she found a shiny stone",
+      lily + " her mom said",
+      lily + " it rained",
+      lily + " a bird sang",
+      tom + " a red ball",
+      tom + " a cat",
+      tom + " the dog ran",
+      "The sun was hot.",
+      "Sue had a toy car that she loved very much. It was red and fast",
+      "Ben",
+      "A little fish swam in the sea",
+      "Mia and Sam"
+    };
+    List<Req> reqs = new ArrayList<>();
+    for (int i = 0; i < prompts.length; i++) {
+      SamplingParams p =
+          i % 3 == 0
+              ? SamplingParams.GREEDY
+              : SamplingParams.builder()
+                  .temperature(0.8f + 0.1f * (i % 2))
+                  .topP(0.9f)
+                  .topK(i % 2 == 0 ? 40 : 0)
+                  .seed(1000 + i)
+                  .build();
+      reqs.add(
+          Req.builder("r" + i, model.tokenizer().encode(prompts[i], true))
+              .params(p)
+              .maxNewTokens(20 + 7 * (i % 5))
+              .ignoreEos(true)
+              .build());
+    }
+    return reqs;
+  }
+
+  /** Copies of requests (an engine owns the ones it is given). */
+  static List<Req> copies(List<Req> reqs) {
+    List<Req> out = new ArrayList<>();
+    for (Req r : reqs) {
+      out.add(
+          Req.builder(r.id(), r.originInputIds())
+              .params(r.params())
+              .maxNewTokens(r.maxNewTokens())
+              .ignoreEos(true)
+              .namespace(r.namespace())
+              .build());
+    }
+    return out;
+  }
+
+  static Map<String, List<TokenEvent>> runAll(Engine engine, List<Req> reqs) {
+    Map<String, List<TokenEvent>> out = new HashMap<>();
+    List<Req> queue = new ArrayList<>(reqs);
+    int guard = 0;
+    while (!queue.isEmpty() || engine.hasWork()) {
+      while (!queue.isEmpty() && engine.submit(queue.get(0))) {
+        queue.remove(0);
+      }
+      for (TokenEvent e : engine.step()) {
+        out.computeIfAbsent(e.requestId(), k -> new ArrayList<>()).add(e);
+      }
+      assertThat(++guard).as("engine made no progress").isLessThan(100_000);
+    }
+    return out;
+  }
+
+  @Test
+  void everyRequestGetsItsAloneTokensBitForBitUnderCachingChunkingAndRetraction() {
+    List<Req> reqs = workload();
+    Map<String, List<TokenEvent>> alone = new HashMap<>();
+    EngineConfig solo =
+        EngineConfig.builder()
+            .maxRunningRequests(1)
+            .radixCache(false)
+            .chunkedPrefillSize(0)
+            .maxTotalTokens(512)
+            .threads(1)
+            .build();
+    for (Req r : copies(reqs)) {
+      try (Engine e = new Engine(model, solo, io.flinfer.runtime.forward.CpuModelRunner::new)) {
+        alone.putAll(runAll(e, List.of(r)));
+      }
+    }
+    EngineConfig stressed =
+        EngineConfig.builder()
+            .maxRunningRequests(8)
+            .radixCache(true)
+            .chunkedPrefillSize(16)
+            .maxPrefillTokens(64)
+            .maxTotalTokens(160)
+            .initNewTokenRatio(0.05)
+            .minNewTokenRatio(0.01)
+            .threads(2)
+            .build();
+    try (Engine e = new Engine(model, stressed, io.flinfer.runtime.forward.CpuModelRunner::new)) {
+      Map<String, List<TokenEvent>> together = runAll(e, copies(reqs));
+      EngineStats s = e.stats();
+      assertThat(s.retractions()).as("retractions happened").isPositive();
+      assertThat(s.cacheHitTokens()).as("prefix cache hits happened").isPositive();
+      for (Req r : reqs) {
+        List<TokenEvent> a = alone.get(r.id());
+        List<TokenEvent> t = together.get(r.id());
+        assertThat(a).hasSize(r.maxNewTokens());
+        assertThat(t).as(r.id()).hasSameSizeAs(a);
+        for (int i = 0; i < a.size(); i++) {
+          assertThat(t.get(i).tokenId()).as("%s token %d", r.id(), i).isEqualTo(a.get(i).tokenId());
+          assertThat(Float.floatToRawIntBits(t.get(i).logprob()))
+              .as("%s logprob %d", r.id(), i)
+              .isEqualTo(Float.floatToRawIntBits(a.get(i).logprob()));
+        }
+        assertThat(t.get(t.size() - 1).finish().type()).isEqualTo(FinishReason.Type.LENGTH);
+      }
+      assertNoLeak(e);
+    }
+  }
+
+  static void assertNoLeak(Engine e) {
+    EngineStats s = e.stats();
+    assertThat(s.runningRequests()).isZero();
+    assertThat(s.kvProtectedTokens()).isZero();
+    assertThat(s.kvFreeTokens() + s.kvEvictableTokens()).isEqualTo(s.kvTotalTokens());
+    e.prefixCache().evict(Integer.MAX_VALUE);
+    assertThat(e.stats().kvFreeTokens()).isEqualTo(s.kvTotalTokens());
+  }
+
+  @Test
+  void aWorkloadTenTimesThePoolCompletes() {
+    EngineConfig cfg =
+        EngineConfig.builder()
+            .maxRunningRequests(8)
+            .maxTotalTokens(256)
+            .chunkedPrefillSize(32)
+            .threads(2)
+            .build();
+    List<Req> reqs = new ArrayList<>();
+    for (int i = 0; i < 40; i++) {
+      reqs.add(
+          Req.builder(
+                  "q" + i,
+                  model
+                      .tokenizer()
+                      .encode(
+                          "Once upon a time, there was a "
+                              + (i % 7 == 0 ? "dog" : "girl")
+                              + " number "
+                              + i,
+                          true))
+              .maxNewTokens(50)
+              .ignoreEos(true)
+              .build());
+    }
+    int demand = reqs.stream().mapToInt(r -> r.promptLen() + r.maxNewTokens()).sum();
+    try (Engine e = new Engine(model, cfg, io.flinfer.runtime.forward.CpuModelRunner::new)) {
+      assertThat(demand).isGreaterThanOrEqualTo(10 * e.poolSize());
+      Map<String, List<TokenEvent>> out = runAll(e, reqs);
+      assertThat(out).hasSize(40);
+      for (List<TokenEvent> events : out.values()) {
+        assertThat(events).hasSize(50);
+        assertThat(events.get(49).finish().type()).isEqualTo(FinishReason.Type.LENGTH);
+      }
+      assertNoLeak(e);
+    }
+  }
+
+  @Test
+  void requestsThatCannotFitEndAtOnceWithAClearReason() {
+    EngineConfig cfg =
+        EngineConfig.builder().maxRunningRequests(4).maxTotalTokens(300).threads(1).build();
+    int[] tooLongForContext = new int[600];
+    java.util.Arrays.fill(tooLongForContext, 300);
+    int[] tooLongForPool = new int[400];
+    java.util.Arrays.fill(tooLongForPool, 300);
+    try (Engine e = new Engine(model, cfg, io.flinfer.runtime.forward.CpuModelRunner::new)) {
+      Map<String, List<TokenEvent>> out =
+          runAll(
+              e,
+              List.of(
+                  Req.builder("ctx", tooLongForContext).build(),
+                  Req.builder("pool", tooLongForPool).build(),
+                  Req.builder("ok", model.tokenizer().encode("Lily", true))
+                      .maxNewTokens(5)
+                      .ignoreEos(true)
+                      .build()));
+      assertThat(out.get("ctx"))
+          .singleElement()
+          .satisfies(
+              ev -> {
+                assertThat(ev.finish().type()).isEqualTo(FinishReason.Type.ERROR);
+                assertThat(ev.finish().detail())
+                    .isEqualTo("the prompt has 600 tokens; the context holds 512");
+              });
+      assertThat(out.get("pool"))
+          .singleElement()
+          .satisfies(
+              ev ->
+                  assertThat(ev.finish().detail())
+                      .isEqualTo("the prompt has 400 tokens; the KV pool holds 300"));
+      assertThat(out.get("ok")).hasSize(5);
+      assertNoLeak(e);
+    }
+  }
+
+  @Test
+  void abortFreesEverythingWhetherWaitingOrRunning() {
+    EngineConfig cfg =
+        EngineConfig.builder().maxRunningRequests(1).maxTotalTokens(256).threads(1).build();
+    try (Engine e = new Engine(model, cfg, io.flinfer.runtime.forward.CpuModelRunner::new)) {
+      e.submit(
+          Req.builder("a", model.tokenizer().encode("Once upon a time", true))
+              .maxNewTokens(100)
+              .ignoreEos(true)
+              .build());
+      e.submit(Req.builder("b", model.tokenizer().encode("Tom", true)).maxNewTokens(100).build());
+      List<TokenEvent> first = new ArrayList<>();
+      for (int i = 0; i < 5; i++) {
+        first.addAll(e.step());
+      }
+      assertThat(first).allMatch(ev -> ev.requestId().equals("a"));
+      assertThat(e.abort("b")).isTrue(); // waiting
+      assertThat(e.abort("a")).isTrue(); // running
+      assertThat(e.abort("a")).isFalse();
+      List<TokenEvent> ends = e.step();
+      assertThat(ends).extracting(TokenEvent::requestId).containsExactlyInAnyOrder("a", "b");
+      assertThat(ends).allMatch(ev -> ev.finish().type() == FinishReason.Type.ABORT);
+      assertThat(e.hasWork()).isFalse();
+      assertNoLeak(e);
+    }
+  }
+
+  @Test
+  void stopStringsStopTokensAndTheLimit() {
+    EngineConfig cfg =
+        EngineConfig.builder().maxRunningRequests(4).maxTotalTokens(512).threads(1).build();
+    int[] prompt = model.tokenizer().encode("Once upon a time", true);
+    try (Engine e = new Engine(model, cfg, io.flinfer.runtime.forward.CpuModelRunner::new)) {
+      // Greedy continues ", there was a little girl named Lily."
+      Map<String, List<TokenEvent>> out =
+          runAll(
+              e,
+              List.of(
+                  Req.builder("str", prompt).maxNewTokens(60).stopStrings(List.of("named")).build(),
+                  Req.builder("tok", prompt)
+                      .maxNewTokens(60)
+                      .stopTokenIds(SharedFiles.goldenIds()[3])
+                      .build(),
+                  Req.builder("len", prompt).maxNewTokens(7).build()));
+      List<TokenEvent> str = out.get("str");
+      assertThat(str.get(str.size() - 1).finish()).isEqualTo(FinishReason.stop("named"));
+      int[] ids = str.stream().mapToInt(TokenEvent::tokenId).toArray();
+      assertThat(model.tokenizer().decode(ids)).endsWith("named").doesNotContain("Lily");
+      assertThat(out.get("tok")).hasSize(4);
+      assertThat(out.get("tok").get(3).finish().type()).isEqualTo(FinishReason.Type.STOP);
+      assertThat(out.get("len")).hasSize(7);
+      assertThat(out.get("len").get(6).finish()).isEqualTo(FinishReason.length("max_new_tokens"));
+      assertThat(out.get("len"))
+          .extracting(TokenEvent::tokenId)
+          .containsExactly(
+              java.util.Arrays.stream(SharedFiles.goldenIds())
+                  .limit(7)
+                  .boxed()
+                  .toArray(Integer[]::new));
+    }
+  }
+}
