@@ -56,7 +56,19 @@ public final class Attention {
     int kvOff = kvHead * headDim;
     float scale = 1f / (float) Math.sqrt(headDim);
     float max = Float.NEGATIVE_INFINITY;
-    for (int j = 0; j < contextLen; j++) {
+    int j = 0;
+    if (fp32 && vector) {
+      // Four positions at a time: independent accumulator chains, each position's own sum.
+      for (; j + 4 <= contextLen; j += 4) {
+        dot4(q, qOff, keys, reqToToken, rowBase + j, kvOff, scale, j);
+        max =
+            Math.max(
+                max,
+                Math.max(
+                    Math.max(scores[j], scores[j + 1]), Math.max(scores[j + 2], scores[j + 3])));
+      }
+    }
+    for (; j < contextLen; j++) {
       int slot = reqToToken[rowBase + j];
       float s;
       if (fp32) {
@@ -73,7 +85,7 @@ public final class Attention {
       }
     }
     int lanes = S.length();
-    int j = 0;
+    j = 0;
     for (; j + lanes <= contextLen; j += lanes) {
       FastExp.exp(FloatVector.fromArray(S, scores, j).sub(max)).intoArray(scores, j);
     }
@@ -87,8 +99,12 @@ public final class Attention {
     float inv = 1f / sum;
     if (fp32 && vector) {
       ByteBuffer values = kv.values(layer);
+      int i = 0;
+      for (; i + 64 <= headDim; i += 64) {
+        accumulate64(values, reqToToken, rowBase, contextLen, kvOff + i, inv, out, outOff + i);
+      }
       // One register accumulator per slice of the head, positions in order.
-      for (int i = 0; i < headDim; i += lanes) {
+      for (; i < headDim; i += lanes) {
         FloatVector acc = FloatVector.zero(S);
         for (j = 0; j < contextLen; j++) {
           int e = reqToToken[rowBase + j] * rowWidth + kvOff + i;
@@ -110,6 +126,80 @@ public final class Attention {
         }
       }
     }
+  }
+
+  /** Scores of positions j..j+3: each one accumulator over the head, as {@link #dotBuffer}. */
+  private void dot4(
+      float[] q,
+      int qOff,
+      ByteBuffer keys,
+      int[] reqToToken,
+      int at,
+      int kvOff,
+      float scale,
+      int j) {
+    int e0 = (reqToToken[at] * rowWidth + kvOff) * 4;
+    int e1 = (reqToToken[at + 1] * rowWidth + kvOff) * 4;
+    int e2 = (reqToToken[at + 2] * rowWidth + kvOff) * 4;
+    int e3 = (reqToToken[at + 3] * rowWidth + kvOff) * 4;
+    FloatVector a0 = FloatVector.zero(S);
+    FloatVector a1 = FloatVector.zero(S);
+    FloatVector a2 = FloatVector.zero(S);
+    FloatVector a3 = FloatVector.zero(S);
+    for (int i = 0; i < headDim; i += S.length()) {
+      FloatVector qv = FloatVector.fromArray(S, q, qOff + i);
+      a0 = qv.fma(FloatVector.fromByteBuffer(S, keys, e0 + i * 4, NATIVE), a0);
+      a1 = qv.fma(FloatVector.fromByteBuffer(S, keys, e1 + i * 4, NATIVE), a1);
+      a2 = qv.fma(FloatVector.fromByteBuffer(S, keys, e2 + i * 4, NATIVE), a2);
+      a3 = qv.fma(FloatVector.fromByteBuffer(S, keys, e3 + i * 4, NATIVE), a3);
+    }
+    scores[j] = GemmKernels.sumLanes(a0) * scale;
+    scores[j + 1] = GemmKernels.sumLanes(a1) * scale;
+    scores[j + 2] = GemmKernels.sumLanes(a2) * scale;
+    scores[j + 3] = GemmKernels.sumLanes(a3) * scale;
+  }
+
+  /**
+   * {@code out[0..64) = sum_j p_j V_j[off..off+64)}: eight register accumulators, positions in
+   * order, so each output element is summed as in the one-slice loop.
+   */
+  private void accumulate64(
+      ByteBuffer values,
+      int[] reqToToken,
+      int rowBase,
+      int contextLen,
+      int off,
+      float inv,
+      float[] out,
+      int outOff) {
+    FloatVector a0 = FloatVector.zero(S);
+    FloatVector a1 = FloatVector.zero(S);
+    FloatVector a2 = FloatVector.zero(S);
+    FloatVector a3 = FloatVector.zero(S);
+    FloatVector a4 = FloatVector.zero(S);
+    FloatVector a5 = FloatVector.zero(S);
+    FloatVector a6 = FloatVector.zero(S);
+    FloatVector a7 = FloatVector.zero(S);
+    for (int j = 0; j < contextLen; j++) {
+      int e = (reqToToken[rowBase + j] * rowWidth + off) * 4;
+      FloatVector p = FloatVector.broadcast(S, scores[j] * inv);
+      a0 = FloatVector.fromByteBuffer(S, values, e, NATIVE).fma(p, a0);
+      a1 = FloatVector.fromByteBuffer(S, values, e + 32, NATIVE).fma(p, a1);
+      a2 = FloatVector.fromByteBuffer(S, values, e + 64, NATIVE).fma(p, a2);
+      a3 = FloatVector.fromByteBuffer(S, values, e + 96, NATIVE).fma(p, a3);
+      a4 = FloatVector.fromByteBuffer(S, values, e + 128, NATIVE).fma(p, a4);
+      a5 = FloatVector.fromByteBuffer(S, values, e + 160, NATIVE).fma(p, a5);
+      a6 = FloatVector.fromByteBuffer(S, values, e + 192, NATIVE).fma(p, a6);
+      a7 = FloatVector.fromByteBuffer(S, values, e + 224, NATIVE).fma(p, a7);
+    }
+    a0.intoArray(out, outOff);
+    a1.intoArray(out, outOff + 8);
+    a2.intoArray(out, outOff + 16);
+    a3.intoArray(out, outOff + 24);
+    a4.intoArray(out, outOff + 32);
+    a5.intoArray(out, outOff + 40);
+    a6.intoArray(out, outOff + 48);
+    a7.intoArray(out, outOff + 56);
   }
 
   private float dotBuffer(float[] q, int qOff, ByteBuffer keys, int e) {

@@ -1,6 +1,9 @@
 package io.flinfer.runtime.sampling;
 
+import io.flinfer.runtime.kernel.FastExp;
 import java.util.Arrays;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorSpecies;
 
 /**
  * Picks the next token of a request from its logits. Owns scratch arrays sized to the vocabulary,
@@ -10,6 +13,8 @@ import java.util.Arrays;
  * penalties and before temperature and truncation (what the model assigned to it).
  */
 public final class Sampler {
+  private static final VectorSpecies<Float> S = FloatVector.SPECIES_256;
+
   private final int vocab;
   private final float[] work;
   private final int[] counts;
@@ -56,10 +61,7 @@ public final class Sampler {
         argmax = i;
       }
     }
-    double sum = 0;
-    for (int i = 0; i < vocab; i++) {
-      sum += Math.exp(l[i] - max);
-    }
+    double sum = sumExp(l, max, 1f, null);
     float logZ = max + (float) Math.log(sum);
     int token =
         p.isGreedy() ? argmax : sampleTruncated(l, max, p, CounterRng.uniform(p.seed(), index));
@@ -95,12 +97,7 @@ public final class Sampler {
   private int sampleTruncated(float[] l, float max, SamplingParams p, float u) {
     float invT = 1f / p.temperature();
     // Unnormalized probabilities, the largest being 1.
-    double total = 0;
-    for (int i = 0; i < vocab; i++) {
-      float e = (float) Math.exp((l[i] - max) * invT);
-      l[i] = e;
-      total += e;
-    }
+    double total = sumExp(l, max, invT, l);
     boolean truncate = p.topK() > 0 && p.topK() < vocab || p.topP() < 1f || p.minP() > 0f;
     if (!truncate) {
       return walk(l, total * u);
@@ -149,6 +146,48 @@ public final class Sampler {
       }
     }
     return (int) (0x7fffffffL - (packed[n - keep] & 0xffffffffL));
+  }
+
+  /**
+   * {@code sum_i exp((l[i] - max) * scale)}, writing the terms to {@code out} when given. Vector
+   * blocks of 512 are summed in float, blocks in double, in one fixed order.
+   */
+  private double sumExp(float[] l, float max, float scale, float[] out) {
+    double total = 0;
+    int lanes = S.length();
+    int i = 0;
+    while (i + lanes <= vocab) {
+      FloatVector acc = FloatVector.zero(S);
+      int end = Math.min(vocab - (vocab - i) % lanes, i + 512);
+      for (; i < end; i += lanes) {
+        FloatVector e = FastExp.exp(FloatVector.fromArray(S, l, i).sub(max).mul(scale));
+        if (out != null) {
+          e.intoArray(out, i);
+        }
+        acc = acc.add(e);
+      }
+      total += sumLanes(acc);
+    }
+    for (; i < vocab; i++) {
+      float e = FastExp.exp((l[i] - max) * scale);
+      if (out != null) {
+        out[i] = e;
+      }
+      total += e;
+    }
+    return total;
+  }
+
+  private static float sumLanes(FloatVector v) {
+    float s = v.lane(0);
+    s += v.lane(1);
+    s += v.lane(2);
+    s += v.lane(3);
+    s += v.lane(4);
+    s += v.lane(5);
+    s += v.lane(6);
+    s += v.lane(7);
+    return s;
   }
 
   private int walk(float[] probs, double r) {

@@ -99,7 +99,7 @@ public final class BenchModelCommand implements Callable<Integer> {
     for (String which : models) {
       LlamaModel model =
           "llama-110m".equals(which)
-              ? randomModel(ModelConfig.llama110M())
+              ? randomModel(workDir, ModelConfig.llama110M())
               : modelOptions.locate().load();
       System.err.printf("benchmarking %s %s with %d threads%n", which, model.config(), n);
       results.add(bench(json, which, model, n));
@@ -140,7 +140,12 @@ public final class BenchModelCommand implements Callable<Integer> {
     return m;
   }
 
-  private LlamaModel randomModel(ModelConfig config) throws IOException {
+  static ModelConfig llama110mConfig() {
+    return ModelConfig.llama110M();
+  }
+
+  /** The random-weight model in {@code config}'s shape, written once under {@code workDir}. */
+  static LlamaModel randomModel(Path workDir, ModelConfig config) throws IOException {
     Path dir =
         workDir != null
             ? workDir
@@ -156,7 +161,7 @@ public final class BenchModelCommand implements Callable<Integer> {
     return Math.round(v * 100) / 100.0;
   }
 
-  private static String loadAverage() {
+  static String loadAverage() {
     try {
       return Files.readString(Path.of("/proc/loadavg")).trim();
     } catch (IOException e) {

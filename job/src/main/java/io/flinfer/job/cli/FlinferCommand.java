@@ -17,6 +17,7 @@ import picocli.CommandLine.Command;
       GenerateCommand.class,
       BenchModelCommand.class,
       BenchCacheCommand.class,
+      BenchEngineCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class FlinferCommand implements Runnable {

@@ -14,7 +14,10 @@ import java.util.List;
  * when added, so allocating for later requests cannot evict its prefix.
  */
 final class PrefillAdder {
-  /** Below this many cached tokens, a request is checked against the others of its batch. */
+  /**
+   * A request that would compute this many tokens that another request of the same round is
+   * computing waits a round and finds them cached instead.
+   */
   private static final int IN_BATCH_CHECK = 32;
 
   private final PrefixCache cache;
@@ -58,8 +61,15 @@ final class PrefillAdder {
     remTotal -= reserve(r);
   }
 
+  private void remember(Req r) {
+    inBatch.insert(r.namespace(), r.tokens, (r.len - 1) / pageSize * pageSize, r.tokens);
+  }
+
   /** Continues the chunked request first: it holds its lock and slot already. */
   void addChunked(Req r) {
+    if (inBatch != null) {
+      remember(r);
+    }
     int remaining = r.len - r.computedLen;
     int extend = Math.min(remaining, remChunk);
     if (extend < remaining) {
@@ -96,12 +106,13 @@ final class PrefillAdder {
     if (extend > remInput && !added.isEmpty()) {
       return Result.FULL;
     }
-    if (inBatch != null && r.prefixLen <= IN_BATCH_CHECK) {
+    if (inBatch != null) {
+      // Tokens beyond its own cached prefix that another request of this round computes.
       int shared = inBatch.matchPrefix(r.namespace(), r.tokens, r.len - 1).length();
-      if (shared >= IN_BATCH_CHECK) {
+      if (shared - r.prefixLen >= IN_BATCH_CHECK) {
         return Result.DEFERRED;
       }
-      inBatch.insert(r.namespace(), r.tokens, (r.len - 1) / pageSize * pageSize, r.tokens);
+      remember(r);
     }
     cache.incLockRef(r.cache.lastNode());
     if (extend <= remChunk) {

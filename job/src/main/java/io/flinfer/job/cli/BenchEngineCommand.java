@@ -1,0 +1,157 @@
+package io.flinfer.job.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.flinfer.job.bench.EngineBenchmark;
+import io.flinfer.operators.engine.EngineConfig;
+import io.flinfer.runtime.model.LlamaModel;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * Prints JSON for the three serving workloads on the test model and the 110M-shaped model:
+ * throughput, time to first token, inter-token latency, cache hit rate, retractions, prefill tokens
+ * computed against the minimum, radix cache on against off, and continuous batching against one
+ * request at a time.
+ */
+@Command(
+    name = "bench-engine",
+    mixinStandardHelpOptions = true,
+    description = "Benchmark the continuous-batching engine; prints JSON.")
+public final class BenchEngineCommand implements Callable<Integer> {
+  @Mixin ModelOptions modelOptions = new ModelOptions();
+
+  @Option(
+      names = "--models",
+      split = ",",
+      defaultValue = "test,llama-110m",
+      description = "test and/or llama-110m (default: ${DEFAULT-VALUE}).")
+  List<String> models;
+
+  @Option(
+      names = "--workloads",
+      split = ",",
+      defaultValue = "independent,shared,multi-turn",
+      description = "Which of independent, shared, multi-turn (default: ${DEFAULT-VALUE}).")
+  List<String> workloads;
+
+  @Option(names = "--threads", description = "Worker threads (default: all cores).")
+  Integer threads;
+
+  @Override
+  public Integer call() throws Exception {
+    ObjectMapper json = new ObjectMapper();
+    ObjectNode root = json.createObjectNode();
+    root.put("cores", Runtime.getRuntime().availableProcessors());
+    root.put("load_average_before", BenchModelCommand.loadAverage());
+    ObjectNode all = root.putObject("models");
+    for (String which : models) {
+      boolean big = "llama-110m".equals(which);
+      LlamaModel model =
+          big
+              ? BenchModelCommand.randomModel(null, BenchModelCommand.llama110mConfig())
+              : modelOptions.locate().load();
+      System.err.println("benchmarking the engine on " + which + " " + model.config());
+      all.set(which, bench(json, model, big));
+    }
+    root.put("load_average_after", BenchModelCommand.loadAverage());
+    System.out.println(json.writerWithDefaultPrettyPrinter().writeValueAsString(root));
+    return 0;
+  }
+
+  private ObjectNode bench(ObjectMapper json, LlamaModel model, boolean big) {
+    EngineBenchmark b = new EngineBenchmark(model);
+    int n = threads != null ? threads : Runtime.getRuntime().availableProcessors();
+    EngineConfig.Builder base =
+        EngineConfig.builder()
+            .threads(n)
+            .maxRunningRequests(64)
+            .maxTotalTokens(big ? 16384 : 32768)
+            .chunkedPrefillSize(512)
+            .maxPrefillTokens(4096);
+    ObjectNode m = json.createObjectNode();
+
+    // (a) independent prompts: continuous batching against one request at a time.
+    if (workloads.contains("independent")) {
+      int aRequests = big ? 64 : 128;
+      int aOutput = big ? 128 : 256;
+      EngineBenchmark.Result batched =
+          b.run(base.build(), b.independent(aRequests, 16, 48, aOutput, 1));
+      log("independent, continuous batching", batched);
+      EngineBenchmark.Result single =
+          b.run(
+              base.maxRunningRequests(1).build(), b.independent(big ? 4 : 16, 16, 48, aOutput, 1));
+      base.maxRunningRequests(64);
+      log("independent, one at a time", single);
+      ObjectNode a = m.putObject("independent");
+      a.putPOJO("continuous_batching", batched);
+      a.putPOJO("one_at_a_time", single);
+      a.put(
+          "output_throughput_ratio", round(batched.outputTokensPerS() / single.outputTokensPerS()));
+    }
+
+    // (b) a long shared system prompt (80% of each prompt).
+    if (workloads.contains("shared")) {
+      int sys = big ? 256 : 320;
+      int q = sys / 4;
+      int bRequests = big ? 32 : 64;
+      EngineBenchmark.Result on =
+          b.run(base.radixCache(true).build(), b.sharedSystemPrompt(bRequests, sys, q, 16, 2));
+      log("shared system prompt, radix on", on);
+      EngineBenchmark.Result off =
+          b.run(base.radixCache(false).build(), b.sharedSystemPrompt(bRequests, sys, q, 16, 2));
+      log("shared system prompt, radix off", off);
+      base.radixCache(true);
+      m.set("shared_system_prompt", compare(json, on, off));
+    }
+
+    // (c) multi-turn chats.
+    if (workloads.contains("multi-turn")) {
+      int convs = big ? 8 : 16;
+      EngineBenchmark.Result chatOn =
+          b.run(base.radixCache(true).build(), b.multiTurn(convs, 4, 48, 32, 3));
+      log("multi-turn, radix on", chatOn);
+      EngineBenchmark.Result chatOff =
+          b.run(base.radixCache(false).build(), b.multiTurn(convs, 4, 48, 32, 3));
+      log("multi-turn, radix off", chatOff);
+      base.radixCache(true);
+      m.set("multi_turn", compare(json, chatOn, chatOff));
+    }
+    return m;
+  }
+
+  private static ObjectNode compare(
+      ObjectMapper json, EngineBenchmark.Result on, EngineBenchmark.Result off) {
+    ObjectNode o = json.createObjectNode();
+    o.putPOJO("radix_on", on);
+    o.putPOJO("radix_off", off);
+    o.put(
+        "prefill_computed_over_minimum",
+        round((double) on.prefillComputed() / on.prefillMinimum()));
+    o.put(
+        "total_throughput_ratio_on_over_off", round(on.totalTokensPerS() / off.totalTokensPerS()));
+    return o;
+  }
+
+  private static void log(String what, EngineBenchmark.Result r) {
+    System.err.printf(
+        "  %-36s %8.1f in/s %8.1f out/s  ttft p50 %.1f ms  itl p50 %.1f ms  hit %.2f  retract %d  prefill %d (min %d)  sched %.1f%%%n",
+        what,
+        r.inputTokensPerS(),
+        r.outputTokensPerS(),
+        r.ttftP50(),
+        r.itlP50(),
+        r.cacheHitRate(),
+        r.retractions(),
+        r.prefillComputed(),
+        r.prefillMinimum(),
+        100 * r.schedulerFraction());
+  }
+
+  private static double round(double v) {
+    return Math.round(v * 100) / 100.0;
+  }
+}
