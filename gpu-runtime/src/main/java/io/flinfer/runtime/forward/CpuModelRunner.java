@@ -171,7 +171,7 @@ public final class CpuModelRunner implements ModelRunner {
     private int tokens;
 
     MatMulTask(int threads, int maxCols) {
-      scratch = new float[threads][2 * maxCols];
+      scratch = new float[threads][WeightMatrix.scratchSize(maxCols)];
     }
 
     void set(

@@ -24,6 +24,7 @@ public final class Attention {
   private final boolean vector;
   private final float[] scores;
   private final float[] row;
+  private final float[] lanes = new float[32];
 
   /** Scratch for one thread: contexts up to {@code maxContext} positions. */
   public Attention(KvPool kv, int maxContext) {
@@ -85,13 +86,8 @@ public final class Attention {
       }
     }
     int lanes = S.length();
-    j = 0;
-    for (; j + lanes <= contextLen; j += lanes) {
-      FastExp.exp(FloatVector.fromArray(S, scores, j).sub(max)).intoArray(scores, j);
-    }
-    for (; j < contextLen; j++) {
-      scores[j] = FastExp.exp(scores[j] - max);
-    }
+    // Softmax weights in place; their sum is added in position order as before.
+    FastExp.expSum(scores, 0, contextLen, max, 1f, scores, 0);
     float sum = 0f;
     for (j = 0; j < contextLen; j++) {
       sum += scores[j];
@@ -153,10 +149,15 @@ public final class Attention {
       a2 = qv.fma(FloatVector.fromByteBuffer(S, keys, e2 + i * 4, NATIVE), a2);
       a3 = qv.fma(FloatVector.fromByteBuffer(S, keys, e3 + i * 4, NATIVE), a3);
     }
-    scores[j] = GemmKernels.sumLanes(a0) * scale;
-    scores[j + 1] = GemmKernels.sumLanes(a1) * scale;
-    scores[j + 2] = GemmKernels.sumLanes(a2) * scale;
-    scores[j + 3] = GemmKernels.sumLanes(a3) * scale;
+    // Stored, then summed: vectors passed to a helper the JIT does not inline would be boxed.
+    a0.intoArray(lanes, 0);
+    a1.intoArray(lanes, 8);
+    a2.intoArray(lanes, 16);
+    a3.intoArray(lanes, 24);
+    scores[j] = GemmKernels.sum8(lanes, 0) * scale;
+    scores[j + 1] = GemmKernels.sum8(lanes, 8) * scale;
+    scores[j + 2] = GemmKernels.sum8(lanes, 16) * scale;
+    scores[j + 3] = GemmKernels.sum8(lanes, 24) * scale;
   }
 
   /**
@@ -225,7 +226,8 @@ public final class Attention {
     for (int i = 0; i < headDim; i += S.length()) {
       acc = FloatVector.fromArray(S, q, qOff + i).fma(FloatVector.fromArray(S, k, i), acc);
     }
-    return GemmKernels.sumLanes(acc);
+    acc.intoArray(lanes, 0);
+    return GemmKernels.sum8(lanes, 0);
   }
 
   private float dotArrayScalar(float[] q, int qOff, float[] k) {

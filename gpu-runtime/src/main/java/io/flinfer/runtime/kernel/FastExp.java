@@ -42,6 +42,46 @@ public final class FastExp {
     return p * Float.intBitsToFloat(Float.floatToRawIntBits(n + EXPONENT_MAGIC) << 23);
   }
 
+  /**
+   * {@code out[i] = exp((in[i] - shift) * scale)} for i in [from, to), and their sum, in one fixed
+   * order: blocks of 512 values summed in float lanes, blocks added in double. Vectors stay inside
+   * this method: passed between methods the JIT may not inline, they would be boxed. {@code out}
+   * may be {@code in}, or null to only sum.
+   */
+  public static double expSum(
+      float[] in, int from, int to, float shift, float scale, float[] out, int outFrom) {
+    double total = 0;
+    int lanes = S.length();
+    int i = from;
+    while (i + lanes <= to) {
+      FloatVector acc = FloatVector.zero(S);
+      int end = Math.min(to - (to - i) % lanes, i + 512);
+      for (; i < end; i += lanes) {
+        FloatVector e = exp(FloatVector.fromArray(S, in, i).sub(shift).mul(scale));
+        if (out != null) {
+          e.intoArray(out, outFrom + i - from);
+        }
+        acc = acc.add(e);
+      }
+      total += acc.lane(0);
+      total += acc.lane(1);
+      total += acc.lane(2);
+      total += acc.lane(3);
+      total += acc.lane(4);
+      total += acc.lane(5);
+      total += acc.lane(6);
+      total += acc.lane(7);
+    }
+    for (; i < to; i++) {
+      float e = exp((in[i] - shift) * scale);
+      if (out != null) {
+        out[outFrom + i - from] = e;
+      }
+      total += e;
+    }
+    return total;
+  }
+
   /** exp of each lane; the same bits as {@link #exp(float)} lane by lane. */
   public static FloatVector exp(FloatVector x) {
     x = x.max(MIN);

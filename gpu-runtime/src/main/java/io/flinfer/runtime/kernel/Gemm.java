@@ -14,7 +14,13 @@ import java.nio.ByteBuffer;
 public final class Gemm {
   private Gemm() {}
 
-  /** Float32 weights straight from a little-endian buffer: rows [oFrom, oTo). */
+  /** Scratch floats a call needs besides the decoded rows. */
+  public static final int SCRATCH = GemmKernels.SCRATCH;
+
+  /**
+   * Float32 weights straight from a little-endian buffer: rows [oFrom, oTo). {@code tmp} holds at
+   * least {@link #SCRATCH} floats.
+   */
   public static void bufferRows(
       ByteBuffer w,
       int cols,
@@ -23,8 +29,9 @@ public final class Gemm {
       float[] out,
       int outStride,
       int oFrom,
-      int oTo) {
-    GemmKernels.bufferRows(w, cols, x, tokens, out, outStride, oFrom, oTo);
+      int oTo,
+      float[] tmp) {
+    GemmKernels.bufferRows(w, cols, x, tokens, out, outStride, oFrom, oTo, tmp);
   }
 
   /** Rows o and o + 1, decoded to {@code w[wOff..wOff + 2 * cols)}. */
@@ -34,17 +41,25 @@ public final class Gemm {
       int cols,
       float[] x,
       int tokens,
-      int xCols,
       float[] out,
       int outStride,
-      int o) {
-    GemmKernels.arrayRows2(w, wOff, cols, x, tokens, out, outStride, o);
+      int o,
+      float[] tmp) {
+    GemmKernels.arrayRows2(w, wOff, cols, x, tokens, out, outStride, o, tmp);
   }
 
   /** Row o, decoded to {@code w[wOff..wOff + cols)}. */
   public static void rows1(
-      float[] w, int wOff, float[] x, int tokens, int cols, float[] out, int outStride, int o) {
-    GemmKernels.arrayRows1(w, wOff, cols, x, tokens, out, outStride, o);
+      float[] w,
+      int wOff,
+      int cols,
+      float[] x,
+      int tokens,
+      float[] out,
+      int outStride,
+      int o,
+      float[] tmp) {
+    GemmKernels.arrayRows1(w, wOff, cols, x, tokens, out, outStride, o, tmp);
   }
 
   /**

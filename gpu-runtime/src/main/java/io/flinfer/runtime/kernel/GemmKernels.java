@@ -7,12 +7,24 @@ import jdk.incubator.vector.VectorSpecies;
 
 /**
  * The register-tiled micro-kernels behind {@link Gemm}: tiles of tokens x weight rows, each output
- * with one vector accumulator over the whole row, its lanes summed in a fixed order, then the
- * scalar tail. Every tile shape therefore gives each output the same bits.
+ * with one vector accumulator over the whole row, its lanes summed in order, then the scalar tail.
+ * Every tile shape therefore gives each output the same bits.
+ *
+ * <p>Accumulators leave a kernel through {@code intoArray} into a scratch of at least {@link
+ * #SCRATCH} floats: passing vectors to a helper the JIT declines to inline would box them.
  */
 final class GemmKernels {
   static final VectorSpecies<Float> S = FloatVector.SPECIES_256;
   static final int LANES = 8;
+
+  /** Scratch floats a kernel call needs: 12 accumulators of 8 lanes. */
+  static final int SCRATCH = 96;
+
+  /**
+   * Tokens per cache block: a block of activations (up to 48 x 2048 floats) stays in L2 while the
+   * weight rows stream past it once per block.
+   */
+  private static final int TOKEN_BLOCK = 48;
 
   private GemmKernels() {}
 
@@ -29,9 +41,22 @@ final class GemmKernels {
     return s;
   }
 
+  /** The 8 stored lanes at {@code tmp[k..k+8)} summed left to right, as {@link #sumLanes}. */
+  static float sum8(float[] tmp, int k) {
+    float s = tmp[k];
+    s += tmp[k + 1];
+    s += tmp[k + 2];
+    s += tmp[k + 3];
+    s += tmp[k + 4];
+    s += tmp[k + 5];
+    s += tmp[k + 6];
+    s += tmp[k + 7];
+    return s;
+  }
+
   private static float finishBuffer(
-      FloatVector acc, ByteBuffer w, int wRow, float[] x, int xRow, int colsV, int cols) {
-    float s = sumLanes(acc);
+      float[] tmp, int k, ByteBuffer w, int wRow, float[] x, int xRow, int colsV, int cols) {
+    float s = sum8(tmp, k);
     for (int i = colsV; i < cols; i++) {
       s += w.getFloat(wRow + i * 4) * x[xRow + i];
     }
@@ -39,8 +64,8 @@ final class GemmKernels {
   }
 
   private static float finishArray(
-      FloatVector acc, float[] w, int wRow, float[] x, int xRow, int colsV, int cols) {
-    float s = sumLanes(acc);
+      float[] tmp, int k, float[] w, int wRow, float[] x, int xRow, int colsV, int cols) {
+    float s = sum8(tmp, k);
     for (int i = colsV; i < cols; i++) {
       s += w[wRow + i] * x[xRow + i];
     }
@@ -64,204 +89,72 @@ final class GemmKernels {
       float[] out,
       int outStride,
       int oFrom,
-      int oTo) {
-    int o = oFrom;
-    for (; o + 2 <= oTo; o += 2) {
-      int t = 0;
-      for (; sixTile(tokens - t); t += 6) {
-        bufT6R2(w, cols, x, t, out, outStride, o);
+      int oTo,
+      float[] tmp) {
+    for (int t0 = 0; t0 < tokens; t0 += TOKEN_BLOCK) {
+      int t1 = Math.min(tokens, t0 + TOKEN_BLOCK);
+      int o = oFrom;
+      for (; o + 2 <= oTo; o += 2) {
+        int t = t0;
+        for (; sixTile(t1 - t); t += 6) {
+          bufT6R2(w, cols, x, t, out, outStride, o, tmp);
+        }
+        for (; t + 4 <= t1; t += 4) {
+          bufT4R2(w, cols, x, t, out, outStride, o, tmp);
+        }
+        for (; t < t1; t++) {
+          bufT1R2(w, cols, x, t, out, outStride, o, tmp);
+        }
       }
-      for (; t + 4 <= tokens; t += 4) {
-        bufT4R2(w, cols, x, t, out, outStride, o);
-      }
-      for (; t < tokens; t++) {
-        bufT1R2(w, cols, x, t, out, outStride, o);
-      }
-    }
-    for (; o < oTo; o++) {
-      for (int t = 0; t < tokens; t++) {
-        bufT1R1(w, cols, x, t, out, outStride, o);
+      for (; o < oTo; o++) {
+        for (int t = t0; t < t1; t++) {
+          bufT1R1(w, cols, x, t, out, outStride, o, tmp);
+        }
       }
     }
   }
 
   /** Two decoded rows at {@code w[wOff..]} (row o, then row o + 1), all tokens. */
   static void arrayRows2(
-      float[] w, int wOff, int cols, float[] x, int tokens, float[] out, int outStride, int o) {
+      float[] w,
+      int wOff,
+      int cols,
+      float[] x,
+      int tokens,
+      float[] out,
+      int outStride,
+      int o,
+      float[] tmp) {
     int t = 0;
     for (; sixTile(tokens - t); t += 6) {
-      arrT6R2(w, wOff, cols, x, t, out, outStride, o);
+      arrT6R2(w, wOff, cols, x, t, out, outStride, o, tmp);
     }
     for (; t + 4 <= tokens; t += 4) {
-      arrT4R2(w, wOff, cols, x, t, out, outStride, o);
+      arrT4R2(w, wOff, cols, x, t, out, outStride, o, tmp);
     }
     for (; t < tokens; t++) {
-      arrT1R2(w, wOff, cols, x, t, out, outStride, o);
+      arrT1R2(w, wOff, cols, x, t, out, outStride, o, tmp);
     }
   }
 
   /** One decoded row at {@code w[wOff..]}, all tokens. */
   static void arrayRows1(
-      float[] w, int wOff, int cols, float[] x, int tokens, float[] out, int outStride, int o) {
+      float[] w,
+      int wOff,
+      int cols,
+      float[] x,
+      int tokens,
+      float[] out,
+      int outStride,
+      int o,
+      float[] tmp) {
     for (int t = 0; t < tokens; t++) {
-      arrT1R1(w, wOff, cols, x, t, out, outStride, o);
+      arrT1R1(w, wOff, cols, x, t, out, outStride, o, tmp);
     }
-  }
-
-  private static void bufT4R2(
-      ByteBuffer w, int cols, float[] x, int t, float[] out, int outStride, int o) {
-    int colsV = cols - cols % LANES;
-    int w0 = (o + 0) * cols * 4;
-    int w1 = (o + 1) * cols * 4;
-    int x0 = (t + 0) * cols;
-    int x1 = (t + 1) * cols;
-    int x2 = (t + 2) * cols;
-    int x3 = (t + 3) * cols;
-    FloatVector a00 = FloatVector.zero(S);
-    FloatVector a01 = FloatVector.zero(S);
-    FloatVector a10 = FloatVector.zero(S);
-    FloatVector a11 = FloatVector.zero(S);
-    FloatVector a20 = FloatVector.zero(S);
-    FloatVector a21 = FloatVector.zero(S);
-    FloatVector a30 = FloatVector.zero(S);
-    FloatVector a31 = FloatVector.zero(S);
-    for (int i = 0; i < colsV; i += LANES) {
-      FloatVector v0 = FloatVector.fromByteBuffer(S, w, w0 + i * 4, ByteOrder.LITTLE_ENDIAN);
-      FloatVector v1 = FloatVector.fromByteBuffer(S, w, w1 + i * 4, ByteOrder.LITTLE_ENDIAN);
-      FloatVector u0 = FloatVector.fromArray(S, x, x0 + i);
-      a00 = v0.fma(u0, a00);
-      a01 = v1.fma(u0, a01);
-      FloatVector u1 = FloatVector.fromArray(S, x, x1 + i);
-      a10 = v0.fma(u1, a10);
-      a11 = v1.fma(u1, a11);
-      FloatVector u2 = FloatVector.fromArray(S, x, x2 + i);
-      a20 = v0.fma(u2, a20);
-      a21 = v1.fma(u2, a21);
-      FloatVector u3 = FloatVector.fromArray(S, x, x3 + i);
-      a30 = v0.fma(u3, a30);
-      a31 = v1.fma(u3, a31);
-    }
-    out[(t + 0) * outStride + o + 0] = finishBuffer(a00, w, w0, x, x0, colsV, cols);
-    out[(t + 0) * outStride + o + 1] = finishBuffer(a01, w, w1, x, x0, colsV, cols);
-    out[(t + 1) * outStride + o + 0] = finishBuffer(a10, w, w0, x, x1, colsV, cols);
-    out[(t + 1) * outStride + o + 1] = finishBuffer(a11, w, w1, x, x1, colsV, cols);
-    out[(t + 2) * outStride + o + 0] = finishBuffer(a20, w, w0, x, x2, colsV, cols);
-    out[(t + 2) * outStride + o + 1] = finishBuffer(a21, w, w1, x, x2, colsV, cols);
-    out[(t + 3) * outStride + o + 0] = finishBuffer(a30, w, w0, x, x3, colsV, cols);
-    out[(t + 3) * outStride + o + 1] = finishBuffer(a31, w, w1, x, x3, colsV, cols);
-  }
-
-  private static void bufT1R2(
-      ByteBuffer w, int cols, float[] x, int t, float[] out, int outStride, int o) {
-    int colsV = cols - cols % LANES;
-    int w0 = (o + 0) * cols * 4;
-    int w1 = (o + 1) * cols * 4;
-    int x0 = (t + 0) * cols;
-    FloatVector a00 = FloatVector.zero(S);
-    FloatVector a01 = FloatVector.zero(S);
-    for (int i = 0; i < colsV; i += LANES) {
-      FloatVector v0 = FloatVector.fromByteBuffer(S, w, w0 + i * 4, ByteOrder.LITTLE_ENDIAN);
-      FloatVector v1 = FloatVector.fromByteBuffer(S, w, w1 + i * 4, ByteOrder.LITTLE_ENDIAN);
-      FloatVector u0 = FloatVector.fromArray(S, x, x0 + i);
-      a00 = v0.fma(u0, a00);
-      a01 = v1.fma(u0, a01);
-    }
-    out[(t + 0) * outStride + o + 0] = finishBuffer(a00, w, w0, x, x0, colsV, cols);
-    out[(t + 0) * outStride + o + 1] = finishBuffer(a01, w, w1, x, x0, colsV, cols);
-  }
-
-  private static void bufT1R1(
-      ByteBuffer w, int cols, float[] x, int t, float[] out, int outStride, int o) {
-    int colsV = cols - cols % LANES;
-    int w0 = (o + 0) * cols * 4;
-    int x0 = (t + 0) * cols;
-    FloatVector a00 = FloatVector.zero(S);
-    for (int i = 0; i < colsV; i += LANES) {
-      FloatVector v0 = FloatVector.fromByteBuffer(S, w, w0 + i * 4, ByteOrder.LITTLE_ENDIAN);
-      FloatVector u0 = FloatVector.fromArray(S, x, x0 + i);
-      a00 = v0.fma(u0, a00);
-    }
-    out[(t + 0) * outStride + o + 0] = finishBuffer(a00, w, w0, x, x0, colsV, cols);
-  }
-
-  private static void arrT4R2(
-      float[] w, int wOff, int cols, float[] x, int t, float[] out, int outStride, int o) {
-    int colsV = cols - cols % LANES;
-    int w0 = wOff + 0 * cols;
-    int w1 = wOff + 1 * cols;
-    int x0 = (t + 0) * cols;
-    int x1 = (t + 1) * cols;
-    int x2 = (t + 2) * cols;
-    int x3 = (t + 3) * cols;
-    FloatVector a00 = FloatVector.zero(S);
-    FloatVector a01 = FloatVector.zero(S);
-    FloatVector a10 = FloatVector.zero(S);
-    FloatVector a11 = FloatVector.zero(S);
-    FloatVector a20 = FloatVector.zero(S);
-    FloatVector a21 = FloatVector.zero(S);
-    FloatVector a30 = FloatVector.zero(S);
-    FloatVector a31 = FloatVector.zero(S);
-    for (int i = 0; i < colsV; i += LANES) {
-      FloatVector v0 = FloatVector.fromArray(S, w, w0 + i);
-      FloatVector v1 = FloatVector.fromArray(S, w, w1 + i);
-      FloatVector u0 = FloatVector.fromArray(S, x, x0 + i);
-      a00 = v0.fma(u0, a00);
-      a01 = v1.fma(u0, a01);
-      FloatVector u1 = FloatVector.fromArray(S, x, x1 + i);
-      a10 = v0.fma(u1, a10);
-      a11 = v1.fma(u1, a11);
-      FloatVector u2 = FloatVector.fromArray(S, x, x2 + i);
-      a20 = v0.fma(u2, a20);
-      a21 = v1.fma(u2, a21);
-      FloatVector u3 = FloatVector.fromArray(S, x, x3 + i);
-      a30 = v0.fma(u3, a30);
-      a31 = v1.fma(u3, a31);
-    }
-    out[(t + 0) * outStride + o + 0] = finishArray(a00, w, w0, x, x0, colsV, cols);
-    out[(t + 0) * outStride + o + 1] = finishArray(a01, w, w1, x, x0, colsV, cols);
-    out[(t + 1) * outStride + o + 0] = finishArray(a10, w, w0, x, x1, colsV, cols);
-    out[(t + 1) * outStride + o + 1] = finishArray(a11, w, w1, x, x1, colsV, cols);
-    out[(t + 2) * outStride + o + 0] = finishArray(a20, w, w0, x, x2, colsV, cols);
-    out[(t + 2) * outStride + o + 1] = finishArray(a21, w, w1, x, x2, colsV, cols);
-    out[(t + 3) * outStride + o + 0] = finishArray(a30, w, w0, x, x3, colsV, cols);
-    out[(t + 3) * outStride + o + 1] = finishArray(a31, w, w1, x, x3, colsV, cols);
-  }
-
-  private static void arrT1R2(
-      float[] w, int wOff, int cols, float[] x, int t, float[] out, int outStride, int o) {
-    int colsV = cols - cols % LANES;
-    int w0 = wOff + 0 * cols;
-    int w1 = wOff + 1 * cols;
-    int x0 = (t + 0) * cols;
-    FloatVector a00 = FloatVector.zero(S);
-    FloatVector a01 = FloatVector.zero(S);
-    for (int i = 0; i < colsV; i += LANES) {
-      FloatVector v0 = FloatVector.fromArray(S, w, w0 + i);
-      FloatVector v1 = FloatVector.fromArray(S, w, w1 + i);
-      FloatVector u0 = FloatVector.fromArray(S, x, x0 + i);
-      a00 = v0.fma(u0, a00);
-      a01 = v1.fma(u0, a01);
-    }
-    out[(t + 0) * outStride + o + 0] = finishArray(a00, w, w0, x, x0, colsV, cols);
-    out[(t + 0) * outStride + o + 1] = finishArray(a01, w, w1, x, x0, colsV, cols);
-  }
-
-  private static void arrT1R1(
-      float[] w, int wOff, int cols, float[] x, int t, float[] out, int outStride, int o) {
-    int colsV = cols - cols % LANES;
-    int w0 = wOff + 0 * cols;
-    int x0 = (t + 0) * cols;
-    FloatVector a00 = FloatVector.zero(S);
-    for (int i = 0; i < colsV; i += LANES) {
-      FloatVector v0 = FloatVector.fromArray(S, w, w0 + i);
-      FloatVector u0 = FloatVector.fromArray(S, x, x0 + i);
-      a00 = v0.fma(u0, a00);
-    }
-    out[(t + 0) * outStride + o + 0] = finishArray(a00, w, w0, x, x0, colsV, cols);
   }
 
   private static void bufT6R2(
-      ByteBuffer w, int cols, float[] x, int t, float[] out, int outStride, int o) {
+      ByteBuffer w, int cols, float[] x, int t, float[] out, int outStride, int o, float[] tmp) {
     int colsV = cols - cols % LANES;
     int w0 = (o + 0) * cols * 4;
     int w1 = (o + 1) * cols * 4;
@@ -305,22 +198,129 @@ final class GemmKernels {
       a50 = v0.fma(u5, a50);
       a51 = v1.fma(u5, a51);
     }
-    out[(t + 0) * outStride + o + 0] = finishBuffer(a00, w, w0, x, x0, colsV, cols);
-    out[(t + 0) * outStride + o + 1] = finishBuffer(a01, w, w1, x, x0, colsV, cols);
-    out[(t + 1) * outStride + o + 0] = finishBuffer(a10, w, w0, x, x1, colsV, cols);
-    out[(t + 1) * outStride + o + 1] = finishBuffer(a11, w, w1, x, x1, colsV, cols);
-    out[(t + 2) * outStride + o + 0] = finishBuffer(a20, w, w0, x, x2, colsV, cols);
-    out[(t + 2) * outStride + o + 1] = finishBuffer(a21, w, w1, x, x2, colsV, cols);
-    out[(t + 3) * outStride + o + 0] = finishBuffer(a30, w, w0, x, x3, colsV, cols);
-    out[(t + 3) * outStride + o + 1] = finishBuffer(a31, w, w1, x, x3, colsV, cols);
-    out[(t + 4) * outStride + o + 0] = finishBuffer(a40, w, w0, x, x4, colsV, cols);
-    out[(t + 4) * outStride + o + 1] = finishBuffer(a41, w, w1, x, x4, colsV, cols);
-    out[(t + 5) * outStride + o + 0] = finishBuffer(a50, w, w0, x, x5, colsV, cols);
-    out[(t + 5) * outStride + o + 1] = finishBuffer(a51, w, w1, x, x5, colsV, cols);
+    a00.intoArray(tmp, 0);
+    a01.intoArray(tmp, 8);
+    a10.intoArray(tmp, 16);
+    a11.intoArray(tmp, 24);
+    a20.intoArray(tmp, 32);
+    a21.intoArray(tmp, 40);
+    a30.intoArray(tmp, 48);
+    a31.intoArray(tmp, 56);
+    a40.intoArray(tmp, 64);
+    a41.intoArray(tmp, 72);
+    a50.intoArray(tmp, 80);
+    a51.intoArray(tmp, 88);
+    out[(t + 0) * outStride + o + 0] = finishBuffer(tmp, 0, w, w0, x, x0, colsV, cols);
+    out[(t + 0) * outStride + o + 1] = finishBuffer(tmp, 8, w, w1, x, x0, colsV, cols);
+    out[(t + 1) * outStride + o + 0] = finishBuffer(tmp, 16, w, w0, x, x1, colsV, cols);
+    out[(t + 1) * outStride + o + 1] = finishBuffer(tmp, 24, w, w1, x, x1, colsV, cols);
+    out[(t + 2) * outStride + o + 0] = finishBuffer(tmp, 32, w, w0, x, x2, colsV, cols);
+    out[(t + 2) * outStride + o + 1] = finishBuffer(tmp, 40, w, w1, x, x2, colsV, cols);
+    out[(t + 3) * outStride + o + 0] = finishBuffer(tmp, 48, w, w0, x, x3, colsV, cols);
+    out[(t + 3) * outStride + o + 1] = finishBuffer(tmp, 56, w, w1, x, x3, colsV, cols);
+    out[(t + 4) * outStride + o + 0] = finishBuffer(tmp, 64, w, w0, x, x4, colsV, cols);
+    out[(t + 4) * outStride + o + 1] = finishBuffer(tmp, 72, w, w1, x, x4, colsV, cols);
+    out[(t + 5) * outStride + o + 0] = finishBuffer(tmp, 80, w, w0, x, x5, colsV, cols);
+    out[(t + 5) * outStride + o + 1] = finishBuffer(tmp, 88, w, w1, x, x5, colsV, cols);
+  }
+
+  private static void bufT4R2(
+      ByteBuffer w, int cols, float[] x, int t, float[] out, int outStride, int o, float[] tmp) {
+    int colsV = cols - cols % LANES;
+    int w0 = (o + 0) * cols * 4;
+    int w1 = (o + 1) * cols * 4;
+    int x0 = (t + 0) * cols;
+    int x1 = (t + 1) * cols;
+    int x2 = (t + 2) * cols;
+    int x3 = (t + 3) * cols;
+    FloatVector a00 = FloatVector.zero(S);
+    FloatVector a01 = FloatVector.zero(S);
+    FloatVector a10 = FloatVector.zero(S);
+    FloatVector a11 = FloatVector.zero(S);
+    FloatVector a20 = FloatVector.zero(S);
+    FloatVector a21 = FloatVector.zero(S);
+    FloatVector a30 = FloatVector.zero(S);
+    FloatVector a31 = FloatVector.zero(S);
+    for (int i = 0; i < colsV; i += LANES) {
+      FloatVector v0 = FloatVector.fromByteBuffer(S, w, w0 + i * 4, ByteOrder.LITTLE_ENDIAN);
+      FloatVector v1 = FloatVector.fromByteBuffer(S, w, w1 + i * 4, ByteOrder.LITTLE_ENDIAN);
+      FloatVector u0 = FloatVector.fromArray(S, x, x0 + i);
+      a00 = v0.fma(u0, a00);
+      a01 = v1.fma(u0, a01);
+      FloatVector u1 = FloatVector.fromArray(S, x, x1 + i);
+      a10 = v0.fma(u1, a10);
+      a11 = v1.fma(u1, a11);
+      FloatVector u2 = FloatVector.fromArray(S, x, x2 + i);
+      a20 = v0.fma(u2, a20);
+      a21 = v1.fma(u2, a21);
+      FloatVector u3 = FloatVector.fromArray(S, x, x3 + i);
+      a30 = v0.fma(u3, a30);
+      a31 = v1.fma(u3, a31);
+    }
+    a00.intoArray(tmp, 0);
+    a01.intoArray(tmp, 8);
+    a10.intoArray(tmp, 16);
+    a11.intoArray(tmp, 24);
+    a20.intoArray(tmp, 32);
+    a21.intoArray(tmp, 40);
+    a30.intoArray(tmp, 48);
+    a31.intoArray(tmp, 56);
+    out[(t + 0) * outStride + o + 0] = finishBuffer(tmp, 0, w, w0, x, x0, colsV, cols);
+    out[(t + 0) * outStride + o + 1] = finishBuffer(tmp, 8, w, w1, x, x0, colsV, cols);
+    out[(t + 1) * outStride + o + 0] = finishBuffer(tmp, 16, w, w0, x, x1, colsV, cols);
+    out[(t + 1) * outStride + o + 1] = finishBuffer(tmp, 24, w, w1, x, x1, colsV, cols);
+    out[(t + 2) * outStride + o + 0] = finishBuffer(tmp, 32, w, w0, x, x2, colsV, cols);
+    out[(t + 2) * outStride + o + 1] = finishBuffer(tmp, 40, w, w1, x, x2, colsV, cols);
+    out[(t + 3) * outStride + o + 0] = finishBuffer(tmp, 48, w, w0, x, x3, colsV, cols);
+    out[(t + 3) * outStride + o + 1] = finishBuffer(tmp, 56, w, w1, x, x3, colsV, cols);
+  }
+
+  private static void bufT1R2(
+      ByteBuffer w, int cols, float[] x, int t, float[] out, int outStride, int o, float[] tmp) {
+    int colsV = cols - cols % LANES;
+    int w0 = (o + 0) * cols * 4;
+    int w1 = (o + 1) * cols * 4;
+    int x0 = (t + 0) * cols;
+    FloatVector a00 = FloatVector.zero(S);
+    FloatVector a01 = FloatVector.zero(S);
+    for (int i = 0; i < colsV; i += LANES) {
+      FloatVector v0 = FloatVector.fromByteBuffer(S, w, w0 + i * 4, ByteOrder.LITTLE_ENDIAN);
+      FloatVector v1 = FloatVector.fromByteBuffer(S, w, w1 + i * 4, ByteOrder.LITTLE_ENDIAN);
+      FloatVector u0 = FloatVector.fromArray(S, x, x0 + i);
+      a00 = v0.fma(u0, a00);
+      a01 = v1.fma(u0, a01);
+    }
+    a00.intoArray(tmp, 0);
+    a01.intoArray(tmp, 8);
+    out[(t + 0) * outStride + o + 0] = finishBuffer(tmp, 0, w, w0, x, x0, colsV, cols);
+    out[(t + 0) * outStride + o + 1] = finishBuffer(tmp, 8, w, w1, x, x0, colsV, cols);
+  }
+
+  private static void bufT1R1(
+      ByteBuffer w, int cols, float[] x, int t, float[] out, int outStride, int o, float[] tmp) {
+    int colsV = cols - cols % LANES;
+    int w0 = (o + 0) * cols * 4;
+    int x0 = (t + 0) * cols;
+    FloatVector a00 = FloatVector.zero(S);
+    for (int i = 0; i < colsV; i += LANES) {
+      FloatVector v0 = FloatVector.fromByteBuffer(S, w, w0 + i * 4, ByteOrder.LITTLE_ENDIAN);
+      FloatVector u0 = FloatVector.fromArray(S, x, x0 + i);
+      a00 = v0.fma(u0, a00);
+    }
+    a00.intoArray(tmp, 0);
+    out[(t + 0) * outStride + o + 0] = finishBuffer(tmp, 0, w, w0, x, x0, colsV, cols);
   }
 
   private static void arrT6R2(
-      float[] w, int wOff, int cols, float[] x, int t, float[] out, int outStride, int o) {
+      float[] w,
+      int wOff,
+      int cols,
+      float[] x,
+      int t,
+      float[] out,
+      int outStride,
+      int o,
+      float[] tmp) {
     int colsV = cols - cols % LANES;
     int w0 = wOff + 0 * cols;
     int w1 = wOff + 1 * cols;
@@ -364,17 +364,140 @@ final class GemmKernels {
       a50 = v0.fma(u5, a50);
       a51 = v1.fma(u5, a51);
     }
-    out[(t + 0) * outStride + o + 0] = finishArray(a00, w, w0, x, x0, colsV, cols);
-    out[(t + 0) * outStride + o + 1] = finishArray(a01, w, w1, x, x0, colsV, cols);
-    out[(t + 1) * outStride + o + 0] = finishArray(a10, w, w0, x, x1, colsV, cols);
-    out[(t + 1) * outStride + o + 1] = finishArray(a11, w, w1, x, x1, colsV, cols);
-    out[(t + 2) * outStride + o + 0] = finishArray(a20, w, w0, x, x2, colsV, cols);
-    out[(t + 2) * outStride + o + 1] = finishArray(a21, w, w1, x, x2, colsV, cols);
-    out[(t + 3) * outStride + o + 0] = finishArray(a30, w, w0, x, x3, colsV, cols);
-    out[(t + 3) * outStride + o + 1] = finishArray(a31, w, w1, x, x3, colsV, cols);
-    out[(t + 4) * outStride + o + 0] = finishArray(a40, w, w0, x, x4, colsV, cols);
-    out[(t + 4) * outStride + o + 1] = finishArray(a41, w, w1, x, x4, colsV, cols);
-    out[(t + 5) * outStride + o + 0] = finishArray(a50, w, w0, x, x5, colsV, cols);
-    out[(t + 5) * outStride + o + 1] = finishArray(a51, w, w1, x, x5, colsV, cols);
+    a00.intoArray(tmp, 0);
+    a01.intoArray(tmp, 8);
+    a10.intoArray(tmp, 16);
+    a11.intoArray(tmp, 24);
+    a20.intoArray(tmp, 32);
+    a21.intoArray(tmp, 40);
+    a30.intoArray(tmp, 48);
+    a31.intoArray(tmp, 56);
+    a40.intoArray(tmp, 64);
+    a41.intoArray(tmp, 72);
+    a50.intoArray(tmp, 80);
+    a51.intoArray(tmp, 88);
+    out[(t + 0) * outStride + o + 0] = finishArray(tmp, 0, w, w0, x, x0, colsV, cols);
+    out[(t + 0) * outStride + o + 1] = finishArray(tmp, 8, w, w1, x, x0, colsV, cols);
+    out[(t + 1) * outStride + o + 0] = finishArray(tmp, 16, w, w0, x, x1, colsV, cols);
+    out[(t + 1) * outStride + o + 1] = finishArray(tmp, 24, w, w1, x, x1, colsV, cols);
+    out[(t + 2) * outStride + o + 0] = finishArray(tmp, 32, w, w0, x, x2, colsV, cols);
+    out[(t + 2) * outStride + o + 1] = finishArray(tmp, 40, w, w1, x, x2, colsV, cols);
+    out[(t + 3) * outStride + o + 0] = finishArray(tmp, 48, w, w0, x, x3, colsV, cols);
+    out[(t + 3) * outStride + o + 1] = finishArray(tmp, 56, w, w1, x, x3, colsV, cols);
+    out[(t + 4) * outStride + o + 0] = finishArray(tmp, 64, w, w0, x, x4, colsV, cols);
+    out[(t + 4) * outStride + o + 1] = finishArray(tmp, 72, w, w1, x, x4, colsV, cols);
+    out[(t + 5) * outStride + o + 0] = finishArray(tmp, 80, w, w0, x, x5, colsV, cols);
+    out[(t + 5) * outStride + o + 1] = finishArray(tmp, 88, w, w1, x, x5, colsV, cols);
+  }
+
+  private static void arrT4R2(
+      float[] w,
+      int wOff,
+      int cols,
+      float[] x,
+      int t,
+      float[] out,
+      int outStride,
+      int o,
+      float[] tmp) {
+    int colsV = cols - cols % LANES;
+    int w0 = wOff + 0 * cols;
+    int w1 = wOff + 1 * cols;
+    int x0 = (t + 0) * cols;
+    int x1 = (t + 1) * cols;
+    int x2 = (t + 2) * cols;
+    int x3 = (t + 3) * cols;
+    FloatVector a00 = FloatVector.zero(S);
+    FloatVector a01 = FloatVector.zero(S);
+    FloatVector a10 = FloatVector.zero(S);
+    FloatVector a11 = FloatVector.zero(S);
+    FloatVector a20 = FloatVector.zero(S);
+    FloatVector a21 = FloatVector.zero(S);
+    FloatVector a30 = FloatVector.zero(S);
+    FloatVector a31 = FloatVector.zero(S);
+    for (int i = 0; i < colsV; i += LANES) {
+      FloatVector v0 = FloatVector.fromArray(S, w, w0 + i);
+      FloatVector v1 = FloatVector.fromArray(S, w, w1 + i);
+      FloatVector u0 = FloatVector.fromArray(S, x, x0 + i);
+      a00 = v0.fma(u0, a00);
+      a01 = v1.fma(u0, a01);
+      FloatVector u1 = FloatVector.fromArray(S, x, x1 + i);
+      a10 = v0.fma(u1, a10);
+      a11 = v1.fma(u1, a11);
+      FloatVector u2 = FloatVector.fromArray(S, x, x2 + i);
+      a20 = v0.fma(u2, a20);
+      a21 = v1.fma(u2, a21);
+      FloatVector u3 = FloatVector.fromArray(S, x, x3 + i);
+      a30 = v0.fma(u3, a30);
+      a31 = v1.fma(u3, a31);
+    }
+    a00.intoArray(tmp, 0);
+    a01.intoArray(tmp, 8);
+    a10.intoArray(tmp, 16);
+    a11.intoArray(tmp, 24);
+    a20.intoArray(tmp, 32);
+    a21.intoArray(tmp, 40);
+    a30.intoArray(tmp, 48);
+    a31.intoArray(tmp, 56);
+    out[(t + 0) * outStride + o + 0] = finishArray(tmp, 0, w, w0, x, x0, colsV, cols);
+    out[(t + 0) * outStride + o + 1] = finishArray(tmp, 8, w, w1, x, x0, colsV, cols);
+    out[(t + 1) * outStride + o + 0] = finishArray(tmp, 16, w, w0, x, x1, colsV, cols);
+    out[(t + 1) * outStride + o + 1] = finishArray(tmp, 24, w, w1, x, x1, colsV, cols);
+    out[(t + 2) * outStride + o + 0] = finishArray(tmp, 32, w, w0, x, x2, colsV, cols);
+    out[(t + 2) * outStride + o + 1] = finishArray(tmp, 40, w, w1, x, x2, colsV, cols);
+    out[(t + 3) * outStride + o + 0] = finishArray(tmp, 48, w, w0, x, x3, colsV, cols);
+    out[(t + 3) * outStride + o + 1] = finishArray(tmp, 56, w, w1, x, x3, colsV, cols);
+  }
+
+  private static void arrT1R2(
+      float[] w,
+      int wOff,
+      int cols,
+      float[] x,
+      int t,
+      float[] out,
+      int outStride,
+      int o,
+      float[] tmp) {
+    int colsV = cols - cols % LANES;
+    int w0 = wOff + 0 * cols;
+    int w1 = wOff + 1 * cols;
+    int x0 = (t + 0) * cols;
+    FloatVector a00 = FloatVector.zero(S);
+    FloatVector a01 = FloatVector.zero(S);
+    for (int i = 0; i < colsV; i += LANES) {
+      FloatVector v0 = FloatVector.fromArray(S, w, w0 + i);
+      FloatVector v1 = FloatVector.fromArray(S, w, w1 + i);
+      FloatVector u0 = FloatVector.fromArray(S, x, x0 + i);
+      a00 = v0.fma(u0, a00);
+      a01 = v1.fma(u0, a01);
+    }
+    a00.intoArray(tmp, 0);
+    a01.intoArray(tmp, 8);
+    out[(t + 0) * outStride + o + 0] = finishArray(tmp, 0, w, w0, x, x0, colsV, cols);
+    out[(t + 0) * outStride + o + 1] = finishArray(tmp, 8, w, w1, x, x0, colsV, cols);
+  }
+
+  private static void arrT1R1(
+      float[] w,
+      int wOff,
+      int cols,
+      float[] x,
+      int t,
+      float[] out,
+      int outStride,
+      int o,
+      float[] tmp) {
+    int colsV = cols - cols % LANES;
+    int w0 = wOff + 0 * cols;
+    int x0 = (t + 0) * cols;
+    FloatVector a00 = FloatVector.zero(S);
+    for (int i = 0; i < colsV; i += LANES) {
+      FloatVector v0 = FloatVector.fromArray(S, w, w0 + i);
+      FloatVector u0 = FloatVector.fromArray(S, x, x0 + i);
+      a00 = v0.fma(u0, a00);
+    }
+    a00.intoArray(tmp, 0);
+    out[(t + 0) * outStride + o + 0] = finishArray(tmp, 0, w, w0, x, x0, colsV, cols);
   }
 }

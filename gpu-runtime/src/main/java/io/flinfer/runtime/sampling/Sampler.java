@@ -2,8 +2,6 @@ package io.flinfer.runtime.sampling;
 
 import io.flinfer.runtime.kernel.FastExp;
 import java.util.Arrays;
-import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorSpecies;
 
 /**
  * Picks the next token of a request from its logits. Owns scratch arrays sized to the vocabulary,
@@ -13,7 +11,6 @@ import jdk.incubator.vector.VectorSpecies;
  * penalties and before temperature and truncation (what the model assigned to it).
  */
 public final class Sampler {
-  private static final VectorSpecies<Float> S = FloatVector.SPECIES_256;
 
   private final int vocab;
   private final float[] work;
@@ -148,46 +145,9 @@ public final class Sampler {
     return (int) (0x7fffffffL - (packed[n - keep] & 0xffffffffL));
   }
 
-  /**
-   * {@code sum_i exp((l[i] - max) * scale)}, writing the terms to {@code out} when given. Vector
-   * blocks of 512 are summed in float, blocks in double, in one fixed order.
-   */
+  /** {@code sum_i exp((l[i] - max) * scale)}, writing the terms to {@code out} when given. */
   private double sumExp(float[] l, float max, float scale, float[] out) {
-    double total = 0;
-    int lanes = S.length();
-    int i = 0;
-    while (i + lanes <= vocab) {
-      FloatVector acc = FloatVector.zero(S);
-      int end = Math.min(vocab - (vocab - i) % lanes, i + 512);
-      for (; i < end; i += lanes) {
-        FloatVector e = FastExp.exp(FloatVector.fromArray(S, l, i).sub(max).mul(scale));
-        if (out != null) {
-          e.intoArray(out, i);
-        }
-        acc = acc.add(e);
-      }
-      total += sumLanes(acc);
-    }
-    for (; i < vocab; i++) {
-      float e = FastExp.exp((l[i] - max) * scale);
-      if (out != null) {
-        out[i] = e;
-      }
-      total += e;
-    }
-    return total;
-  }
-
-  private static float sumLanes(FloatVector v) {
-    float s = v.lane(0);
-    s += v.lane(1);
-    s += v.lane(2);
-    s += v.lane(3);
-    s += v.lane(4);
-    s += v.lane(5);
-    s += v.lane(6);
-    s += v.lane(7);
-    return s;
+    return FastExp.expSum(l, 0, vocab, max, scale, out, 0);
   }
 
   private int walk(float[] probs, double r) {

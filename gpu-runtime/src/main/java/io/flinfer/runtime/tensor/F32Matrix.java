@@ -25,6 +25,6 @@ final class F32Matrix extends WeightMatrix {
   @Override
   public void matmul(
       float[] x, int tokens, float[] out, int outStride, int oFrom, int oTo, float[] scratch) {
-    Gemm.bufferRows(data, cols, x, tokens, out, outStride, oFrom, oTo);
+    Gemm.bufferRows(data, cols, x, tokens, out, outStride, oFrom, oTo, scratch);
   }
 }

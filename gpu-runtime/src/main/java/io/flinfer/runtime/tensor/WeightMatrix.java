@@ -72,21 +72,28 @@ public abstract class WeightMatrix {
     return type().bytes((long) rows * cols);
   }
 
+  /** Floats of scratch {@link #matmul} needs for a matrix of {@code cols} columns. */
+  public static int scratchSize(int cols) {
+    return Gemm.SCRATCH + 2 * cols;
+  }
+
   /**
    * {@code out[t * outStride + o] = sum_i W[o][i] * x[t * cols + i]} for rows {@code o} in [oFrom,
-   * oTo) and tokens t in [0, tokens). {@code scratch} holds at least 2 x cols floats.
+   * oTo) and tokens t in [0, tokens). {@code scratch} holds at least {@link #scratchSize} floats:
+   * the kernels' accumulators, then two decoded rows.
    */
   public void matmul(
       float[] x, int tokens, float[] out, int outStride, int oFrom, int oTo, float[] scratch) {
+    int rowsAt = Gemm.SCRATCH;
     int o = oFrom;
     for (; o + 2 <= oTo; o += 2) {
-      decodeRow(o, scratch, 0);
-      decodeRow(o + 1, scratch, cols);
-      Gemm.rows2(scratch, 0, cols, x, tokens, cols, out, outStride, o);
+      decodeRow(o, scratch, rowsAt);
+      decodeRow(o + 1, scratch, rowsAt + cols);
+      Gemm.rows2(scratch, rowsAt, cols, x, tokens, out, outStride, o, scratch);
     }
     if (o < oTo) {
-      decodeRow(o, scratch, 0);
-      Gemm.rows1(scratch, 0, x, tokens, cols, out, outStride, o);
+      decodeRow(o, scratch, rowsAt);
+      Gemm.rows1(scratch, rowsAt, cols, x, tokens, out, outStride, o, scratch);
     }
   }
 }

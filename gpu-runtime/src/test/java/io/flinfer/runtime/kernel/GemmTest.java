@@ -26,7 +26,7 @@ class GemmTest {
     float[] expected = new float[tokens * rows];
     Gemm.reference(w, rows, cols, x, tokens, expected, rows);
     float[] all = new float[tokens * rows];
-    m.matmul(x, tokens, all, rows, 0, rows, new float[2 * cols]);
+    m.matmul(x, tokens, all, rows, 0, rows, new float[WeightMatrix.scratchSize(cols)]);
     for (int i = 0; i < expected.length; i++) {
       assertThat(all[i])
           .isCloseTo(
@@ -40,8 +40,10 @@ class GemmTest {
       float[] xt = new float[cols];
       System.arraycopy(x, t * cols, xt, 0, cols);
       int split = rows / 2 | 1;
-      m.matmul(xt, 1, one, rows, 0, Math.min(split, rows), new float[2 * cols]);
-      m.matmul(xt, 1, one, rows, Math.min(split, rows), rows, new float[2 * cols]);
+      m.matmul(
+          xt, 1, one, rows, 0, Math.min(split, rows), new float[WeightMatrix.scratchSize(cols)]);
+      m.matmul(
+          xt, 1, one, rows, Math.min(split, rows), rows, new float[WeightMatrix.scratchSize(cols)]);
       for (int o = 0; o < rows; o++) {
         assertThat(Float.floatToRawIntBits(one[o]))
             .isEqualTo(Float.floatToRawIntBits(all[t * rows + o]));
@@ -66,7 +68,7 @@ class GemmTest {
     float[] expected = new float[tokens * rows];
     Gemm.reference(decoded, rows, cols, x, tokens, expected, rows);
     float[] actual = new float[tokens * rows];
-    m.matmul(x, tokens, actual, rows, 0, rows, new float[2 * cols]);
+    m.matmul(x, tokens, actual, rows, 0, rows, new float[WeightMatrix.scratchSize(cols)]);
     for (int i = 0; i < expected.length; i++) {
       assertThat(actual[i])
           .isCloseTo(

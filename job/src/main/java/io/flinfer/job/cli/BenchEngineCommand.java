@@ -69,17 +69,17 @@ public final class BenchEngineCommand implements Callable<Integer> {
         EngineConfig.builder()
             .threads(n)
             .maxRunningRequests(64)
-            .maxTotalTokens(big ? 16384 : 32768)
+            .maxTotalTokens(big ? 24576 : 32768)
             .chunkedPrefillSize(512)
             .maxPrefillTokens(4096);
     ObjectNode m = json.createObjectNode();
 
     // (a) independent prompts: continuous batching against one request at a time.
     if (workloads.contains("independent")) {
-      int aRequests = big ? 64 : 128;
+      int aRequests = 128;
       int aOutput = big ? 128 : 256;
       EngineBenchmark.Result batched =
-          b.run(base.build(), b.independent(aRequests, 16, 48, aOutput, 1));
+          b.run(base.maxRunningRequests(128).build(), b.independent(aRequests, 16, 48, aOutput, 1));
       log("independent, continuous batching", batched);
       EngineBenchmark.Result single =
           b.run(
@@ -110,12 +110,14 @@ public final class BenchEngineCommand implements Callable<Integer> {
 
     // (c) multi-turn chats.
     if (workloads.contains("multi-turn")) {
-      int convs = big ? 8 : 16;
+      int convs = 16;
+      int turns = 8;
+      int message = big ? 64 : 40;
       EngineBenchmark.Result chatOn =
-          b.run(base.radixCache(true).build(), b.multiTurn(convs, 4, 48, 32, 3));
+          b.run(base.radixCache(true).build(), b.multiTurn(convs, turns, message, 16, 3));
       log("multi-turn, radix on", chatOn);
       EngineBenchmark.Result chatOff =
-          b.run(base.radixCache(false).build(), b.multiTurn(convs, 4, 48, 32, 3));
+          b.run(base.radixCache(false).build(), b.multiTurn(convs, turns, message, 16, 3));
       log("multi-turn, radix off", chatOff);
       base.radixCache(true);
       m.set("multi_turn", compare(json, chatOn, chatOff));
