@@ -28,6 +28,7 @@ public final class CpuModelRunner implements ModelRunner {
   private final WorkerPool pool;
   private final MatMulTask matmul;
   private final AttentionTask attention;
+  private final SwiGluTask swiGlu = new SwiGluTask();
 
   private int capacity;
   private float[] x;
@@ -109,14 +110,15 @@ public final class CpuModelRunner implements ModelRunner {
       }
       kv.setKv(l, batch.outCacheLocArray(), 0, n, k, v);
       attention.prepare(batch, l);
-      run(attention, (long) n * c.heads() * 64);
+      run(attention, attentionWork(batch));
       matmul(att, n, w.wo()[l], xb, null, null, null, null);
       Ops.add(x, xb, 0, n * dim);
       for (int t = 0; t < n; t++) {
         Ops.rmsNorm(xb, t * dim, x, t * dim, w.rmsFfn()[l], dim, c.normEps());
       }
       matmul(xb, n, w.w1()[l], hb, w.w3()[l], hb2, null, null);
-      Ops.swiGlu(hb, hb2, 0, n * hidden);
+      swiGlu.set(n * hidden);
+      run(swiGlu, (long) n * hidden * 8);
       matmul(hb, n, w.w2()[l], xb, null, null, null, null);
       Ops.add(x, xb, 0, n * dim);
     }
@@ -129,6 +131,31 @@ public final class CpuModelRunner implements ModelRunner {
       Ops.rmsNorm(last, r * dim, x, t * dim, w.rmsFinal(), dim, c.normEps());
     }
     matmul(last, b, w.classifier(), logits, null, null, null, null);
+  }
+
+  /** Multiply-adds of attention: every token against its whole context, keys and values. */
+  private long attentionWork(ForwardBatch batch) {
+    long positions = 0;
+    for (int t = 0; t < batch.numTokens(); t++) {
+      positions += batch.position(t) + 1;
+    }
+    return positions * c.heads() * c.headDim() * 2;
+  }
+
+  /** SwiGLU over the hidden activations, split evenly between threads. */
+  private final class SwiGluTask implements WorkerPool.Task {
+    private int total;
+
+    void set(int total) {
+      this.total = total;
+    }
+
+    @Override
+    public void run(int part, int parts) {
+      int from = (int) ((long) total * part / parts) & ~7;
+      int to = part == parts - 1 ? total : (int) ((long) total * (part + 1) / parts) & ~7;
+      Ops.swiGlu(hb, hb2, from, to - from);
+    }
   }
 
   /** Up to three products sharing one input, dispatched as one parallel task. */

@@ -6,10 +6,9 @@ import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * {@code exp(x)} for x <= 0 (softmax after subtracting the maximum), within 2 ulp, built only from
- * IEEE add, multiply and fused multiply-add, so the scalar and vector forms give the same bits in
- * every JIT tier. Range reduction {@code x = n ln2 + r}, |r| <= ln2/2, then a degree-7 Taylor
- * polynomial.
+ * {@code exp(x)} for x in [-87.3, 88] (clamped outside), within 2 ulp, built only from IEEE add,
+ * multiply and fused multiply-add, so the scalar and vector forms give the same bits in every JIT
+ * tier. Range reduction {@code x = n ln2 + r}, |r| <= ln2/2, then a degree-7 Taylor polynomial.
  */
 public final class FastExp {
   private static final VectorSpecies<Float> S = FloatVector.SPECIES_256;
@@ -17,6 +16,11 @@ public final class FastExp {
   private static final float LN2_HI = 0.693359375f;
   private static final float LN2_LO = -2.12194440e-4f;
   private static final float MIN = -87.3f;
+  private static final float MAX = 88f;
+
+  /** Adding and subtracting 1.5 x 2^23 rounds to an integer (half to even). */
+  private static final float ROUND_MAGIC = 12582912f;
+
   private static final float EXPONENT_MAGIC = 8388608f + 127f;
   private static final float C2 = 1f / 2;
   private static final float C3 = 1f / 6;
@@ -28,7 +32,7 @@ public final class FastExp {
   private FastExp() {}
 
   public static float exp(float x) {
-    x = Math.max(x, MIN);
+    x = Math.min(Math.max(x, MIN), MAX);
     float n = (float) Math.rint(x * LOG2E);
     float r = Math.fma(n, -LN2_HI, x);
     r = Math.fma(n, -LN2_LO, r);
@@ -44,12 +48,33 @@ public final class FastExp {
 
   /**
    * {@code out[i] = exp((in[i] - shift) * scale)} for i in [from, to), and their sum, in one fixed
-   * order: blocks of 512 values summed in float lanes, blocks added in double. Vectors stay inside
-   * this method: passed between methods the JIT may not inline, they would be boxed. {@code out}
-   * may be {@code in}, or null to only sum.
+   * order: blocks of 512 values summed in float lanes, blocks added in double. {@code out} may be
+   * {@code in}, or null to only sum.
    */
   public static double expSum(
       float[] in, int from, int to, float shift, float scale, float[] out, int outFrom) {
+    return apply(in, from, to, shift, scale, out, outFrom, null);
+  }
+
+  /** SwiGLU: {@code a[i] = silu(a[i]) * b[i]} for i in [from, to). */
+  public static void swiGlu(float[] a, float[] b, int from, int to) {
+    apply(a, from, to, 0f, -1f, a, from, b);
+  }
+
+  /**
+   * The one vector loop: {@code e = exp((in[i] - shift) * scale)}, then either stored and summed,
+   * or (with {@code gate}) {@code out[i] = in[i] * (1 / (1 + e)) * gate[i]}. The exp is written out
+   * here rather than called: a vector passed to a method the JIT does not inline is boxed.
+   */
+  private static double apply(
+      float[] in,
+      int from,
+      int to,
+      float shift,
+      float scale,
+      float[] out,
+      int outFrom,
+      float[] gate) {
     double total = 0;
     int lanes = S.length();
     int i = from;
@@ -57,11 +82,31 @@ public final class FastExp {
       FloatVector acc = FloatVector.zero(S);
       int end = Math.min(to - (to - i) % lanes, i + 512);
       for (; i < end; i += lanes) {
-        FloatVector e = exp(FloatVector.fromArray(S, in, i).sub(shift).mul(scale));
-        if (out != null) {
-          e.intoArray(out, outFrom + i - from);
+        FloatVector v = FloatVector.fromArray(S, in, i);
+        FloatVector x = v.sub(shift).mul(scale).max(MIN).min(MAX);
+        FloatVector n = x.mul(LOG2E).add(ROUND_MAGIC).sub(ROUND_MAGIC);
+        FloatVector r = n.fma(c(-LN2_HI), x);
+        r = n.fma(c(-LN2_LO), r);
+        FloatVector p = c(C7).fma(r, c(C6));
+        p = p.fma(r, c(C5));
+        p = p.fma(r, c(C4));
+        p = p.fma(r, c(C3));
+        p = p.fma(r, c(C2));
+        p = p.fma(r, c(1f));
+        p = p.fma(r, c(1f));
+        IntVector bits =
+            n.add(EXPONENT_MAGIC).reinterpretAsInts().lanewise(VectorOperators.LSHL, 23);
+        FloatVector e = p.mul(bits.reinterpretAsFloats());
+        if (gate != null) {
+          v.mul(c(1f).div(e.add(1f)))
+              .mul(FloatVector.fromArray(S, gate, i))
+              .intoArray(out, outFrom + i - from);
+        } else {
+          if (out != null) {
+            e.intoArray(out, outFrom + i - from);
+          }
+          acc = acc.add(e);
         }
-        acc = acc.add(e);
       }
       total += acc.lane(0);
       total += acc.lane(1);
@@ -74,17 +119,21 @@ public final class FastExp {
     }
     for (; i < to; i++) {
       float e = exp((in[i] - shift) * scale);
-      if (out != null) {
-        out[outFrom + i - from] = e;
+      if (gate != null) {
+        out[outFrom + i - from] = in[i] * (1f / (1f + e)) * gate[i];
+      } else {
+        if (out != null) {
+          out[outFrom + i - from] = e;
+        }
+        total += e;
       }
-      total += e;
     }
     return total;
   }
 
   /** exp of each lane; the same bits as {@link #exp(float)} lane by lane. */
   public static FloatVector exp(FloatVector x) {
-    x = x.max(MIN);
+    x = x.max(MIN).min(MAX);
     FloatVector n = round(x.mul(LOG2E));
     FloatVector r = n.fma(c(-LN2_HI), x);
     r = n.fma(c(-LN2_LO), r);

@@ -41,11 +41,7 @@ public final class Ops {
 
   /** {@code a = silu(a) * b} over {@code n} values. */
   public static void swiGlu(float[] a, float[] b, int off, int n) {
-    for (int i = off; i < off + n; i++) {
-      float v = a[i];
-      v *= 1f / (1f + (float) Math.exp(-v));
-      a[i] = v * b[i];
-    }
+    FastExp.swiGlu(a, b, off, off + n);
   }
 
   public static void add(float[] x, float[] y, int off, int n) {
