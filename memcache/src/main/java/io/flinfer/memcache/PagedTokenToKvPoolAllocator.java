@@ -11,14 +11,12 @@ import java.util.Arrays;
  * whole new pages; {@link #allocDecode} takes a new page only when a request crosses a page
  * boundary. Freeing any slot of a page frees the page.
  */
-public final class PagedTokenToKvPoolAllocator implements TokenToKvPoolAllocator {
+public final class PagedTokenToKvPoolAllocator extends GroupedFreeAllocator {
   private final int pageSize;
   private final int numPages;
   private final int[] freePages;
   private int freeCount;
   private final boolean[] pageFree;
-  private int[] group = new int[64];
-  private int groupLen = -1;
 
   /** A pool of {@code size} usable slots (rounded down to whole pages). */
   public PagedTokenToKvPoolAllocator(int size, int pageSize) {
@@ -119,16 +117,8 @@ public final class PagedTokenToKvPoolAllocator implements TokenToKvPoolAllocator
   }
 
   @Override
-  public void free(int[] slots, int from, int len) {
+  protected void release(int[] slots, int from, int len) {
     if (len == 0) {
-      return;
-    }
-    if (groupLen >= 0) {
-      if (groupLen + len > group.length) {
-        group = Arrays.copyOf(group, Math.max(group.length * 2, groupLen + len));
-      }
-      System.arraycopy(slots, from, group, groupLen, len);
-      groupLen += len;
       return;
     }
     int lastPage = -1;
@@ -163,20 +153,6 @@ public final class PagedTokenToKvPoolAllocator implements TokenToKvPoolAllocator
   }
 
   @Override
-  public void freeGroupBegin() {
-    groupLen = 0;
-  }
-
-  @Override
-  public void freeGroupEnd() {
-    int len = groupLen;
-    groupLen = -1;
-    if (len > 0) {
-      free(group, 0, len);
-    }
-  }
-
-  @Override
   public boolean isFree(int slot) {
     int page = slot / pageSize;
     return page > 0 && page <= numPages && pageFree[page];
@@ -190,7 +166,7 @@ public final class PagedTokenToKvPoolAllocator implements TokenToKvPoolAllocator
     freeCount = numPages;
     Arrays.fill(pageFree, true);
     pageFree[0] = false;
-    groupLen = -1;
+    endGroupWithoutRelease();
   }
 
   private int takePage() {

@@ -6,13 +6,11 @@ import java.util.Arrays;
  * The page-size-1 allocator: a free list of single KV slots. Owns the free list and a bitmap that
  * catches double frees.
  */
-public final class SimpleTokenToKvPoolAllocator implements TokenToKvPoolAllocator {
+public final class SimpleTokenToKvPoolAllocator extends GroupedFreeAllocator {
   private final int size;
   private final int[] freeList;
   private int freeCount;
   private final boolean[] isFree;
-  private int[] group = new int[64];
-  private int groupLen = -1;
 
   /** A pool of {@code size} usable slots, numbered 1..size (slot 0 is the padding slot). */
   public SimpleTokenToKvPoolAllocator(int size) {
@@ -55,15 +53,7 @@ public final class SimpleTokenToKvPoolAllocator implements TokenToKvPoolAllocato
   }
 
   @Override
-  public void free(int[] slots, int from, int len) {
-    if (groupLen >= 0) {
-      if (groupLen + len > group.length) {
-        group = Arrays.copyOf(group, Math.max(group.length * 2, groupLen + len));
-      }
-      System.arraycopy(slots, from, group, groupLen, len);
-      groupLen += len;
-      return;
-    }
+  protected void release(int[] slots, int from, int len) {
     for (int i = from; i < from + len; i++) {
       int slot = slots[i];
       if (slot <= 0 || slot > size) {
@@ -74,20 +64,6 @@ public final class SimpleTokenToKvPoolAllocator implements TokenToKvPoolAllocato
       }
       isFree[slot] = true;
       freeList[freeCount++] = slot;
-    }
-  }
-
-  @Override
-  public void freeGroupBegin() {
-    groupLen = 0;
-  }
-
-  @Override
-  public void freeGroupEnd() {
-    int len = groupLen;
-    groupLen = -1;
-    if (len > 0) {
-      free(group, 0, len);
     }
   }
 
@@ -105,6 +81,6 @@ public final class SimpleTokenToKvPoolAllocator implements TokenToKvPoolAllocato
     freeCount = size;
     Arrays.fill(isFree, true);
     isFree[0] = false;
-    groupLen = -1;
+    endGroupWithoutRelease();
   }
 }
