@@ -7,6 +7,7 @@ import io.flinfer.memcache.TokenToKvPoolAllocator;
 import io.flinfer.runtime.forward.CpuModelRunner;
 import io.flinfer.runtime.forward.ForwardBatch;
 import io.flinfer.runtime.forward.ModelRunner;
+import io.flinfer.runtime.forward.ModelRunnerFactory;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.sampling.Sampler;
 import java.util.List;
@@ -27,6 +28,11 @@ public final class BatchGenerator implements AutoCloseable {
   private float[] logits = new float[0];
 
   public BatchGenerator(LlamaModel model, int maxBatch, int maxContext, int threads) {
+    this(model, maxBatch, maxContext, threads, CpuModelRunner::new);
+  }
+
+  public BatchGenerator(
+      LlamaModel model, int maxBatch, int maxContext, int threads, ModelRunnerFactory backend) {
     this.model = model;
     int ctx = Math.min(maxContext, model.config().contextLength());
     this.reqToToken = new ReqToTokenPool(maxBatch, ctx);
@@ -38,7 +44,7 @@ public final class BatchGenerator implements AutoCloseable {
             model.config().kvHeads(),
             model.config().headDim(),
             1);
-    this.runner = new CpuModelRunner(model, kv, reqToToken, threads);
+    this.runner = backend.create(model, kv, reqToToken, threads);
     this.sampler = new Sampler(model.config().vocabSize());
   }
 

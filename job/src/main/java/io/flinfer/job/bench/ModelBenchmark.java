@@ -2,8 +2,9 @@ package io.flinfer.job.bench;
 
 import io.flinfer.memcache.KvPool;
 import io.flinfer.memcache.ReqToTokenPool;
-import io.flinfer.runtime.forward.CpuModelRunner;
 import io.flinfer.runtime.forward.ForwardBatch;
+import io.flinfer.runtime.forward.ModelRunner;
+import io.flinfer.runtime.forward.ModelRunnerFactory;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.model.ModelConfig;
 import io.flinfer.runtime.sampling.Sampler;
@@ -22,10 +23,12 @@ public final class ModelBenchmark {
 
   private final LlamaModel model;
   private final int threads;
+  private final ModelRunnerFactory backend;
 
-  public ModelBenchmark(LlamaModel model, int threads) {
+  public ModelBenchmark(LlamaModel model, int threads, ModelRunnerFactory backend) {
     this.model = model;
     this.threads = threads;
+    this.backend = backend;
   }
 
   /**
@@ -65,7 +68,7 @@ public final class ModelBenchmark {
     long timedNanos = 0;
     int tokens = 0;
     int round = 0;
-    try (CpuModelRunner runner = new CpuModelRunner(model, kv, reqToToken, threads)) {
+    try (ModelRunner runner = backend.create(model, kv, reqToToken, threads)) {
       while (timedNanos < minSeconds * 1e9 || round == 0) {
         fb.reset();
         reqToToken.write(0, 0, promptSlots);
@@ -111,7 +114,7 @@ public final class ModelBenchmark {
     ReqToTokenPool reqToToken = new ReqToTokenPool(requests, promptLen);
     KvPool kv = new KvPool(requests * promptLen, c.layers(), c.kvHeads(), c.headDim(), 1);
     float[] logits = new float[requests * c.vocabSize()];
-    try (CpuModelRunner runner = new CpuModelRunner(model, kv, reqToToken, threads)) {
+    try (ModelRunner runner = backend.create(model, kv, reqToToken, threads)) {
       ForwardBatch fb = new ForwardBatch();
       Random rnd = new Random(5);
       for (int r = 0; r < requests; r++) {

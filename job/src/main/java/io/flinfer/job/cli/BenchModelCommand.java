@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.flinfer.job.bench.ModelBenchmark;
+import io.flinfer.runtime.forward.ModelRunnerFactory;
+import io.flinfer.runtime.forward.ModelRunners;
 import io.flinfer.runtime.llama2c.Llama2cCheckpointLoader;
 import io.flinfer.runtime.llama2c.RandomCheckpointWriter;
 import io.flinfer.runtime.model.LlamaModel;
@@ -29,7 +31,7 @@ import picocli.CommandLine.Option;
 public final class BenchModelCommand implements Callable<Integer> {
   @Mixin ModelOptions modelOptions = new ModelOptions();
 
-  @Option(names = "--backend", defaultValue = "cpu", description = "cpu (default).")
+  @Option(names = "--backend", defaultValue = "cpu", description = "cpu (default), cuda, or auto.")
   String backend;
 
   @Option(
@@ -83,8 +85,11 @@ public final class BenchModelCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws IOException {
-    if (!"cpu".equals(backend)) {
-      System.err.println("error: backend " + backend + " is not available in this build (cpu is)");
+    ModelRunnerFactory runners;
+    try {
+      runners = ModelRunners.byName(backend);
+    } catch (IllegalArgumentException e) {
+      System.err.println("error: " + e.getMessage());
       return 2;
     }
     int n = threads != null ? threads : Runtime.getRuntime().availableProcessors();
@@ -102,15 +107,16 @@ public final class BenchModelCommand implements Callable<Integer> {
               ? randomModel(workDir, ModelConfig.llama110M())
               : modelOptions.locate().load();
       System.err.printf("benchmarking %s %s with %d threads%n", which, model.config(), n);
-      results.add(bench(json, which, model, n));
+      results.add(bench(json, which, model, n, runners));
     }
     root.put("load_average_after", loadAverage());
     System.out.println(json.writerWithDefaultPrettyPrinter().writeValueAsString(root));
     return 0;
   }
 
-  private ObjectNode bench(ObjectMapper json, String name, LlamaModel model, int n) {
-    ModelBenchmark b = new ModelBenchmark(model, n);
+  private ObjectNode bench(
+      ObjectMapper json, String name, LlamaModel model, int n, ModelRunnerFactory runners) {
+    ModelBenchmark b = new ModelBenchmark(model, n, runners);
     int prompt = Math.min(promptLen, model.config().contextLength() - decodeSteps - 1);
     b.decode(4, prompt, decodeSteps, Math.min(1.0, seconds)); // warm the JIT
     ObjectNode m = json.createObjectNode();

@@ -13,6 +13,7 @@ import io.flinfer.memcache.prefix.RadixCache;
 import io.flinfer.runtime.forward.CpuModelRunner;
 import io.flinfer.runtime.forward.ForwardBatch;
 import io.flinfer.runtime.forward.ModelRunner;
+import io.flinfer.runtime.forward.ModelRunnerFactory;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.model.ModelConfig;
 import io.flinfer.runtime.sampling.Sampler;
@@ -36,12 +37,6 @@ import java.util.Set;
  * draws token i from (seed, i).
  */
 public final class Engine implements AutoCloseable {
-  /** Builds the backend over the engine's pools. */
-  @FunctionalInterface
-  public interface RunnerFactory {
-    ModelRunner create(LlamaModel model, KvPool kv, ReqToTokenPool reqToToken, int threads);
-  }
-
   private static final int RETRACT_DECODE_STEPS = 20;
 
   private final EngineConfig config;
@@ -75,7 +70,7 @@ public final class Engine implements AutoCloseable {
     return new Engine(model, config, CpuModelRunner::new);
   }
 
-  public Engine(LlamaModel model, EngineConfig config, RunnerFactory runners) {
+  public Engine(LlamaModel model, EngineConfig config, ModelRunnerFactory runners) {
     this.config = config;
     this.model = model;
     ModelConfig c = model.config();

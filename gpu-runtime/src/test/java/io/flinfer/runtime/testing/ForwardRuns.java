@@ -1,0 +1,116 @@
+package io.flinfer.runtime.testing;
+
+import io.flinfer.memcache.KvPool;
+import io.flinfer.memcache.ReqToTokenPool;
+import io.flinfer.runtime.forward.ForwardBatch;
+import io.flinfer.runtime.forward.ModelRunner;
+import io.flinfer.runtime.forward.ModelRunnerFactory;
+import io.flinfer.runtime.model.LlamaModel;
+import io.flinfer.runtime.model.ModelConfig;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Random;
+
+/** Runs sequences through a backend alone and in mixed batches, collecting every step's logits. */
+public final class ForwardRuns {
+  private ForwardRuns() {}
+
+  /** Prompt in one extend, then one decode step per remaining token; logits of every step. */
+  public static List<float[]> alone(
+      LlamaModel model, int[] tokens, int promptLen, ModelRunnerFactory backend, int threads) {
+    ModelConfig c = model.config();
+    ReqToTokenPool reqToToken = new ReqToTokenPool(1, 512);
+    KvPool kv = new KvPool(512, c.layers(), c.kvHeads(), c.headDim(), 1);
+    List<float[]> out = new ArrayList<>();
+    try (ModelRunner runner = backend.create(model, kv, reqToToken, threads)) {
+      ForwardBatch batch = new ForwardBatch();
+      int[] slots = new int[tokens.length];
+      for (int i = 0; i < slots.length; i++) {
+        slots[i] = i + 1;
+      }
+      reqToToken.write(0, 0, slots);
+      int pos = 0;
+      while (pos < tokens.length) {
+        int len = pos == 0 ? promptLen : 1;
+        batch.reset().add(0, pos, tokens, pos, len, slots, pos);
+        float[] logits = new float[c.vocabSize()];
+        runner.forward(batch, logits);
+        out.add(logits);
+        pos += len;
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Sequences start at staggered steps, prompts are prefilled in two chunks where possible, and KV
+   * slots are drawn shuffled from a shared pool, so steps mix extends and decodes.
+   */
+  public static List<List<float[]>> mixed(
+      LlamaModel model,
+      int[][] tokens,
+      int[] promptLen,
+      Random rnd,
+      ModelRunnerFactory backend,
+      int threads) {
+    ModelConfig c = model.config();
+    int n = tokens.length;
+    int poolSize = 2048;
+    ReqToTokenPool reqToToken = new ReqToTokenPool(n, 512);
+    KvPool kv = new KvPool(poolSize, c.layers(), c.kvHeads(), c.headDim(), 1);
+    List<Integer> free = new ArrayList<>();
+    for (int i = 1; i <= poolSize; i++) {
+      free.add(i);
+    }
+    Collections.shuffle(free, rnd);
+    int[][] slots = new int[n][];
+    int next = 0;
+    for (int s = 0; s < n; s++) {
+      slots[s] = new int[tokens[s].length];
+      for (int i = 0; i < slots[s].length; i++) {
+        slots[s][i] = free.get(next++);
+      }
+      reqToToken.write(n - 1 - s, 0, slots[s]);
+    }
+    List<List<float[]>> out = new ArrayList<>();
+    for (int s = 0; s < n; s++) {
+      out.add(new ArrayList<>());
+    }
+    int[] pos = new int[n];
+    int firstChunk[] = new int[n];
+    for (int s = 0; s < n; s++) {
+      firstChunk[s] = promptLen[s] >= 4 ? promptLen[s] / 2 : promptLen[s];
+    }
+    try (ModelRunner runner = backend.create(model, kv, reqToToken, threads)) {
+      ForwardBatch batch = new ForwardBatch();
+      float[] logits = new float[n * c.vocabSize()];
+      int[] member = new int[n];
+      for (int step = 0; ; step++) {
+        batch.reset();
+        int members = 0;
+        for (int s = n - 1; s >= 0; s--) {
+          if (step < s || pos[s] >= tokens[s].length) {
+            continue;
+          }
+          int len = pos[s] == 0 ? firstChunk[s] : pos[s] < promptLen[s] ? promptLen[s] - pos[s] : 1;
+          batch.add(n - 1 - s, pos[s], tokens[s], pos[s], len, slots[s], pos[s]);
+          member[members++] = s;
+        }
+        if (members == 0) {
+          break;
+        }
+        runner.forward(batch, logits);
+        for (int b = 0; b < members; b++) {
+          int s = member[b];
+          pos[s] += batch.extendLen(b);
+          if (pos[s] >= promptLen[s]) {
+            out.get(s).add(Arrays.copyOfRange(logits, b * c.vocabSize(), (b + 1) * c.vocabSize()));
+          }
+        }
+      }
+    }
+    return out;
+  }
+}
