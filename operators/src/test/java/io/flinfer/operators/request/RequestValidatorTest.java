@@ -1,0 +1,104 @@
+package io.flinfer.operators.request;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flinfer.avro.PromptRequest;
+import io.flinfer.avro.SamplingOptions;
+import io.flinfer.runtime.model.LlamaModel;
+import io.flinfer.runtime.testing.SharedFiles;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+class RequestValidatorTest {
+  private static LlamaModel model;
+  private static RequestValidator validator;
+
+  @BeforeAll
+  static void load() {
+    model = SharedFiles.stories260k();
+    validator = new RequestValidator(model.tokenizer(), 512, 256, Set.of());
+  }
+
+  private static PromptRequest.Builder base() {
+    return PromptRequest.newBuilder().setRequestId("r1").setPrompt("Once upon a time");
+  }
+
+  private static String error(PromptRequest r) {
+    RequestValidator.Outcome o = validator.validate(r, 1000);
+    assertThat(o.ok()).as("expected an error").isFalse();
+    return o.error();
+  }
+
+  @Test
+  void aValidRequestBecomesAnEngineRequestWithAStableSeed() {
+    RequestValidator.Outcome o =
+        validator.validate(
+            base().setTenant("acme").setMaxNewTokens(20).setStop(List.of(".")).build(), 1000);
+    assertThat(o.ok()).isTrue();
+    assertThat(o.request().promptIds()).containsExactly(1, 403, 407, 261, 378);
+    assertThat(o.request().req().namespace()).isEqualTo("acme");
+    assertThat(o.request().req().maxNewTokens()).isEqualTo(20);
+    long seed = o.request().req().params().seed();
+    assertThat(validator.validate(base().build(), 1000).request().req().params().seed())
+        .isEqualTo(seed);
+    assertThat(
+            validator
+                .validate(base().setRequestId("r2").build(), 1000)
+                .request()
+                .req()
+                .params()
+                .seed())
+        .isNotEqualTo(seed);
+    assertThat(
+            validator
+                .validate(
+                    base().setSampling(SamplingOptions.newBuilder().setSeed(5L).build()).build(),
+                    1000)
+                .request()
+                .req()
+                .params()
+                .seed())
+        .isEqualTo(5L);
+  }
+
+  @Test
+  void tokenIdsAreTakenAsGiven() {
+    RequestValidator.Outcome o =
+        validator.validate(
+            PromptRequest.newBuilder().setRequestId("r").setPromptTokenIds(List.of(1, 403)).build(),
+            0);
+    assertThat(o.request().promptIds()).containsExactly(1, 403);
+  }
+
+  @Test
+  void everyInvalidRequestSaysWhy() {
+    assertThat(error(base().setPrompt("").build())).isEqualTo("the prompt is empty");
+    assertThat(error(base().setPrompt(null).build()))
+        .isEqualTo("the prompt is missing (prompt or prompt_token_ids)");
+    assertThat(error(base().setPromptTokenIds(List.of(1)).build()))
+        .isEqualTo("give prompt or prompt_token_ids, not both");
+    assertThat(error(base().setPrompt(null).setPromptTokenIds(List.of(1, 9999)).build()))
+        .isEqualTo("prompt token 9999 at 1 is outside the vocabulary of 512");
+    assertThat(error(base().setPrompt("Lily ".repeat(600)).build()))
+        .matches("the prompt has \\d+ tokens; the context holds 512");
+    assertThat(error(base().setMaxNewTokens(0).build()))
+        .isEqualTo("max_new_tokens must be in [1, 256], got 0");
+    assertThat(
+            error(
+                base()
+                    .setSampling(SamplingOptions.newBuilder().setTemperature(-1f).build())
+                    .build()))
+        .contains("temperature");
+    assertThat(error(base().setSampling(SamplingOptions.newBuilder().setTopP(0f).build()).build()))
+        .contains("top_p");
+    assertThat(error(base().setStop(List.of("")).build()))
+        .isEqualTo("stop strings must not be empty");
+    assertThat(error(base().setDeadlineEpochMs(500L).build())).isEqualTo("deadline 500 has passed");
+    assertThat(error(base().setRequestId("").build())).isEqualTo("request_id is empty");
+    RequestValidator strict = new RequestValidator(model.tokenizer(), 512, 256, Set.of("acme"));
+    assertThat(strict.validate(base().setTenant("evil").build(), 0).error())
+        .isEqualTo("unknown tenant 'evil'");
+  }
+}
