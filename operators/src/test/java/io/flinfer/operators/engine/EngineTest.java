@@ -2,6 +2,7 @@ package io.flinfer.operators.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flinfer.memcache.KvStoreType;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.sampling.SamplingParams;
 import io.flinfer.runtime.testing.SharedFiles;
@@ -11,6 +12,8 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** The engine on the real stories260K model. */
 class EngineTest {
@@ -92,8 +95,16 @@ class EngineTest {
     return out;
   }
 
-  @Test
-  void everyRequestGetsItsAloneTokensBitForBitUnderCachingChunkingAndRetraction() {
+  @ParameterizedTest(name = "page size {0}, KV {1}, {2}")
+  @CsvSource({
+    "1, FP32, LPM",
+    "4, FP32, FCFS",
+    "16, FP32, DFS_WEIGHT",
+    "1, BF16, LPM",
+    "16, FP16, LPM"
+  })
+  void everyRequestGetsItsAloneTokensBitForBitUnderCachingChunkingAndRetraction(
+      int pageSize, KvStoreType kv, SchedulePolicy policy) {
     List<Req> reqs = workload();
     Map<String, List<TokenEvent>> alone = new HashMap<>();
     EngineConfig solo =
@@ -102,6 +113,7 @@ class EngineTest {
             .radixCache(false)
             .chunkedPrefillSize(0)
             .maxTotalTokens(512)
+            .kvStoreType(kv)
             .threads(1)
             .build();
     for (Req r : copies(reqs)) {
@@ -116,6 +128,9 @@ class EngineTest {
             .chunkedPrefillSize(16)
             .maxPrefillTokens(64)
             .maxTotalTokens(160)
+            .pageSize(pageSize)
+            .kvStoreType(kv)
+            .schedulePolicy(policy)
             .initNewTokenRatio(0.05)
             .minNewTokenRatio(0.01)
             .threads(2)
