@@ -1,0 +1,131 @@
+package io.flinfer.job.kafka;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import kafka.server.KafkaConfig;
+import kafka.server.KafkaRaftServer;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.metadata.storage.Formatter;
+import org.apache.kafka.server.common.MetadataVersion;
+
+/**
+ * A real Kafka broker (KRaft, one combined broker and controller) in this process, on 127.0.0.1,
+ * with the single-node settings that transactions and consumer groups need. Owns the server and its
+ * data folder. Used by the embedded run and by integration tests.
+ */
+public final class EmbeddedKafka implements AutoCloseable {
+  private final KafkaRaftServer server;
+  private final String bootstrap;
+
+  private EmbeddedKafka(KafkaRaftServer server, String bootstrap) {
+    this.server = server;
+    this.bootstrap = bootstrap;
+  }
+
+  /** Formats {@code dataDir}, starts the broker and waits until it answers. */
+  public static EmbeddedKafka start(Path dataDir) throws Exception {
+    Files.createDirectories(dataDir);
+    int brokerPort = freePort();
+    int controllerPort = freePort();
+    String dir = dataDir.toAbsolutePath().toString();
+    Properties p = new Properties();
+    p.put("process.roles", "broker,controller");
+    p.put("node.id", "1");
+    p.put("controller.quorum.voters", "1@127.0.0.1:" + controllerPort);
+    p.put(
+        "listeners",
+        "PLAINTEXT://127.0.0.1:" + brokerPort + ",CONTROLLER://127.0.0.1:" + controllerPort);
+    p.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + brokerPort);
+    p.put("controller.listener.names", "CONTROLLER");
+    p.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
+    p.put("inter.broker.listener.name", "PLAINTEXT");
+    p.put("log.dirs", dir);
+    p.put("offsets.topic.replication.factor", "1");
+    p.put("offsets.topic.num.partitions", "1");
+    p.put("transaction.state.log.replication.factor", "1");
+    p.put("transaction.state.log.min.isr", "1");
+    p.put("transaction.state.log.num.partitions", "1");
+    p.put("group.initial.rebalance.delay.ms", "0");
+    p.put("auto.create.topics.enable", "false");
+    new Formatter()
+        .setPrintStream(new PrintStream(OutputStream.nullOutputStream()))
+        .setNodeId(1)
+        .setClusterId(Uuid.randomUuid().toString())
+        .addDirectory(dir)
+        .setMetadataLogDirectory(dir)
+        .setControllerListenerName("CONTROLLER")
+        .setReleaseVersion(MetadataVersion.LATEST_PRODUCTION)
+        .setIgnoreFormatted(true)
+        .run();
+    KafkaRaftServer server = new KafkaRaftServer(new KafkaConfig(p, false), Time.SYSTEM);
+    server.startup();
+    EmbeddedKafka kafka = new EmbeddedKafka(server, "127.0.0.1:" + brokerPort);
+    kafka.awaitReady(Duration.ofSeconds(60));
+    return kafka;
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return s.getLocalPort();
+    }
+  }
+
+  private void awaitReady(Duration timeout) throws Exception {
+    long end = System.nanoTime() + timeout.toNanos();
+    Exception last = null;
+    while (System.nanoTime() < end) {
+      try (Admin admin = admin()) {
+        if (!admin.describeCluster().nodes().get(5, TimeUnit.SECONDS).isEmpty()) {
+          return;
+        }
+      } catch (Exception e) {
+        last = e;
+      }
+      Thread.sleep(100);
+    }
+    throw new IllegalStateException(
+        "the embedded Kafka broker did not become ready in " + timeout, last);
+  }
+
+  public String bootstrapServers() {
+    return bootstrap;
+  }
+
+  public Admin admin() {
+    return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap));
+  }
+
+  /** Creates topics that do not exist yet, each with {@code partitions} partitions. */
+  public void createTopics(int partitions, String... names) throws Exception {
+    try (Admin admin = admin()) {
+      var existing = admin.listTopics().names().get(30, TimeUnit.SECONDS);
+      List<NewTopic> topics = new ArrayList<>();
+      for (String n : names) {
+        if (!existing.contains(n)) {
+          topics.add(new NewTopic(n, partitions, (short) 1));
+        }
+      }
+      admin.createTopics(topics).all().get(30, TimeUnit.SECONDS);
+    }
+  }
+
+  @Override
+  public void close() {
+    server.shutdown();
+    server.awaitShutdown();
+  }
+}
