@@ -1,0 +1,121 @@
+package io.flinfer.job.pipeline;
+
+import io.flinfer.operators.flink.InferenceSettings;
+import io.flinfer.operators.flink.ModelSource;
+import java.io.Serializable;
+
+/**
+ * Where the job reads and writes, and how it serves. Immutable; build with {@link #builder()},
+ * which validates.
+ */
+public record PipelineSettings(
+    String bootstrapServers,
+    String promptsTopic,
+    String completionsTopic,
+    String chunksTopic,
+    String deadLettersTopic,
+    String groupId,
+    ModelSource model,
+    String modelId,
+    InferenceSettings inference,
+    int maxNewTokensLimit,
+    long checkpointIntervalMillis)
+    implements Serializable {
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Validating builder with the default topic names. */
+  public static final class Builder {
+    private String bootstrapServers;
+    private String promptsTopic = "flinfer.prompts";
+    private String completionsTopic = "flinfer.completions";
+    private String chunksTopic = "flinfer.chunks";
+    private String deadLettersTopic = "flinfer.dead-letters";
+    private String groupId = "flinfer";
+    private ModelSource model;
+    private String modelId = "model";
+    private int maxRunningRequests = 32;
+    private int maxTotalTokens = 8192;
+    private int chunkedPrefillSize = 256;
+    private int threads = 1;
+    private String backend = "cpu";
+    private int maxNewTokensLimit = 1024;
+    private long checkpointIntervalMillis = 1000;
+
+    public Builder bootstrapServers(String v) {
+      bootstrapServers = v;
+      return this;
+    }
+
+    public Builder topics(String prompts, String completions, String chunks, String deadLetters) {
+      promptsTopic = prompts;
+      completionsTopic = completions;
+      chunksTopic = chunks;
+      deadLettersTopic = deadLetters;
+      return this;
+    }
+
+    public Builder groupId(String v) {
+      groupId = v;
+      return this;
+    }
+
+    public Builder model(ModelSource v, String id) {
+      model = v;
+      modelId = id;
+      return this;
+    }
+
+    public Builder engine(
+        int maxRunningRequests,
+        int maxTotalTokens,
+        int chunkedPrefillSize,
+        int threads,
+        String backend) {
+      this.maxRunningRequests = maxRunningRequests;
+      this.maxTotalTokens = maxTotalTokens;
+      this.chunkedPrefillSize = chunkedPrefillSize;
+      this.threads = threads;
+      this.backend = backend;
+      return this;
+    }
+
+    public Builder maxNewTokensLimit(int v) {
+      maxNewTokensLimit = v;
+      return this;
+    }
+
+    public Builder checkpointIntervalMillis(long v) {
+      checkpointIntervalMillis = v;
+      return this;
+    }
+
+    public PipelineSettings build() {
+      if (bootstrapServers == null || bootstrapServers.isBlank()) {
+        throw new IllegalArgumentException("bootstrap servers are required");
+      }
+      if (model == null) {
+        throw new IllegalArgumentException("a model is required");
+      }
+      if (checkpointIntervalMillis < 10) {
+        throw new IllegalArgumentException(
+            "checkpoint interval must be at least 10 ms (completions commit on checkpoints)");
+      }
+      return new PipelineSettings(
+          bootstrapServers,
+          promptsTopic,
+          completionsTopic,
+          chunksTopic,
+          deadLettersTopic,
+          groupId,
+          model,
+          modelId,
+          new InferenceSettings(
+              model, maxRunningRequests, maxTotalTokens, chunkedPrefillSize, threads, backend),
+          maxNewTokensLimit,
+          checkpointIntervalMillis);
+    }
+  }
+}

@@ -1,0 +1,156 @@
+package io.flinfer.operators.flink;
+
+import io.flinfer.avro.Completion;
+import io.flinfer.avro.CompletionChunk;
+import io.flinfer.avro.Provenance;
+import io.flinfer.avro.Timings;
+import io.flinfer.avro.Usage;
+import io.flinfer.operators.detokenize.IncrementalDetokenizer;
+import io.flinfer.runtime.model.LlamaModel;
+import io.flinfer.runtime.tokenizer.Tokenizer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
+import org.apache.flink.util.Collector;
+import org.apache.flink.util.OutputTag;
+
+/**
+ * Keyed by request id: turns token outputs into text deltas (the chunks output, for streaming
+ * requests) and, at a request's end, its {@link Completion}. The state is the request and its
+ * tokens so far; the decoder itself is rebuilt from them after a restore.
+ */
+public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Completion> {
+  public static final OutputTag<CompletionChunk> CHUNKS = new OutputTag<>("chunks") {};
+
+  /** Per request: its settings and tokens so far. */
+  public static class Progress {
+    public TokenizedPrompt prompt;
+    public int[] tokens = new int[0];
+    public long firstTokenMillis;
+    public int cachedTokens;
+
+    public Progress() {}
+  }
+
+  private final ModelSource modelSource;
+  private final String modelId;
+  private transient Tokenizer tokenizer;
+  private transient ValueState<Progress> progress;
+  private transient Map<String, IncrementalDetokenizer> decoders;
+
+  public Detokenizer(ModelSource modelSource, String modelId) {
+    this.modelSource = modelSource;
+    this.modelId = modelId;
+  }
+
+  @Override
+  public void open(OpenContext context) {
+    LlamaModel model = modelSource.load();
+    tokenizer = model.tokenizer();
+    progress =
+        getRuntimeContext()
+            .getState(new ValueStateDescriptor<>("progress", TypeInformation.of(Progress.class)));
+    decoders = new HashMap<>();
+  }
+
+  @Override
+  public void processElement(TokenOutput t, Context ctx, Collector<Completion> out)
+      throws Exception {
+    Progress p = progress.value();
+    if (p == null) {
+      p = new Progress();
+    }
+    if (t.prompt != null) {
+      p.prompt = t.prompt;
+    }
+    if (p.prompt == null) {
+      return; // nothing known of this request (cannot happen with keyed, ordered outputs)
+    }
+    String id = t.requestId;
+    IncrementalDetokenizer d = decoders.get(id);
+    if (d == null) {
+      d = newDecoder(p);
+      for (int token : p.tokens) {
+        d.next(token);
+      }
+      decoders.put(id, d);
+    }
+    if (t.index >= 0) {
+      if (t.index < p.tokens.length) {
+        return; // a repeat after a restore
+      }
+      int[] grown = java.util.Arrays.copyOf(p.tokens, p.tokens.length + 1);
+      grown[p.tokens.length] = t.tokenId;
+      p.tokens = grown;
+      if (t.index == 0) {
+        p.firstTokenMillis = System.currentTimeMillis();
+      }
+      String delta = d.next(t.tokenId);
+      if (p.prompt.request.getStream() && !delta.isEmpty()) {
+        ctx.output(
+            CHUNKS,
+            CompletionChunk.newBuilder()
+                .setRequestId(id)
+                .setIndex(t.index)
+                .setTextDelta(delta)
+                .setTokenIds(List.of(t.tokenId))
+                .setLogprobs(List.of(t.logprob))
+                .setMetadata(p.prompt.request.getMetadata())
+                .build());
+      }
+    }
+    if (t.finishType == null) {
+      progress.update(p);
+      return;
+    }
+    String tail = d.finish();
+    if (p.prompt.request.getStream() && !tail.isEmpty()) {
+      ctx.output(
+          CHUNKS,
+          CompletionChunk.newBuilder()
+              .setRequestId(id)
+              .setIndex(p.tokens.length)
+              .setTextDelta(tail)
+              .setMetadata(p.prompt.request.getMetadata())
+              .build());
+    }
+    long now = System.currentTimeMillis();
+    TokenizedPrompt q = p.prompt;
+    out.collect(
+        Completion.newBuilder()
+            .setRequestId(id)
+            .setText(d.text())
+            .setFinishReason(d.stopped() ? "stop" : t.finishType)
+            .setFinishDetail(t.finishDetail)
+            .setUsage(new Usage(q.promptIds.length, t.cachedTokens, p.tokens.length))
+            .setTimings(
+                new Timings(
+                    0L,
+                    p.firstTokenMillis == 0 ? 0 : p.firstTokenMillis - q.queuedAtMillis,
+                    now - q.queuedAtMillis))
+            .setMetadata(q.request.getMetadata())
+            .setProvenance(
+                Provenance.newBuilder()
+                    .setModelId(modelId)
+                    .setSeed(q.seed)
+                    .setSourceTopic(q.topic == null ? "" : q.topic)
+                    .setSourcePartition(q.partition)
+                    .setSourceOffset(q.offset)
+                    .build())
+            .build());
+    decoders.remove(id);
+    progress.clear();
+  }
+
+  private IncrementalDetokenizer newDecoder(Progress p) {
+    int[] ids = p.prompt.promptIds;
+    List<String> stops = new ArrayList<>(p.prompt.request.getStop());
+    return new IncrementalDetokenizer(tokenizer, ids[ids.length - 1], stops);
+  }
+}

@@ -1,0 +1,198 @@
+package io.flinfer.operators.flink;
+
+import io.flinfer.avro.PromptRequest;
+import io.flinfer.operators.engine.Engine;
+import io.flinfer.operators.engine.EngineConfig;
+import io.flinfer.operators.engine.FinishReason;
+import io.flinfer.operators.engine.Req;
+import io.flinfer.operators.engine.TokenEvent;
+import io.flinfer.runtime.forward.ModelRunners;
+import io.flinfer.runtime.model.LlamaModel;
+import io.flinfer.runtime.sampling.SamplingParams;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.api.common.state.MapState;
+import org.apache.flink.api.common.state.MapStateDescriptor;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.runtime.state.StateSnapshotContext;
+import org.apache.flink.runtime.state.VoidNamespace;
+import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+
+/**
+ * The keyed inference operator: one continuous-batching {@link Engine} per subtask, run on the
+ * task's own thread. {@code processElement} only submits; engine steps run as processing-time
+ * timers (mailbox actions), so input and checkpoint barriers interleave with steps and a barrier
+ * waits at most one step. When the engine's queue is full the operator runs steps until there is
+ * room, so input stops being consumed and backpressure reaches Kafka.
+ *
+ * <p>In-flight requests (the request and its generated tokens) are keyed state, written in {@link
+ * #snapshotState}; the KV cache is not. On restore they re-enter the engine and, generation being
+ * deterministic, continue exactly as an uninterrupted job would.
+ */
+public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
+    implements OneInputStreamOperator<TokenizedPrompt, TokenOutput> {
+  static final String STATE = "in-flight";
+
+  private final InferenceSettings settings;
+  private transient Engine engine;
+  private transient MapState<String, InFlight> state;
+  private transient Map<String, TokenizedPrompt> live;
+  private transient Map<String, List<Integer>> generated;
+  private transient Map<String, Boolean> announced;
+  private transient boolean stepScheduled;
+
+  public InferenceOperator(InferenceSettings settings) {
+    this.settings = settings;
+  }
+
+  @Override
+  public void open() throws Exception {
+    super.open();
+    LlamaModel model = settings.model().load();
+    EngineConfig config =
+        EngineConfig.builder()
+            .maxRunningRequests(settings.maxRunningRequests())
+            .maxTotalTokens(settings.maxTotalTokens())
+            .chunkedPrefillSize(settings.chunkedPrefillSize())
+            .threads(settings.threads())
+            .build();
+    engine = new Engine(model, config, ModelRunners.byName(settings.backend()));
+    state =
+        getPartitionedState(
+            new MapStateDescriptor<>(STATE, Types.STRING, TypeInformation.of(InFlight.class)));
+    live = new HashMap<>();
+    generated = new HashMap<>();
+    announced = new HashMap<>();
+    restore();
+  }
+
+  /** Re-submits the requests in this subtask's keyed state (after a failure or a rescale). */
+  private void restore() throws Exception {
+    List<Object> keys = new ArrayList<>();
+    getKeyedStateBackend().getKeys(STATE, VoidNamespace.INSTANCE).forEach(keys::add);
+    for (Object key : keys) {
+      setCurrentKey(key);
+      for (Map.Entry<String, InFlight> e : state.entries()) {
+        InFlight f = e.getValue();
+        submit(f.prompt, f.generated);
+      }
+    }
+    scheduleStep();
+  }
+
+  @Override
+  public void processElement(StreamRecord<TokenizedPrompt> element) throws Exception {
+    TokenizedPrompt p = element.getValue();
+    if (live.containsKey(p.request.getRequestId())) {
+      return; // a replayed record of a request already in flight
+    }
+    while (!engine.canAccept()) {
+      runStep();
+    }
+    submit(p, new int[0]);
+    scheduleStep();
+  }
+
+  private void submit(TokenizedPrompt p, int[] done) {
+    PromptRequest r = p.request;
+    var o = r.getSampling();
+    SamplingParams params =
+        SamplingParams.builder()
+            .temperature(o.getTemperature())
+            .topP(o.getTopP())
+            .topK(o.getTopK())
+            .minP(o.getMinP())
+            .repetitionPenalty(o.getRepetitionPenalty())
+            .frequencyPenalty(o.getFrequencyPenalty())
+            .presencePenalty(o.getPresencePenalty())
+            .seed(p.seed)
+            .build();
+    Req req =
+        Req.builder(r.getRequestId(), p.promptIds)
+            .params(params)
+            .maxNewTokens(r.getMaxNewTokens())
+            .stopStrings(r.getStop())
+            .stopTokenIds(r.getStopTokenIds().stream().mapToInt(Integer::intValue).toArray())
+            .ignoreEos(r.getIgnoreEos())
+            .namespace(r.getTenant())
+            .generated(done)
+            .build();
+    List<Integer> tokens = new ArrayList<>();
+    for (int t : done) {
+      tokens.add(t);
+    }
+    live.put(r.getRequestId(), p);
+    generated.put(r.getRequestId(), tokens);
+    engine.submit(req);
+  }
+
+  private void scheduleStep() {
+    if (!stepScheduled && engine.hasWork()) {
+      stepScheduled = true;
+      long now = getProcessingTimeService().getCurrentProcessingTime();
+      getProcessingTimeService()
+          .registerTimer(
+              now,
+              t -> {
+                stepScheduled = false;
+                runStep();
+                scheduleStep();
+              });
+    }
+  }
+
+  private void runStep() throws Exception {
+    for (TokenEvent e : engine.step()) {
+      String id = e.requestId();
+      TokenizedPrompt p = live.get(id);
+      if (p == null) {
+        continue;
+      }
+      TokenOutput out = new TokenOutput();
+      out.requestId = id;
+      out.index = e.index();
+      out.tokenId = e.tokenId();
+      out.logprob = e.logprob();
+      if (announced.putIfAbsent(id, Boolean.TRUE) == null) {
+        out.prompt = p;
+      }
+      if (e.index() >= 0) {
+        generated.get(id).add(e.tokenId());
+      }
+      if (e.isLast()) {
+        FinishReason f = e.finish();
+        out.finishType = f.type().name().toLowerCase();
+        out.finishDetail = f.detail();
+        live.remove(id);
+        generated.remove(id);
+        announced.remove(id);
+        setCurrentKey(p.routingKey);
+        state.remove(id);
+      }
+      output.collect(new StreamRecord<>(out));
+    }
+  }
+
+  @Override
+  public void snapshotState(StateSnapshotContext context) throws Exception {
+    super.snapshotState(context);
+    for (Map.Entry<String, TokenizedPrompt> e : live.entrySet()) {
+      setCurrentKey(e.getValue().routingKey);
+      int[] done = generated.get(e.getKey()).stream().mapToInt(Integer::intValue).toArray();
+      state.put(e.getKey(), new InFlight(e.getValue(), done));
+    }
+  }
+
+  @Override
+  public void close() throws Exception {
+    if (engine != null) {
+      engine.close();
+    }
+    super.close();
+  }
+}
