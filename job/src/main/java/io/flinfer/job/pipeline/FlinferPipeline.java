@@ -15,6 +15,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.function.Function;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
@@ -39,6 +40,17 @@ public final class FlinferPipeline {
   private FlinferPipeline() {}
 
   public static void build(StreamExecutionEnvironment env, PipelineSettings s) {
+    build(env, s, null);
+  }
+
+  /**
+   * @param tap applied to every token output of the inference operator, chained into its task
+   *     (tests inject faults there); null for none
+   */
+  public static void build(
+      StreamExecutionEnvironment env,
+      PipelineSettings s,
+      MapFunction<TokenOutput, TokenOutput> tap) {
     env.enableCheckpointing(s.checkpointIntervalMillis());
     KafkaSource<RawPrompt> source =
         KafkaSource.<RawPrompt>builder()
@@ -62,6 +74,9 @@ public final class FlinferPipeline {
                 TypeInformation.of(TokenOutput.class),
                 new InferenceOperator(s.inference()))
             .uid("inference");
+    if (tap != null) {
+      tokens = tokens.map(tap).name("Tap").uid("tap");
+    }
     SingleOutputStreamOperator<Completion> completions =
         tokens
             .keyBy(t -> t.requestId)
