@@ -26,6 +26,16 @@ public final class CudaProbe {
     return unavailable;
   }
 
+  /** JCuda's loader error runs to many lines; the cause fits in one. */
+  static String concise(Throwable e) {
+    String m = String.valueOf(e.getMessage());
+    if (m.contains("libcuda.so")) {
+      return "no CUDA driver (libcuda.so.1 not found)";
+    }
+    int nl = m.indexOf('\n');
+    return "no CUDA driver: " + (nl > 0 ? m.substring(0, nl) : m);
+  }
+
   private static Optional<String> probe() {
     try {
       JCudaDriver.setExceptionsEnabled(false);
@@ -41,7 +51,7 @@ public final class CudaProbe {
       }
       return Optional.empty();
     } catch (LinkageError e) {
-      return Optional.of("no CUDA driver: " + e.getMessage());
+      return Optional.of(concise(e));
     } finally {
       try {
         JCudaDriver.setExceptionsEnabled(true);

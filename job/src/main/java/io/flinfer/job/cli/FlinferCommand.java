@@ -14,6 +14,8 @@ import picocli.CommandLine.Command;
     version = "flinfer 0.1.0",
     description = "LLM inference as a Flink streaming job, with SGLang-style KV memory management.",
     subcommands = {
+      RunCommand.class,
+      JobCommand.class,
       GenerateCommand.class,
       BenchModelCommand.class,
       BenchCacheCommand.class,

@@ -1,0 +1,56 @@
+package io.flinfer.job.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flinfer.runtime.testing.SharedFiles;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/** {@code flinfer run --once} starts everything in-process, serves the prompts and exits. */
+class RunCommandITCase {
+  @TempDir Path dir;
+
+  @Test
+  @Timeout(180)
+  void servesAPromptsFileAndExits() throws Exception {
+    Path prompts =
+        Files.writeString(dir.resolve("prompts.txt"), "Once upon a time\n\nLily and Ben\n");
+    PrintStream old = System.out;
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+    int rc;
+    try {
+      rc =
+          new CommandLine(new FlinferCommand())
+              .execute(
+                  "run",
+                  "--once",
+                  "--model",
+                  SharedFiles.stories260kDir().toString(),
+                  "--prompts",
+                  prompts.toString(),
+                  "--max-new-tokens",
+                  "12",
+                  "--web-port",
+                  "0",
+                  "--backend",
+                  "cpu");
+    } finally {
+      System.setOut(old);
+    }
+    assertThat(rc).isZero();
+    String printed = out.toString(StandardCharsets.UTF_8);
+    assertThat(printed)
+        .contains("[prompt-0] , there was")
+        .contains("[prompt-1] ")
+        .contains("(length, 12 tokens");
+    assertThat(printed.lines().filter(l -> l.startsWith("[prompt-"))).hasSize(2);
+  }
+}
