@@ -116,6 +116,7 @@ class FlinferPipelineITCase {
       StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(2, conf);
       FlinferPipeline.build(env, settings);
       JobClient job = env.executeAsync("flinfer-it");
+      var result = job.getJobExecutionResult();
       try {
         Map<String, Completion> completions = new TreeMap<>();
         List<DeadLetter> deadLetters = new ArrayList<>();
@@ -125,6 +126,10 @@ class FlinferPipelineITCase {
           long end = System.currentTimeMillis() + 180_000;
           while ((completions.size() < PROMPTS.length || deadLetters.size() < 2)
               && System.currentTimeMillis() < end) {
+            if (result.isDone()) {
+              result.get(); // surfaces the job's failure
+              throw new AssertionError("the job ended before every result arrived");
+            }
             for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
               ByteBuffer v = ByteBuffer.wrap(r.value());
               switch (r.topic()) {
@@ -166,7 +171,9 @@ class FlinferPipelineITCase {
         assertThat(deadLetters)
             .anySatisfy(d -> assertThat(d.getError()).isEqualTo("the prompt is empty"));
       } finally {
-        job.cancel().get();
+        if (!result.isDone()) {
+          job.cancel().get();
+        }
       }
     }
   }

@@ -551,7 +551,8 @@ public final class Engine implements AutoCloseable {
         steps,
         forwardNanos,
         schedulerNanos,
-        newTokenRatio);
+        newTokenRatio,
+        batch.size());
   }
 
   /** The prefix cache, for inspection. */

@@ -6,6 +6,7 @@ package io.flinfer.operators.engine;
  * @param cacheHitTokens prompt tokens taken from the prefix cache at admission, over all time
  * @param prefillTokens tokens computed by extend steps (the cache's savings are not in it)
  * @param schedulerNanos time in the engine outside forward passes
+ * @param lastBatchSize requests in the last forward step
  */
 public record EngineStats(
     int runningRequests,
@@ -22,4 +23,5 @@ public record EngineStats(
     long steps,
     long forwardNanos,
     long schedulerNanos,
-    double newTokenRatio) {}
+    double newTokenRatio,
+    int lastBatchSize) {}

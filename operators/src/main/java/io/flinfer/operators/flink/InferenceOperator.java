@@ -45,6 +45,10 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
   private transient Map<String, List<Integer>> generated;
   private transient Map<String, Boolean> announced;
   private transient boolean stepScheduled;
+  private transient InferenceMetrics metrics;
+
+  /** Per request: when it entered the engine, then when its last token left. */
+  private transient Map<String, Long> lastTime;
 
   public InferenceOperator(InferenceSettings settings) {
     this.settings = settings;
@@ -68,6 +72,8 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
     live = new HashMap<>();
     generated = new HashMap<>();
     announced = new HashMap<>();
+    lastTime = new HashMap<>();
+    metrics = new InferenceMetrics(getMetricGroup(), engine.stats());
     restore();
   }
 
@@ -128,6 +134,7 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
     }
     live.put(r.getRequestId(), p);
     generated.put(r.getRequestId(), tokens);
+    lastTime.put(r.getRequestId(), System.currentTimeMillis());
     engine.submit(req);
   }
 
@@ -147,7 +154,10 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
   }
 
   private void runStep() throws Exception {
-    for (TokenEvent e : engine.step()) {
+    List<TokenEvent> events = engine.step();
+    metrics.afterStep(engine.stats());
+    long now = System.currentTimeMillis();
+    for (TokenEvent e : events) {
       String id = e.requestId();
       TokenizedPrompt p = live.get(id);
       if (p == null) {
@@ -163,6 +173,14 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
       }
       if (e.index() >= 0) {
         generated.get(id).add(e.tokenId());
+        Long before = lastTime.put(id, now);
+        if (before != null) {
+          if (e.index() == 0) {
+            metrics.firstToken(now - before);
+          } else {
+            metrics.nextToken(now - before);
+          }
+        }
       }
       if (e.isLast()) {
         FinishReason f = e.finish();
@@ -171,6 +189,7 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
         live.remove(id);
         generated.remove(id);
         announced.remove(id);
+        lastTime.remove(id);
         setCurrentKey(p.routingKey);
         state.remove(id);
       }

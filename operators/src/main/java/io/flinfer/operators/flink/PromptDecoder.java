@@ -7,6 +7,7 @@ import io.flinfer.runtime.model.LlamaModel;
 import java.nio.ByteBuffer;
 import java.util.Set;
 import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.functions.ProcessFunction;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
@@ -22,6 +23,7 @@ public class PromptDecoder extends ProcessFunction<RawPrompt, TokenizedPrompt> {
   private final ModelSource modelSource;
   private final int maxNewTokensLimit;
   private transient RequestValidator validator;
+  private transient Counter deadLetters;
 
   public PromptDecoder(ModelSource modelSource, int maxNewTokensLimit) {
     this.modelSource = modelSource;
@@ -34,6 +36,7 @@ public class PromptDecoder extends ProcessFunction<RawPrompt, TokenizedPrompt> {
     validator =
         new RequestValidator(
             model.tokenizer(), model.config().contextLength(), maxNewTokensLimit, Set.of());
+    deadLetters = getRuntimeContext().getMetricGroup().addGroup("flinfer").counter("deadLetters");
   }
 
   @Override
@@ -44,12 +47,14 @@ public class PromptDecoder extends ProcessFunction<RawPrompt, TokenizedPrompt> {
     } catch (Exception e) {
       ctx.output(
           DEAD_LETTERS, deadLetter(raw, null, "decode", "not a PromptRequest: " + e.getMessage()));
+      deadLetters.inc();
       return;
     }
     RequestValidator.Outcome outcome = validator.validate(request, System.currentTimeMillis());
     if (!outcome.ok()) {
       ctx.output(
           DEAD_LETTERS, deadLetter(raw, request.getRequestId(), "validate", outcome.error()));
+      deadLetters.inc();
       return;
     }
     TokenizedPrompt p = new TokenizedPrompt();
