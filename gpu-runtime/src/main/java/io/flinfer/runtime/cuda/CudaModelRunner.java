@@ -88,6 +88,12 @@ public final class CudaModelRunner implements ModelRunner {
       CUdeviceptr classifier) {}
 
   public CudaModelRunner(LlamaModel model, KvPool kv, ReqToTokenPool reqToToken, int threads) {
+    this(model, kv, reqToToken, threads, 0);
+  }
+
+  /** On device {@code deviceIndex} (the one Flink's external resource framework assigned). */
+  public CudaModelRunner(
+      LlamaModel model, KvPool kv, ReqToTokenPool reqToToken, int threads, int deviceIndex) {
     CudaProbe.unavailableReason()
         .ifPresent(
             reason -> {
@@ -98,7 +104,7 @@ public final class CudaModelRunner implements ModelRunner {
     JCudaDriver.setExceptionsEnabled(true);
     cuInit(0);
     CUdevice device = new CUdevice();
-    cuDeviceGet(device, 0);
+    cuDeviceGet(device, deviceIndex);
     cuCtxCreate(context, 0, device);
     CUmodule module = new CUmodule();
     cuModuleLoadData(module, ptx());

@@ -12,6 +12,12 @@ public final class ModelRunners {
   private ModelRunners() {}
 
   public static ModelRunnerFactory byName(String backend) {
+    if (backend.startsWith("cuda:")) {
+      int device = Integer.parseInt(backend.substring(5));
+      byName("cuda"); // checks that CUDA is there
+      return (model, kv, reqToToken, threads) ->
+          new CudaModelRunner(model, kv, reqToToken, threads, device);
+    }
     switch (backend) {
       case "cpu":
         return CpuModelRunner::new;

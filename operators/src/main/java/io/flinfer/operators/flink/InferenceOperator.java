@@ -65,7 +65,7 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
             .chunkedPrefillSize(settings.chunkedPrefillSize())
             .threads(settings.threads())
             .build();
-    engine = new Engine(model, config, ModelRunners.byName(settings.backend()));
+    engine = new Engine(model, config, ModelRunners.byName(backend()));
     state =
         getPartitionedState(
             new MapStateDescriptor<>(STATE, Types.STRING, TypeInformation.of(InFlight.class)));
@@ -75,6 +75,23 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
     lastTime = new HashMap<>();
     metrics = new InferenceMetrics(getMetricGroup(), engine.stats());
     restore();
+  }
+
+  /**
+   * The backend of this subtask: with {@code auto}, the GPU that Flink's external resource
+   * framework assigned to this slot (resource name {@code gpu}) when there is one, else the CPU.
+   */
+  private String backend() {
+    if (!"auto".equals(settings.backend())) {
+      return settings.backend();
+    }
+    for (var gpu : getRuntimeContext().getExternalResourceInfos("gpu")) {
+      var index = gpu.getProperty("index");
+      if (index.isPresent()) {
+        return "cuda:" + index.get();
+      }
+    }
+    return "auto";
   }
 
   /** Re-submits the requests in this subtask's keyed state (after a failure or a rescale). */
