@@ -20,6 +20,7 @@ import picocli.CommandLine.Command;
       BenchModelCommand.class,
       BenchCacheCommand.class,
       BenchEngineCommand.class,
+      BenchJobCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class FlinferCommand implements Runnable {

@@ -52,6 +52,8 @@ public final class FlinferPipeline {
       PipelineSettings s,
       MapFunction<TokenOutput, TokenOutput> tap) {
     env.enableCheckpointing(s.checkpointIntervalMillis());
+    // Serving is latency-bound: flush network buffers within milliseconds, not Flink's 100 ms.
+    env.setBufferTimeout(2);
     KafkaSource<RawPrompt> source =
         KafkaSource.<RawPrompt>builder()
             .setBootstrapServers(s.bootstrapServers())
@@ -133,6 +135,8 @@ public final class FlinferPipeline {
         .setDeliveryGuarantee(guarantee)
         .setTransactionalIdPrefix("flinfer-" + topic)
         .setProperty("transaction.timeout.ms", "600000")
+        // Chunks are latency-bound; exactly-once records wait for the checkpoint anyway.
+        .setProperty("linger.ms", guarantee == DeliveryGuarantee.EXACTLY_ONCE ? "5" : "0")
         .build();
   }
 

@@ -1,0 +1,94 @@
+package io.flinfer.job.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.flinfer.job.bench.JobBenchmark;
+import io.flinfer.job.model.ModelLocator;
+import io.flinfer.operators.flink.ModelSource;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * Prints JSON: output tokens/s through Kafka and Flink against the engine alone (and their ratio),
+ * and the time to first token on the chunks topic against the engine's.
+ */
+@Command(
+    name = "bench-job",
+    mixinStandardHelpOptions = true,
+    description = "Benchmark the streaming job against the engine alone; prints JSON.")
+public final class BenchJobCommand implements Callable<Integer> {
+  @Mixin ModelOptions modelOptions = new ModelOptions();
+
+  @Option(names = "--requests", defaultValue = "64")
+  int requests;
+
+  @Option(names = "--output-tokens", defaultValue = "128")
+  int outputTokens;
+
+  @Option(names = "--max-running-requests", defaultValue = "64")
+  int maxRunning;
+
+  @Option(names = "--checkpoint-interval-ms", defaultValue = "1000")
+  long checkpointMillis;
+
+  @Option(
+      names = "--model-shape",
+      defaultValue = "test",
+      description =
+          "test (the located model) or llama-110m (random weights) (default: ${DEFAULT-VALUE}).")
+  String shape;
+
+  @Option(names = "--threads", description = "Engine worker threads (default: all cores).")
+  Integer threads;
+
+  @Override
+  public Integer call() throws Exception {
+    System.setProperty("org.apache.avro.SERIALIZABLE_PACKAGES", "io.flinfer.avro");
+    ModelLocator.Location where;
+    if ("llama-110m".equals(shape)) {
+      java.nio.file.Path dir =
+          java.nio.file.Path.of(System.getProperty("user.home"), ".cache", "flinfer", "bench");
+      BenchModelCommand.randomModel(
+          dir, BenchModelCommand.llama110mConfig()); // writes the checkpoint once
+      java.nio.file.Path tok =
+          io.flinfer.runtime.tokenizer.SyntheticVocabulary.write(
+              32000, dir.resolve("llama-110m-random-tokenizer.bin"));
+      where = new ModelLocator.Location(dir.resolve("llama-110m-random.bin"), tok);
+    } else {
+      where = modelOptions.locate();
+    }
+    ModelSource source =
+        new ModelSource(
+            where.model().toAbsolutePath().toString(),
+            where.tokenizer() == null ? null : where.tokenizer().toAbsolutePath().toString());
+    int n = threads != null ? threads : Runtime.getRuntime().availableProcessors();
+    JobBenchmark b = new JobBenchmark(source, maxRunning, 32768, n);
+    var work = b.workload("r", requests, 16, 48, outputTokens, 7);
+    var warm = b.workload("warm", 8, 16, 48, 16, 8);
+    b.engineAlone(warm);
+    JobBenchmark.Result alone = b.engineAlone(work);
+    System.err.printf(
+        "engine alone: %.1f output tokens/s, ttft p50 %.1f ms%n",
+        alone.outputTokensPerS(), alone.ttftP50());
+    JobBenchmark.Result job = b.throughJob(warm, work, checkpointMillis);
+    System.err.printf(
+        "through Kafka + Flink: %.1f output tokens/s, ttft p50 %.1f ms%n",
+        job.outputTokensPerS(), job.ttftP50());
+    ObjectMapper json = new ObjectMapper();
+    ObjectNode root = json.createObjectNode();
+    root.put("model", where.model().toString());
+    root.put("requests", requests);
+    root.put("output_tokens_per_request", outputTokens);
+    root.put("load_average_before", BenchModelCommand.loadAverage());
+    root.putPOJO("engine_alone", alone);
+    root.putPOJO("through_kafka_and_flink", job);
+    root.put(
+        "throughput_ratio",
+        Math.round(job.outputTokensPerS() / alone.outputTokensPerS() * 1000) / 1000.0);
+    root.put("added_ttft_p50_ms", Math.round((job.ttftP50() - alone.ttftP50()) * 10) / 10.0);
+    System.out.println(json.writerWithDefaultPrettyPrinter().writeValueAsString(root));
+    return 0;
+  }
+}
