@@ -59,10 +59,7 @@ public final class BenchJobCommand implements Callable<Integer> {
     } else {
       where = modelOptions.locate();
     }
-    ModelSource source =
-        new ModelSource(
-            where.model().toAbsolutePath().toString(),
-            where.tokenizer() == null ? null : where.tokenizer().toAbsolutePath().toString());
+    ModelSource source = JobOptions.modelSource(where);
     int n = threads != null ? threads : Runtime.getRuntime().availableProcessors();
     JobBenchmark b = new JobBenchmark(source, maxRunning, 32768, n);
     var work = b.workload("r", requests, 16, 48, outputTokens, 7);

@@ -53,11 +53,15 @@ final class JobOptions {
       description = "Completions are committed on checkpoints (default: ${DEFAULT-VALUE}).")
   long checkpointIntervalMs;
 
+  /** The model files of {@code where}, as each task loads them. */
+  static ModelSource modelSource(ModelLocator.Location where) {
+    return new ModelSource(
+        where.model().toAbsolutePath().toString(),
+        where.tokenizer() == null ? null : where.tokenizer().toAbsolutePath().toString());
+  }
+
   PipelineSettings settings(String bootstrapServers, ModelLocator.Location where) {
-    ModelSource model =
-        new ModelSource(
-            where.model().toAbsolutePath().toString(),
-            where.tokenizer() == null ? null : where.tokenizer().toAbsolutePath().toString());
+    ModelSource model = modelSource(where);
     return PipelineSettings.builder()
         .bootstrapServers(bootstrapServers)
         .topics(promptsTopic, completionsTopic, chunksTopic, deadLettersTopic)

@@ -8,14 +8,7 @@ import io.flinfer.avro.DeadLetter;
 import io.flinfer.avro.PromptRequest;
 import io.flinfer.avro.SamplingOptions;
 import io.flinfer.job.kafka.EmbeddedKafka;
-import io.flinfer.operators.detokenize.IncrementalDetokenizer;
-import io.flinfer.operators.engine.Engine;
-import io.flinfer.operators.engine.EngineConfig;
-import io.flinfer.operators.engine.Req;
-import io.flinfer.operators.engine.TokenEvent;
 import io.flinfer.operators.flink.ModelSource;
-import io.flinfer.operators.request.RequestValidator;
-import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.testing.SharedFiles;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -24,7 +17,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeMap;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
@@ -149,7 +141,11 @@ class FlinferPipelineITCase {
           }
         }
         assertThat(completions).hasSize(PROMPTS.length);
-        Map<String, String> expected = engineAlone(model.load());
+        List<PromptRequest> sent = new ArrayList<>();
+        for (int i = 0; i < PROMPTS.length; i++) {
+          sent.add(request(i));
+        }
+        Map<String, String> expected = PipelineTestSupport.engineAlone(sent);
         for (int i = 0; i < PROMPTS.length; i++) {
           assertThat(completions.get("req-" + i).getText())
               .as("req-%d", i)
@@ -176,40 +172,6 @@ class FlinferPipelineITCase {
         }
       }
     }
-  }
-
-  /** What the engine alone produces for each request, detokenized the same way. */
-  private static Map<String, String> engineAlone(LlamaModel model) {
-    RequestValidator v =
-        new RequestValidator(model.tokenizer(), model.config().contextLength(), 1024, Set.of());
-    Map<String, String> out = new HashMap<>();
-    for (int i = 0; i < PROMPTS.length; i++) {
-      PromptRequest r = request(i);
-      Req req = v.validate(r, 0).request().req();
-      int[] ids = v.validate(r, 0).request().promptIds();
-      IncrementalDetokenizer d =
-          new IncrementalDetokenizer(model.tokenizer(), ids[ids.length - 1], r.getStop());
-      try (Engine e =
-          Engine.create(
-              model,
-              EngineConfig.builder()
-                  .maxRunningRequests(1)
-                  .maxTotalTokens(1024)
-                  .threads(1)
-                  .build())) {
-        e.submit(req);
-        while (e.hasWork()) {
-          for (TokenEvent ev : e.step()) {
-            if (ev.index() >= 0) {
-              d.next(ev.tokenId());
-            }
-          }
-        }
-      }
-      d.finish();
-      out.put(r.getRequestId(), d.text());
-    }
-    return out;
   }
 
   private static KafkaConsumer<byte[], byte[]> consumer(EmbeddedKafka kafka) {

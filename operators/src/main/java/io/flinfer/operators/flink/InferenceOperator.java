@@ -6,9 +6,9 @@ import io.flinfer.operators.engine.EngineConfig;
 import io.flinfer.operators.engine.FinishReason;
 import io.flinfer.operators.engine.Req;
 import io.flinfer.operators.engine.TokenEvent;
+import io.flinfer.operators.request.RequestValidator;
 import io.flinfer.runtime.forward.ModelRunners;
 import io.flinfer.runtime.model.LlamaModel;
-import io.flinfer.runtime.sampling.SamplingParams;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -123,28 +123,7 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
 
   private void submit(TokenizedPrompt p, int[] done) {
     PromptRequest r = p.request;
-    var o = r.getSampling();
-    SamplingParams params =
-        SamplingParams.builder()
-            .temperature(o.getTemperature())
-            .topP(o.getTopP())
-            .topK(o.getTopK())
-            .minP(o.getMinP())
-            .repetitionPenalty(o.getRepetitionPenalty())
-            .frequencyPenalty(o.getFrequencyPenalty())
-            .presencePenalty(o.getPresencePenalty())
-            .seed(p.seed)
-            .build();
-    Req req =
-        Req.builder(r.getRequestId(), p.promptIds)
-            .params(params)
-            .maxNewTokens(r.getMaxNewTokens())
-            .stopStrings(r.getStop())
-            .stopTokenIds(r.getStopTokenIds().stream().mapToInt(Integer::intValue).toArray())
-            .ignoreEos(r.getIgnoreEos())
-            .namespace(r.getTenant())
-            .generated(done)
-            .build();
+    Req req = RequestValidator.toReq(r, p.promptIds, p.seed, done);
     List<Integer> tokens = new ArrayList<>();
     for (int t : done) {
       tokens.add(t);

@@ -97,37 +97,51 @@ public final class RequestValidator {
         return error("stop strings must not be empty");
       }
     }
-    SamplingParams params;
+    Req req;
     try {
-      params = sampling(r.getSampling(), id);
+      req = toReq(r, ids, seedOf(r), new int[0]);
     } catch (IllegalArgumentException e) {
       return error(e.getMessage());
     }
-    int[] stopIds = r.getStopTokenIds().stream().mapToInt(Integer::intValue).toArray();
-    Req req =
-        Req.builder(id, ids)
-            .params(params)
-            .maxNewTokens(r.getMaxNewTokens())
-            .stopStrings(r.getStop())
-            .stopTokenIds(stopIds)
-            .ignoreEos(r.getIgnoreEos())
-            .namespace(tenant)
-            .build();
     return new Outcome(
         new ValidatedRequest(r, ids, RoutingKey.of(r.getRoutingKey(), tenant, ids), req), null);
   }
 
-  private static SamplingParams sampling(SamplingOptions o, String requestId) {
-    long seed = o.getSeed() != null ? o.getSeed() : seedOf(requestId);
-    return SamplingParams.builder()
-        .temperature(o.getTemperature())
-        .topP(o.getTopP())
-        .topK(o.getTopK())
-        .minP(o.getMinP())
-        .repetitionPenalty(o.getRepetitionPenalty())
-        .frequencyPenalty(o.getFrequencyPenalty())
-        .presencePenalty(o.getPresencePenalty())
-        .seed(seed)
+  /** The request's seed: its own, else one derived from its id. */
+  public static long seedOf(PromptRequest r) {
+    Long seed = r.getSampling().getSeed();
+    return seed != null ? seed : seedOf(r.getRequestId());
+  }
+
+  /**
+   * The engine request for a producer's record: its prompt tokens, sampling with {@code seed},
+   * limits and stops, the tenant as namespace, and the tokens already {@code generated} (a request
+   * restored from a checkpoint continues after them).
+   *
+   * @throws IllegalArgumentException when a sampling option or limit is invalid
+   */
+  public static Req toReq(PromptRequest r, int[] promptIds, long seed, int[] generated) {
+    SamplingOptions o = r.getSampling();
+    SamplingParams params =
+        SamplingParams.builder()
+            .temperature(o.getTemperature())
+            .topP(o.getTopP())
+            .topK(o.getTopK())
+            .minP(o.getMinP())
+            .repetitionPenalty(o.getRepetitionPenalty())
+            .frequencyPenalty(o.getFrequencyPenalty())
+            .presencePenalty(o.getPresencePenalty())
+            .seed(seed)
+            .build();
+    int[] stopIds = r.getStopTokenIds().stream().mapToInt(Integer::intValue).toArray();
+    return Req.builder(r.getRequestId(), promptIds)
+        .params(params)
+        .maxNewTokens(r.getMaxNewTokens())
+        .stopStrings(r.getStop())
+        .stopTokenIds(stopIds)
+        .ignoreEos(r.getIgnoreEos())
+        .namespace(r.getTenant() == null ? "" : r.getTenant())
+        .generated(generated)
         .build();
   }
 
