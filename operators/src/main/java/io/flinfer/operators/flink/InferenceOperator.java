@@ -38,6 +38,9 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
     implements OneInputStreamOperator<TokenizedPrompt, TokenOutput> {
   static final String STATE = "in-flight";
 
+  /** How long an idle engine waits for more requests before its first step. */
+  static final long ADMISSION_WINDOW_MILLIS = 5;
+
   private final InferenceSettings settings;
   private transient Engine engine;
   private transient MapState<String, InFlight> state;
@@ -134,13 +137,19 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
     engine.submit(req);
   }
 
+  /**
+   * Schedules the next engine step. From idle, it waits a short admission window so that a burst of
+   * requests arriving together is prefilled as one batch (as a scheduler draining its queue would);
+   * while requests run, steps follow each other at once and new arrivals join the next.
+   */
   private void scheduleStep() {
     if (!stepScheduled && engine.hasWork()) {
       stepScheduled = true;
       long now = getProcessingTimeService().getCurrentProcessingTime();
+      boolean idle = engine.stats().runningRequests() == 0;
       getProcessingTimeService()
           .registerTimer(
-              now,
+              idle ? now + ADMISSION_WINDOW_MILLIS : now,
               t -> {
                 stepScheduled = false;
                 runStep();
