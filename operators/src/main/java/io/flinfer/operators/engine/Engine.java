@@ -308,6 +308,9 @@ public final class Engine implements AutoCloseable {
         reqToToken.write(slot, 0, r.cache.prefixIndices());
         r.computedLen = r.prefixLen;
         cacheHitTokens += r.prefixLen;
+        if (r.cachedTokens < 0) {
+          r.cachedTokens = r.prefixLen;
+        }
       }
       prefixLens[i] = r.computedLen;
       seqLens[i] = r.computedLen + r.extendInputLen;
@@ -480,7 +483,14 @@ public final class Engine implements AutoCloseable {
       }
       r.lastTokenNanos = now;
       FinishReason finish = checkFinish(r, token);
-      events.add(new TokenEvent(r.id(), index, token, logprob, finish));
+      events.add(
+          new TokenEvent(
+              r.id(),
+              index,
+              token,
+              logprob,
+              finish,
+              finish == null ? 0 : Math.max(0, r.cachedTokens)));
       if (finish != null) {
         r.finish = finish;
         cache.cacheFinishedReq(r.cache, r.tokens, r.computedLen);

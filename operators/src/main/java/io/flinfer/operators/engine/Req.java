@@ -36,6 +36,9 @@ public final class Req {
   /** Positions matched in the cache when last admitted. */
   int prefixLen;
 
+  /** Prompt tokens the cache served at the first admission (-1 before it). */
+  int cachedTokens = -1;
+
   /** The generation limit after the context and pool limits. */
   int effectiveMaxNewTokens;
 

@@ -5,9 +5,21 @@ package io.flinfer.operators.engine;
  * before prefill, an abort while waiting) gets one event with index -1 and token -1.
  *
  * @param finish null until the request's last event
+ * @param cachedTokens on the last event: prompt tokens served from the prefix cache at the
+ *     request's first admission
  */
 public record TokenEvent(
-    String requestId, int index, int tokenId, float logprob, FinishReason finish) {
+    String requestId,
+    int index,
+    int tokenId,
+    float logprob,
+    FinishReason finish,
+    int cachedTokens) {
+
+  public TokenEvent(String requestId, int index, int tokenId, float logprob, FinishReason finish) {
+    this(requestId, index, tokenId, logprob, finish, 0);
+  }
+
   public boolean isLast() {
     return finish != null;
   }

@@ -191,6 +191,7 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
         FinishReason f = e.finish();
         out.finishType = f.type().name().toLowerCase();
         out.finishDetail = f.detail();
+        out.cachedTokens = e.cachedTokens();
         live.remove(id);
         generated.remove(id);
         announced.remove(id);

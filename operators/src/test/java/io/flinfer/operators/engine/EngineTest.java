@@ -140,6 +140,10 @@ class EngineTest {
       EngineStats s = e.stats();
       assertThat(s.retractions()).as("retractions happened").isPositive();
       assertThat(s.cacheHitTokens()).as("prefix cache hits happened").isPositive();
+      assertThat(
+              together.values().stream().mapToInt(ev -> ev.get(ev.size() - 1).cachedTokens()).sum())
+          .as("the last events report the requests' cache hits")
+          .isPositive();
       for (Req r : reqs) {
         List<TokenEvent> a = alone.get(r.id());
         List<TokenEvent> t = together.get(r.id());
