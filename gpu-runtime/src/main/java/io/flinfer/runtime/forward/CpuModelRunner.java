@@ -10,6 +10,7 @@ import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.model.LlamaWeights;
 import io.flinfer.runtime.model.ModelConfig;
 import io.flinfer.runtime.tensor.WeightMatrix;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The CPU backend: the Llama forward pass over a {@link ForwardBatch}, every linear layer one
@@ -190,14 +191,25 @@ public final class CpuModelRunner implements ModelRunner {
   }
 
   /** Splits each product's rows into even-sized contiguous ranges, one per part. */
+  /**
+   * The rows of up to three products, handed out in chunks (about four per thread) from a shared
+   * counter: a thread that loses its core for a moment (a TaskManager always runs other threads)
+   * does fewer chunks instead of holding the others up. Each output is still computed by one kernel
+   * call, so the split changes no bits.
+   */
   private static final class MatMulTask implements WorkerPool.Task {
     private final float[][] scratch;
     private final WeightMatrix[] m = new WeightMatrix[3];
     private final float[][] out = new float[3][];
+    private final int[] chunkStart = new int[4];
+    private final int[] chunkRows = new int[3];
+    private final int threads;
+    private final AtomicInteger next = new AtomicInteger();
     private float[] in;
     private int tokens;
 
     MatMulTask(int threads, int maxCols) {
+      this.threads = threads;
       scratch = new float[threads][WeightMatrix.scratchSize(maxCols)];
     }
 
@@ -218,25 +230,39 @@ public final class CpuModelRunner implements ModelRunner {
       out[1] = o1;
       m[2] = m2;
       out[2] = o2;
+      int chunks = 0;
+      for (int i = 0; i < 3; i++) {
+        chunkStart[i] = chunks;
+        if (m[i] != null) {
+          // Large products: about four chunks per thread, so a delayed thread holds nobody up.
+          // Small ones: one chunk per thread, as smaller chunks would share output cache lines.
+          int rows = m[i].rows();
+          long macs = (long) rows * m[i].cols() * tokens;
+          int per = macs >= (1L << 22) * threads ? 4 * threads : threads;
+          chunkRows[i] = Math.max(2, ((rows + per - 1) / per + 1) & ~1);
+          chunks += (rows + chunkRows[i] - 1) / chunkRows[i];
+        }
+      }
+      chunkStart[3] = chunks;
+      next.set(0);
     }
 
     @Override
     public void run(int part, int parts) {
-      for (int i = 0; i < 3 && m[i] != null; i++) {
+      for (int c = next.getAndIncrement(); c < chunkStart[3]; c = next.getAndIncrement()) {
+        int i = c < chunkStart[1] ? 0 : c < chunkStart[2] ? 1 : 2;
         WeightMatrix w = m[i];
-        int rows = w.rows();
-        int chunk = ((rows + parts - 1) / parts + 1) & ~1;
-        int from = Math.min(rows, part * chunk);
-        int to = Math.min(rows, from + chunk);
-        if (from < to) {
-          w.matmul(in, tokens, out[i], rows, from, to, scratch[part]);
-        }
+        int from = (c - chunkStart[i]) * chunkRows[i];
+        int to = Math.min(w.rows(), from + chunkRows[i]);
+        w.matmul(in, tokens, out[i], w.rows(), from, to, scratch[part]);
       }
     }
   }
 
   /** One (token, query head) pair per unit of work. */
   private final class AttentionTask implements WorkerPool.Task {
+    private static final int UNITS = 8;
+    private final AtomicInteger next = new AtomicInteger();
     private final Attention[] perThread;
     private ForwardBatch batch;
     private int layer;
@@ -251,6 +277,7 @@ public final class CpuModelRunner implements ModelRunner {
     void prepare(ForwardBatch batch, int layer) {
       this.batch = batch;
       this.layer = layer;
+      next.set(0);
     }
 
     @Override
@@ -258,19 +285,21 @@ public final class CpuModelRunner implements ModelRunner {
       int heads = c.heads();
       int hd = c.headDim();
       int total = batch.numTokens() * heads;
-      int from = (int) ((long) total * part / parts);
-      int to = (int) ((long) total * (part + 1) / parts);
       int[] table = reqToToken.table();
       int maxCtx = reqToToken.maxContextLen();
       int group = c.groupSize();
       Attention attention = perThread[part];
-      for (int u = from; u < to; u++) {
-        int t = u / heads;
-        int h = u % heads;
-        int rowBase = batch.reqPoolIdx(batch.tokenRequest(t)) * maxCtx;
-        int off = t * c.dim() + h * hd;
-        attention.attendHead(
-            layer, q, off, h / group, table, rowBase, batch.position(t) + 1, att, off);
+      // Units in chunks from a shared counter, like the products' rows.
+      int units = Math.max(UNITS, (total + 4 * parts - 1) / (4 * parts));
+      for (int c0 = next.getAndAdd(units); c0 < total; c0 = next.getAndAdd(units)) {
+        for (int u = c0; u < Math.min(total, c0 + units); u++) {
+          int t = u / heads;
+          int h = u % heads;
+          int rowBase = batch.reqPoolIdx(batch.tokenRequest(t)) * maxCtx;
+          int off = t * c.dim() + h * hd;
+          attention.attendHead(
+              layer, q, off, h / group, table, rowBase, batch.position(t) + 1, att, off);
+        }
       }
     }
   }
