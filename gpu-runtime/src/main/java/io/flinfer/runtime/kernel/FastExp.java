@@ -131,32 +131,7 @@ public final class FastExp {
     return total;
   }
 
-  /** exp of each lane; the same bits as {@link #exp(float)} lane by lane. */
-  public static FloatVector exp(FloatVector x) {
-    x = x.max(MIN).min(MAX);
-    FloatVector n = round(x.mul(LOG2E));
-    FloatVector r = n.fma(c(-LN2_HI), x);
-    r = n.fma(c(-LN2_LO), r);
-    FloatVector p = c(C7).fma(r, c(C6));
-    p = p.fma(r, c(C5));
-    p = p.fma(r, c(C4));
-    p = p.fma(r, c(C3));
-    p = p.fma(r, c(C2));
-    p = p.fma(r, c(1f));
-    p = p.fma(r, c(1f));
-    IntVector bits =
-        ((IntVector) n.convert(VectorOperators.F2I, 0)).add(127).lanewise(VectorOperators.LSHL, 23);
-    return p.mul(bits.reinterpretAsFloats());
-  }
-
   private static FloatVector c(float v) {
     return FloatVector.broadcast(S, v);
-  }
-
-  /** Round half to even, as {@link Math#rint}, for |v| < 2^22. */
-  private static FloatVector round(FloatVector v) {
-    // Adding and subtracting 1.5 * 2^23 rounds to an integer in the current (nearest) mode.
-    float magic = 12582912f;
-    return v.add(magic).sub(magic);
   }
 }
