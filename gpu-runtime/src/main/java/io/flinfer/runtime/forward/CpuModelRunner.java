@@ -4,12 +4,14 @@ import io.flinfer.memcache.KvPool;
 import io.flinfer.memcache.ReqToTokenPool;
 import io.flinfer.runtime.kernel.Attention;
 import io.flinfer.runtime.kernel.Ops;
+import io.flinfer.runtime.kernel.QueryTileAttention;
 import io.flinfer.runtime.kernel.RopeTable;
 import io.flinfer.runtime.kernel.WorkerPool;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.model.LlamaWeights;
 import io.flinfer.runtime.model.ModelConfig;
 import io.flinfer.runtime.tensor.WeightMatrix;
+import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -259,11 +261,24 @@ public final class CpuModelRunner implements ModelRunner {
     }
   }
 
-  /** One (token, query head) pair per unit of work. */
+  /**
+   * Units of work handed out from a shared counter: a tile of query heads of consecutive tokens of
+   * one extend that read one KV head ({@link QueryTileAttention}), or one token's query heads of
+   * one KV head, each attended alone ({@link Attention}). Both give a token the same bits.
+   */
   private final class AttentionTask implements WorkerPool.Task {
-    private static final int UNITS = 8;
+    /** Extends with fewer queries per KV head than this attend one query at a time. */
+    private static final int MIN_TILE_QUERIES = 6;
+
     private final AtomicInteger next = new AtomicInteger();
     private final Attention[] perThread;
+    private final QueryTileAttention[] tiles;
+    private final int tokensPerTile;
+    private int[] unitToken = new int[64];
+    private int[] unitTokens = new int[64];
+    private int[] unitKvHead = new int[64];
+    private boolean[] unitTiled = new boolean[64];
+    private int units;
     private ForwardBatch batch;
     private int layer;
 
@@ -272,33 +287,78 @@ public final class CpuModelRunner implements ModelRunner {
       for (int i = 0; i < threads; i++) {
         perThread[i] = new Attention(kv, maxContext);
       }
+      int group = c.groupSize();
+      boolean tiled = QueryTileAttention.supports(kv) && QueryTileAttention.LANES % group == 0;
+      tiles = new QueryTileAttention[tiled ? threads : 0];
+      for (int i = 0; i < tiles.length; i++) {
+        tiles[i] = new QueryTileAttention(kv, maxContext);
+      }
+      tokensPerTile = tiled ? QueryTileAttention.LANES / group : 0;
     }
 
     void prepare(ForwardBatch batch, int layer) {
       this.batch = batch;
       this.layer = layer;
       next.set(0);
+      units = 0;
+      int group = c.groupSize();
+      for (int r = 0; r < batch.batchSize(); r++) {
+        int n = batch.extendLen(r);
+        boolean tiled = tokensPerTile > 0 && n * group >= MIN_TILE_QUERIES;
+        int step = tiled ? tokensPerTile : 1;
+        for (int t = 0; t < n; t += step) {
+          for (int h = 0; h < c.kvHeads(); h++) {
+            addUnit(batch.tokenOffset(r) + t, Math.min(step, n - t), h, tiled);
+          }
+        }
+      }
+    }
+
+    private void addUnit(int token, int tokens, int kvHead, boolean tiled) {
+      if (units == unitToken.length) {
+        int grown = units * 2;
+        unitToken = Arrays.copyOf(unitToken, grown);
+        unitTokens = Arrays.copyOf(unitTokens, grown);
+        unitKvHead = Arrays.copyOf(unitKvHead, grown);
+        unitTiled = Arrays.copyOf(unitTiled, grown);
+      }
+      unitToken[units] = token;
+      unitTokens[units] = tokens;
+      unitKvHead[units] = kvHead;
+      unitTiled[units] = tiled;
+      units++;
     }
 
     @Override
     public void run(int part, int parts) {
-      int heads = c.heads();
       int hd = c.headDim();
-      int total = batch.numTokens() * heads;
+      int dim = c.dim();
       int[] table = reqToToken.table();
       int maxCtx = reqToToken.maxContextLen();
       int group = c.groupSize();
-      Attention attention = perThread[part];
-      // Units in chunks from a shared counter, like the products' rows.
-      int units = Math.max(UNITS, (total + 4 * parts - 1) / (4 * parts));
-      for (int c0 = next.getAndAdd(units); c0 < total; c0 = next.getAndAdd(units)) {
-        for (int u = c0; u < Math.min(total, c0 + units); u++) {
-          int t = u / heads;
-          int h = u % heads;
-          int rowBase = batch.reqPoolIdx(batch.tokenRequest(t)) * maxCtx;
-          int off = t * c.dim() + h * hd;
-          attention.attendHead(
-              layer, q, off, h / group, table, rowBase, batch.position(t) + 1, att, off);
+      for (int u = next.getAndIncrement(); u < units; u = next.getAndIncrement()) {
+        int t = unitToken[u];
+        int kvHead = unitKvHead[u];
+        int rowBase = batch.reqPoolIdx(batch.tokenRequest(t)) * maxCtx;
+        if (unitTiled[u]) {
+          tiles[part].attend(
+              layer,
+              q,
+              att,
+              dim,
+              t,
+              unitTokens[u],
+              batch.position(t),
+              kvHead,
+              group,
+              table,
+              rowBase);
+          continue;
+        }
+        for (int h = kvHead * group; h < (kvHead + 1) * group; h++) {
+          int off = t * dim + h * hd;
+          perThread[part].attendHead(
+              layer, q, off, kvHead, table, rowBase, batch.position(t) + 1, att, off);
         }
       }
     }

@@ -87,7 +87,7 @@ public final class Attention {
     }
     int lanes = S.length();
     // Softmax weights in place; their sum is added in position order as before.
-    FastExp.expSum(scores, 0, contextLen, max, 1f, scores, 0);
+    FastExp.exp(scores, 0, contextLen, max, scores);
     float sum = 0f;
     for (j = 0; j < contextLen; j++) {
       sum += scores[j];

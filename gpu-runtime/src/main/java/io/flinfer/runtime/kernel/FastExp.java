@@ -53,12 +53,20 @@ public final class FastExp {
    */
   public static double expSum(
       float[] in, int from, int to, float shift, float scale, float[] out, int outFrom) {
-    return apply(in, from, to, shift, scale, out, outFrom, null);
+    return apply(in, from, to, shift, scale, out, outFrom, null, true);
+  }
+
+  /**
+   * {@code out[i] = exp(in[i] - shift)} for i in [from, to), each as {@link #expSum} computes it
+   * with scale 1; {@code out} may be {@code in}.
+   */
+  public static void exp(float[] in, int from, int to, float shift, float[] out) {
+    apply(in, from, to, shift, 1f, out, from, null, false);
   }
 
   /** SwiGLU: {@code a[i] = silu(a[i]) * b[i]} for i in [from, to). */
   public static void swiGlu(float[] a, float[] b, int from, int to) {
-    apply(a, from, to, 0f, -1f, a, from, b);
+    apply(a, from, to, 0f, -1f, a, from, b, false);
   }
 
   /**
@@ -74,7 +82,8 @@ public final class FastExp {
       float scale,
       float[] out,
       int outFrom,
-      float[] gate) {
+      float[] gate,
+      boolean sum) {
     double total = 0;
     int lanes = S.length();
     int i = from;
@@ -107,6 +116,9 @@ public final class FastExp {
           }
           acc = acc.add(e);
         }
+      }
+      if (!sum) {
+        continue;
       }
       total += acc.lane(0);
       total += acc.lane(1);

@@ -1,0 +1,258 @@
+package io.flinfer.runtime.kernel;
+
+import io.flinfer.memcache.KvPool;
+import io.flinfer.memcache.KvStoreType;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorMask;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * Causal attention of a tile of up to {@link #LANES} queries that read one KV head of one request:
+ * the query heads of a GQA group for consecutive tokens of an extend. The vector lanes hold the
+ * queries, so a position's key and value are read once for the whole tile and no score needs a
+ * horizontal sum.
+ *
+ * <p>Each query's arithmetic is exactly that of {@link Attention#attendHead}: its score at a
+ * position is eight chains over the head (element i in chain i mod 8) summed left to right and then
+ * scaled; the softmax subtracts the maximum, sums in position order and multiplies by the inverse
+ * sum; the values are summed in position order. So a token gets the same bits whichever kernel
+ * served it, and the batch, the chunking and the prefix cache still change nothing.
+ */
+public final class QueryTileAttention {
+  /**
+   * Lanes hold queries. Eight, not the widest vectors a CPU has: with 512-bit vectors this JDK's
+   * compiler falls back to slow paths for the masks.
+   */
+  private static final VectorSpecies<Float> S = FloatVector.SPECIES_256;
+
+  /** Queries in one tile. */
+  public static final int LANES = S.length();
+
+  /** Eight elements of a key or value row: the head is read in chunks of eight. */
+  private static final VectorSpecies<Float> ROW = FloatVector.SPECIES_256;
+
+  private static final ByteOrder NATIVE = ByteOrder.nativeOrder();
+  private static final FloatVector ZERO = FloatVector.zero(S);
+  private static final FloatVector MINUS_INFINITY =
+      FloatVector.broadcast(S, Float.NEGATIVE_INFINITY);
+
+  private final KvPool kv;
+  private final int headDim;
+  private final int rowWidth;
+  private final float[] queries;
+  private final float[] scores;
+  private final float[] outputs;
+  private final float[] row = new float[8];
+  private final float[] lastPosition = new float[LANES];
+
+  /** Scratch for one thread: contexts up to {@code maxContext} positions. */
+  public QueryTileAttention(KvPool kv, int maxContext) {
+    if (!supports(kv)) {
+      throw new IllegalArgumentException("query tiles need an fp32 KV pool and heads of 8k");
+    }
+    this.kv = kv;
+    this.headDim = kv.headDim();
+    this.rowWidth = kv.rowWidth();
+    this.queries = new float[headDim * LANES];
+    this.scores = new float[maxContext * LANES];
+    this.outputs = new float[headDim * LANES];
+  }
+
+  /** Whether tiles can serve this pool: fp32 keys and values, heads a multiple of 8 wide. */
+  public static boolean supports(KvPool kv) {
+    return kv.storeType() == KvStoreType.FP32 && kv.headDim() % ROW.length() == 0;
+  }
+
+  /**
+   * Attends {@code tokens} consecutive tokens of one request, each with the {@code group} query
+   * heads that read {@code kvHead}; {@code tokens * group <= LANES}. Lane k is token {@code
+   * firstToken + k / group}, query head {@code kvHead * group + k % group}, at position {@code
+   * firstPosition + k / group}.
+   *
+   * @param q queries, {@code dim} floats per token
+   * @param out outputs, laid out as {@code q}
+   * @param reqToToken the request-to-token table; the request's slots start at {@code rowBase}
+   */
+  public void attend(
+      int layer,
+      float[] q,
+      float[] out,
+      int dim,
+      int firstToken,
+      int tokens,
+      int firstPosition,
+      int kvHead,
+      int group,
+      int[] reqToToken,
+      int rowBase) {
+    int used = tokens * group;
+    if (used > LANES || used < 1) {
+      throw new IllegalArgumentException("a tile holds 1 to " + LANES + " queries, not " + used);
+    }
+    for (int k = 0; k < LANES; k++) {
+      int qOff = (firstToken + k / group) * dim + (kvHead * group + k % group) * headDim;
+      for (int i = 0; i < headDim; i++) {
+        queries[i * LANES + k] = k < used ? q[qOff + i] : 0f;
+      }
+      // Unused lanes see every position, so they stay finite; their results are not written.
+      lastPosition[k] = k < used ? firstPosition + k / group : Float.MAX_VALUE;
+    }
+    FloatVector last = FloatVector.fromArray(S, lastPosition, 0);
+    int context = firstPosition + tokens;
+    int shared = firstPosition + 1;
+    int kvOff = kvHead * headDim;
+
+    FloatVector max = scores(kv.keys(layer), reqToToken, rowBase, kvOff, context, shared, last);
+    for (int j = 0; j < context; j++) {
+      FloatVector.fromArray(S, scores, j * LANES).sub(max).intoArray(scores, j * LANES);
+    }
+    FastExp.exp(scores, 0, context * LANES, 0f, scores);
+    FloatVector sum = FloatVector.zero(S);
+    for (int j = 0; j < context; j++) {
+      FloatVector e = FloatVector.fromArray(S, scores, j * LANES);
+      if (j >= shared) {
+        e = e.blend(ZERO, last.compare(VectorOperators.LT, (float) j));
+        e.intoArray(scores, j * LANES);
+      }
+      sum = sum.add(e);
+    }
+    FloatVector inv = FloatVector.broadcast(S, 1f).div(sum);
+    ByteBuffer values = kv.values(layer);
+    for (int d = 0; d < headDim; d += ROW.length()) {
+      values(values, reqToToken, rowBase, kvOff + d, context, shared, last, inv, d);
+    }
+    for (int k = 0; k < used; k++) {
+      int oOff = (firstToken + k / group) * dim + (kvHead * group + k % group) * headDim;
+      for (int i = 0; i < headDim; i++) {
+        out[oOff + i] = outputs[i * LANES + k];
+      }
+    }
+  }
+
+  /**
+   * Stores every lane's scaled score per position (minus infinity past a lane's own position) and
+   * returns the lanes' maxima. Chain c sums elements c, c + 8, ... of the head; the chains are then
+   * added left to right, as {@link GemmKernels#sum8} adds the lanes of the one-query kernel.
+   */
+  private FloatVector scores(
+      ByteBuffer keys,
+      int[] reqToToken,
+      int rowBase,
+      int kvOff,
+      int context,
+      int shared,
+      FloatVector last) {
+    float scale = 1f / (float) Math.sqrt(headDim);
+    FloatVector max = FloatVector.broadcast(S, Float.NEGATIVE_INFINITY);
+    for (int j = 0; j < context; j++) {
+      int e = (reqToToken[rowBase + j] * rowWidth + kvOff) * 4;
+      FloatVector c0 = FloatVector.zero(S);
+      FloatVector c1 = FloatVector.zero(S);
+      FloatVector c2 = FloatVector.zero(S);
+      FloatVector c3 = FloatVector.zero(S);
+      FloatVector c4 = FloatVector.zero(S);
+      FloatVector c5 = FloatVector.zero(S);
+      FloatVector c6 = FloatVector.zero(S);
+      FloatVector c7 = FloatVector.zero(S);
+      for (int i = 0; i < headDim; i += 8) {
+        load(keys, e + i * 4);
+        int qi = i * LANES;
+        c0 = query(qi).fma(element(0), c0);
+        c1 = query(qi + LANES).fma(element(1), c1);
+        c2 = query(qi + 2 * LANES).fma(element(2), c2);
+        c3 = query(qi + 3 * LANES).fma(element(3), c3);
+        c4 = query(qi + 4 * LANES).fma(element(4), c4);
+        c5 = query(qi + 5 * LANES).fma(element(5), c5);
+        c6 = query(qi + 6 * LANES).fma(element(6), c6);
+        c7 = query(qi + 7 * LANES).fma(element(7), c7);
+      }
+      FloatVector s = c0.add(c1).add(c2).add(c3).add(c4).add(c5).add(c6).add(c7).mul(scale);
+      if (j >= shared) {
+        s = s.blend(MINUS_INFINITY, last.compare(VectorOperators.LT, (float) j));
+      }
+      s.intoArray(scores, j * LANES);
+      max = max.max(s);
+    }
+    return max;
+  }
+
+  /**
+   * Copies eight floats of a pool buffer to {@link #row}: one vector load, where reading them one
+   * by one from the buffer costs several times more.
+   */
+  private void load(ByteBuffer buffer, int byteOffset) {
+    FloatVector.fromByteBuffer(ROW, buffer, byteOffset, NATIVE).intoArray(row, 0);
+  }
+
+  /** Element i of {@link #row} in every lane. */
+  private FloatVector element(int i) {
+    return FloatVector.broadcast(S, row[i]);
+  }
+
+  private FloatVector query(int at) {
+    return FloatVector.fromArray(S, queries, at);
+  }
+
+  /**
+   * {@code outputs[d..d+8)} of every lane: the weights times eight value elements, summed in
+   * position order; past a lane's own position its sums are left as they are.
+   */
+  private void values(
+      ByteBuffer values,
+      int[] reqToToken,
+      int rowBase,
+      int off,
+      int context,
+      int shared,
+      FloatVector last,
+      FloatVector inv,
+      int d) {
+    FloatVector a0 = FloatVector.zero(S);
+    FloatVector a1 = FloatVector.zero(S);
+    FloatVector a2 = FloatVector.zero(S);
+    FloatVector a3 = FloatVector.zero(S);
+    FloatVector a4 = FloatVector.zero(S);
+    FloatVector a5 = FloatVector.zero(S);
+    FloatVector a6 = FloatVector.zero(S);
+    FloatVector a7 = FloatVector.zero(S);
+    for (int j = 0; j < shared; j++) {
+      int e = (reqToToken[rowBase + j] * rowWidth + off) * 4;
+      FloatVector p = FloatVector.fromArray(S, scores, j * LANES).mul(inv);
+      load(values, e);
+      a0 = p.fma(element(0), a0);
+      a1 = p.fma(element(1), a1);
+      a2 = p.fma(element(2), a2);
+      a3 = p.fma(element(3), a3);
+      a4 = p.fma(element(4), a4);
+      a5 = p.fma(element(5), a5);
+      a6 = p.fma(element(6), a6);
+      a7 = p.fma(element(7), a7);
+    }
+    for (int j = shared; j < context; j++) {
+      int e = (reqToToken[rowBase + j] * rowWidth + off) * 4;
+      FloatVector p = FloatVector.fromArray(S, scores, j * LANES).mul(inv);
+      load(values, e);
+      VectorMask<Float> live = last.compare(VectorOperators.GE, (float) j);
+      a0 = a0.blend(p.fma(element(0), a0), live);
+      a1 = a1.blend(p.fma(element(1), a1), live);
+      a2 = a2.blend(p.fma(element(2), a2), live);
+      a3 = a3.blend(p.fma(element(3), a3), live);
+      a4 = a4.blend(p.fma(element(4), a4), live);
+      a5 = a5.blend(p.fma(element(5), a5), live);
+      a6 = a6.blend(p.fma(element(6), a6), live);
+      a7 = a7.blend(p.fma(element(7), a7), live);
+    }
+    int o = d * LANES;
+    a0.intoArray(outputs, o);
+    a1.intoArray(outputs, o + LANES);
+    a2.intoArray(outputs, o + 2 * LANES);
+    a3.intoArray(outputs, o + 3 * LANES);
+    a4.intoArray(outputs, o + 4 * LANES);
+    a5.intoArray(outputs, o + 5 * LANES);
+    a6.intoArray(outputs, o + 6 * LANES);
+    a7.intoArray(outputs, o + 7 * LANES);
+  }
+}
