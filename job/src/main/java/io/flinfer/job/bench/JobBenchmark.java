@@ -84,51 +84,91 @@ public final class JobBenchmark {
     return reqs;
   }
 
+  /** All requests submitted at once, as the engine's queue takes them. */
   public Result engineAlone(List<PromptRequest> reqs) {
-    RequestValidator v =
-        new RequestValidator(model.tokenizer(), model.config().contextLength(), 1 << 20, Set.of());
-    try (Engine e =
-        Engine.create(
-            model,
-            EngineConfig.builder()
-                .maxRunningRequests(maxRunning)
-                .maxTotalTokens(poolTokens)
-                .threads(threads)
-                .build())) {
-      long start = System.nanoTime();
-      Map<String, Long> submitted = new HashMap<>();
-      List<Double> ttft = new ArrayList<>();
-      long tokens = 0;
-      int next = 0;
-      while (next < reqs.size() || e.hasWork()) {
-        while (next < reqs.size() && e.canAccept()) {
-          Req r = v.validate(reqs.get(next++), 0).request().req();
-          e.submit(r);
-          submitted.put(r.id(), System.nanoTime());
-        }
-        List<TokenEvent> events = e.step();
-        long t = System.nanoTime();
-        for (TokenEvent ev : events) {
-          if (ev.index() == 0) {
-            ttft.add((t - submitted.get(ev.requestId())) / 1e6);
-          }
-          if (ev.index() >= 0) {
-            tokens++;
-          }
-        }
-      }
-      double seconds = (System.nanoTime() - start) / 1e9;
-      return new Result(
-          tokens / seconds, percentile(ttft, 50), percentile(ttft, 99), tokens, seconds);
+    try (Engine e = engine()) {
+      return serve(e, reqs);
     }
   }
 
+  /** Each request alone, the next submitted when the previous one has finished. */
+  public Result engineAloneOneAtATime(List<PromptRequest> reqs) {
+    try (Engine e = engine()) {
+      List<Result> each = new ArrayList<>();
+      for (PromptRequest r : reqs) {
+        each.add(serve(e, List.of(r)));
+      }
+      return combine(each);
+    }
+  }
+
+  private Engine engine() {
+    return Engine.create(
+        model,
+        EngineConfig.builder()
+            .maxRunningRequests(maxRunning)
+            .maxTotalTokens(poolTokens)
+            .threads(threads)
+            .build());
+  }
+
+  private Result serve(Engine e, List<PromptRequest> reqs) {
+    RequestValidator v =
+        new RequestValidator(model.tokenizer(), model.config().contextLength(), 1 << 20, Set.of());
+    long start = System.nanoTime();
+    Map<String, Long> submitted = new HashMap<>();
+    List<Double> ttft = new ArrayList<>();
+    long tokens = 0;
+    int next = 0;
+    while (next < reqs.size() || e.hasWork()) {
+      while (next < reqs.size() && e.canAccept()) {
+        Req r = v.validate(reqs.get(next++), 0).request().req();
+        e.submit(r);
+        submitted.put(r.id(), System.nanoTime());
+      }
+      List<TokenEvent> events = e.step();
+      long t = System.nanoTime();
+      for (TokenEvent ev : events) {
+        if (ev.index() == 0) {
+          ttft.add((t - submitted.get(ev.requestId())) / 1e6);
+        }
+        if (ev.index() >= 0) {
+          tokens++;
+        }
+      }
+    }
+    double seconds = (System.nanoTime() - start) / 1e9;
+    return new Result(
+        tokens / seconds, percentile(ttft, 50), percentile(ttft, 99), tokens, seconds);
+  }
+
+  /** Requests served one after another: their first-token times pooled, tokens over time. */
+  private static Result combine(List<Result> each) {
+    List<Double> ttft = new ArrayList<>();
+    long tokens = 0;
+    double seconds = 0;
+    for (Result r : each) {
+      ttft.add(r.ttftP50());
+      tokens += r.outputTokens();
+      seconds += r.seconds();
+    }
+    return new Result(
+        tokens / seconds, percentile(ttft, 50), percentile(ttft, 99), tokens, seconds);
+  }
+
+  /** What one job run measured: all requests at once, then one at a time. */
+  public record JobResults(Result allAtOnce, Result oneAtATime) {}
+
   /**
-   * Warm-up requests first (model load, JIT), then the workload; throughput from first send to last
-   * chunk.
+   * Warm-up requests first (model load, JIT), then the workload all at once (throughput from first
+   * send to last chunk), then {@code oneAtATime}, each sent when the previous one's last chunk
+   * came.
    */
-  public Result throughJob(
-      List<PromptRequest> warmup, List<PromptRequest> reqs, long checkpointMillis)
+  public JobResults throughJob(
+      List<PromptRequest> warmup,
+      List<PromptRequest> reqs,
+      List<PromptRequest> oneAtATime,
+      long checkpointMillis)
       throws Exception {
     Path data = Files.createTempDirectory("flinfer-bench-job");
     try (EmbeddedKafka kafka = EmbeddedKafka.start(data.resolve("kafka"))) {
@@ -174,7 +214,12 @@ public final class JobBenchmark {
           chunks.poll(Duration.ofMillis(50));
         }
         drive(producer, chunks, warmup);
-        return drive(producer, chunks, reqs);
+        Result loaded = drive(producer, chunks, reqs);
+        List<Result> each = new ArrayList<>();
+        for (PromptRequest r : oneAtATime) {
+          each.add(drive(producer, chunks, List.of(r)));
+        }
+        return new JobResults(loaded, combine(each));
       } finally {
         job.cancel().get();
       }

@@ -1,0 +1,135 @@
+package io.flinfer.operators.flink;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flinfer.avro.PromptRequest;
+import io.flinfer.avro.SamplingOptions;
+import io.flinfer.operators.request.RequestValidator;
+import io.flinfer.operators.request.ValidatedRequest;
+import io.flinfer.runtime.model.LlamaModel;
+import io.flinfer.runtime.testing.SharedFiles;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The inference operator alone in Flink's operator test harness: its in-flight requests are keyed
+ * state in every snapshot, and an operator restored from a snapshot completes them with exactly the
+ * tokens an uninterrupted operator emits, each token once.
+ */
+class InferenceOperatorTest {
+  private static final String[] PROMPTS = {
+    "Once upon a time", "The little dog", "Lily and Ben went to the park", "One day"
+  };
+
+  private static LlamaModel model;
+  private static InferenceSettings settings;
+
+  @BeforeAll
+  static void load() {
+    model = SharedFiles.stories260k();
+    ModelSource source =
+        new ModelSource(
+            SharedFiles.stories260kDir().resolve("stories260K.bin").toString(),
+            SharedFiles.stories260kDir().resolve("tok512.bin").toString());
+    settings = new InferenceSettings(source, 8, 2048, 64, 1, "cpu");
+  }
+
+  @Test
+  void restoredInFlightRequestsCompleteAsIfNeverInterrupted() throws Exception {
+    List<TokenizedPrompt> prompts = prompts();
+    Map<String, List<Integer>> uninterrupted;
+    try (var h = harness()) {
+      h.open();
+      for (TokenizedPrompt p : prompts) {
+        h.processElement(p, 0);
+      }
+      h.setProcessingTime(1_000);
+      uninterrupted = tokensByRequest(h.extractOutputValues());
+    }
+    assertThat(uninterrupted).hasSize(prompts.size());
+
+    OperatorSubtaskState snapshot;
+    try (var h = harness()) {
+      h.open();
+      for (TokenizedPrompt p : prompts) {
+        h.processElement(p, 0);
+      }
+      // The requests are queued; the first step waits for the admission window.
+      snapshot = h.snapshot(1, 0);
+      assertThat(h.extractOutputValues()).isEmpty();
+    }
+
+    try (var h = harness()) {
+      h.initializeState(snapshot);
+      h.open();
+      // A replayed source record of a request already restored is not served twice.
+      h.processElement(prompts.get(0), 0);
+      h.setProcessingTime(1_000);
+      List<TokenOutput> out = h.extractOutputValues();
+      assertThat(tokensByRequest(out)).isEqualTo(uninterrupted);
+      assertThat(out.stream().filter(o -> o.finishType != null)).hasSize(prompts.size());
+      // Once finished, nothing is left in the state of the next snapshot.
+      OperatorSubtaskState after = h.snapshot(2, 1_000);
+      try (var again = harness()) {
+        again.initializeState(after);
+        again.open();
+        again.setProcessingTime(2_000);
+        assertThat(again.extractOutputValues()).isEmpty();
+      }
+    }
+  }
+
+  private static KeyedOneInputStreamOperatorTestHarness<String, TokenizedPrompt, TokenOutput>
+      harness() throws Exception {
+    return new KeyedOneInputStreamOperatorTestHarness<>(
+        new InferenceOperator(settings), p -> p.routingKey, Types.STRING);
+  }
+
+  /** Each request's token ids in index order; fails on a repeated or missing index. */
+  private static Map<String, List<Integer>> tokensByRequest(List<TokenOutput> out) {
+    Map<String, List<Integer>> tokens = new TreeMap<>();
+    for (TokenOutput o : out) {
+      if (o.index < 0) {
+        continue;
+      }
+      List<Integer> t = tokens.computeIfAbsent(o.requestId, k -> new ArrayList<>());
+      assertThat(o.index).as("token index of %s", o.requestId).isEqualTo(t.size());
+      t.add(o.tokenId);
+    }
+    return tokens;
+  }
+
+  private static List<TokenizedPrompt> prompts() {
+    RequestValidator validator = new RequestValidator(model.tokenizer(), 512, 256, Set.of());
+    List<TokenizedPrompt> prompts = new ArrayList<>();
+    for (int i = 0; i < PROMPTS.length; i++) {
+      PromptRequest r =
+          PromptRequest.newBuilder()
+              .setRequestId("r" + i)
+              .setPrompt(PROMPTS[i])
+              .setMaxNewTokens(24)
+              .setIgnoreEos(true)
+              .setSampling(
+                  SamplingOptions.newBuilder().setTemperature(i % 2 == 0 ? 0f : 0.8f).build())
+              .build();
+      ValidatedRequest v = validator.validate(r, 0).request();
+      TokenizedPrompt p = new TokenizedPrompt();
+      p.request = r;
+      p.promptIds = v.promptIds();
+      p.routingKey = v.routingKey();
+      p.seed = v.req().params().seed();
+      p.topic = "prompts";
+      p.offset = i;
+      prompts.add(p);
+    }
+    return prompts;
+  }
+}
