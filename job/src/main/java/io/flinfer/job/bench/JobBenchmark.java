@@ -160,12 +160,12 @@ public final class JobBenchmark {
   public record JobResults(Result allAtOnce, Result oneAtATime) {}
 
   /**
-   * Warm-up requests first (model load, JIT), then the workload all at once (throughput from first
-   * send to last chunk), then {@code oneAtATime}, each sent when the previous one's last chunk
-   * came.
+   * Warm-up waves first (model load, and the compiler, which otherwise takes a core from the engine
+   * for many seconds), then the workload all at once (throughput from first send to last chunk),
+   * then {@code oneAtATime}, each sent when the previous one's last chunk came.
    */
   public JobResults throughJob(
-      List<PromptRequest> warmup,
+      List<List<PromptRequest>> warmups,
       List<PromptRequest> reqs,
       List<PromptRequest> oneAtATime,
       long checkpointMillis)
@@ -213,7 +213,9 @@ public final class JobBenchmark {
         while (chunks.assignment().isEmpty()) {
           chunks.poll(Duration.ofMillis(50));
         }
-        drive(producer, chunks, warmup);
+        for (List<PromptRequest> warmup : warmups) {
+          drive(producer, chunks, warmup);
+        }
         Result loaded = drive(producer, chunks, reqs);
         List<Result> each = new ArrayList<>();
         for (PromptRequest r : oneAtATime) {
