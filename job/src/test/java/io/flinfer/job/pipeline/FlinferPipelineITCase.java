@@ -161,6 +161,9 @@ class FlinferPipelineITCase {
             .sorted((a, b) -> Integer.compare(a.getIndex(), b.getIndex()))
             .forEach(c -> streamed.append(c.getTextDelta()));
         assertThat(streamed.toString()).isEqualTo(completions.get("req-0").getText());
+        assertThat(chunks.get("req-0").stream().mapToInt(c -> c.getTokenIds().size()).sum())
+            .as("every generated token streamed once")
+            .isEqualTo(completions.get("req-0").getUsage().getCompletionTokens());
         assertThat(deadLetters)
             .extracting(DeadLetter::getStage)
             .containsExactlyInAnyOrder("decode", "validate");

@@ -9,6 +9,7 @@ import io.flinfer.operators.detokenize.IncrementalDetokenizer;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.tokenizer.Tokenizer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -34,6 +35,12 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
     public int[] tokens = new int[0];
     public long firstTokenMillis;
     public int cachedTokens;
+
+    /**
+     * Log-probabilities of the last tokens, not yet in a chunk because their text is held (part of
+     * a UTF-8 character, or a possible start of a stop string): they go with the next chunk.
+     */
+    public float[] unsentLogprobs = new float[0];
 
     public Progress() {}
   }
@@ -85,24 +92,19 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
       if (t.index < p.tokens.length) {
         return; // a repeat after a restore
       }
-      int[] grown = java.util.Arrays.copyOf(p.tokens, p.tokens.length + 1);
+      int[] grown = Arrays.copyOf(p.tokens, p.tokens.length + 1);
       grown[p.tokens.length] = t.tokenId;
       p.tokens = grown;
       if (t.index == 0) {
         p.firstTokenMillis = System.currentTimeMillis();
       }
       String delta = d.next(t.tokenId);
-      if (p.prompt.request.getStream() && !delta.isEmpty()) {
-        ctx.output(
-            CHUNKS,
-            CompletionChunk.newBuilder()
-                .setRequestId(id)
-                .setIndex(t.index)
-                .setTextDelta(delta)
-                .setTokenIds(List.of(t.tokenId))
-                .setLogprobs(List.of(t.logprob))
-                .setMetadata(p.prompt.request.getMetadata())
-                .build());
+      if (p.prompt.request.getStream()) {
+        p.unsentLogprobs = Arrays.copyOf(p.unsentLogprobs, p.unsentLogprobs.length + 1);
+        p.unsentLogprobs[p.unsentLogprobs.length - 1] = t.logprob;
+        if (!delta.isEmpty()) {
+          ctx.output(CHUNKS, chunk(id, p, delta));
+        }
       }
     }
     if (t.finishType == null) {
@@ -110,15 +112,8 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
       return;
     }
     String tail = d.finish();
-    if (p.prompt.request.getStream() && !tail.isEmpty()) {
-      ctx.output(
-          CHUNKS,
-          CompletionChunk.newBuilder()
-              .setRequestId(id)
-              .setIndex(p.tokens.length)
-              .setTextDelta(tail)
-              .setMetadata(p.prompt.request.getMetadata())
-              .build());
+    if (p.prompt.request.getStream() && (!tail.isEmpty() || p.unsentLogprobs.length > 0)) {
+      ctx.output(CHUNKS, chunk(id, p, tail));
     }
     long now = System.currentTimeMillis();
     TokenizedPrompt q = p.prompt;
@@ -146,6 +141,30 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
             .build());
     decoders.remove(id);
     progress.clear();
+  }
+
+  /**
+   * A chunk of {@code text} with every token not yet sent; its index is its first token's (or, with
+   * none, one past the last), so a consumer drops repeats by (request id, index).
+   */
+  private static CompletionChunk chunk(String id, Progress p, String text) {
+    int n = p.unsentLogprobs.length;
+    int first = p.tokens.length - n;
+    List<Integer> ids = new ArrayList<>(n);
+    List<Float> logprobs = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      ids.add(p.tokens[first + i]);
+      logprobs.add(p.unsentLogprobs[i]);
+    }
+    p.unsentLogprobs = new float[0];
+    return CompletionChunk.newBuilder()
+        .setRequestId(id)
+        .setIndex(n > 0 ? first : p.tokens.length)
+        .setTextDelta(text)
+        .setTokenIds(ids)
+        .setLogprobs(logprobs)
+        .setMetadata(p.prompt.request.getMetadata())
+        .build();
   }
 
   private IncrementalDetokenizer newDecoder(Progress p) {
