@@ -1,11 +1,13 @@
 package io.flinfer.runtime.kernel;
 
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.LockSupport;
 
 /**
  * A fixed set of threads that run one {@link Task} split into as many parts as there are threads,
- * the caller running part 0. Owns its worker threads.
+ * the caller running part 0, and any part whose worker has not started by the time part 0 is done.
+ * Owns its worker threads.
  *
  * <p>Forward passes dispatch dozens of tasks per step, so workers spin briefly before parking and a
  * dispatch allocates nothing.
@@ -23,8 +25,9 @@ public final class WorkerPool implements AutoCloseable {
   private final Thread[] workers;
   private final boolean[] parkedFlags;
   private final AtomicInteger remaining = new AtomicInteger();
+  private final AtomicLongArray claims;
   private volatile Task task;
-  private volatile int generation;
+  private volatile long generation;
   private volatile boolean closed;
   private volatile Throwable failure;
 
@@ -35,6 +38,7 @@ public final class WorkerPool implements AutoCloseable {
     this.threads = threads;
     this.workers = new Thread[threads - 1];
     this.parkedFlags = new boolean[threads];
+    this.claims = new AtomicLongArray(threads);
     for (int i = 1; i < threads; i++) {
       final int part = i;
       Thread t = new Thread(() -> workLoop(part), "flinfer-worker-" + i);
@@ -65,6 +69,17 @@ public final class WorkerPool implements AutoCloseable {
     Throwable own = null;
     try {
       t.run(0, threads);
+      // A worker that has not started yet (parked, or without a core for the moment) would hold
+      // the step up by its wake-up time: its part is run here instead.
+      for (int i = 1; i < threads; i++) {
+        if (claim(i, generation)) {
+          try {
+            t.run(i, threads);
+          } finally {
+            remaining.decrementAndGet();
+          }
+        }
+      }
     } catch (Throwable e) {
       own = e;
     }
@@ -86,6 +101,22 @@ public final class WorkerPool implements AutoCloseable {
     }
   }
 
+  /**
+   * True for the one thread, worker or caller, that takes {@code part} of generation {@code gen}. A
+   * worker that read a generation late finds a newer claim and takes nothing.
+   */
+  private boolean claim(int part, long gen) {
+    while (true) {
+      long current = claims.get(part);
+      if (current >= gen) {
+        return false;
+      }
+      if (claims.compareAndSet(part, current, gen)) {
+        return true;
+      }
+    }
+  }
+
   private synchronized boolean isParked(int part) {
     return parkedFlags[part];
   }
@@ -95,7 +126,7 @@ public final class WorkerPool implements AutoCloseable {
   }
 
   private void workLoop(int part) {
-    int seen = 0;
+    long seen = 0;
     while (!closed) {
       long spinStart = System.nanoTime();
       int spins = 0;
@@ -114,8 +145,12 @@ public final class WorkerPool implements AutoCloseable {
         return;
       }
       seen = generation;
+      Task t = task;
+      if (!claim(part, seen)) {
+        continue; // the caller ran this part
+      }
       try {
-        task.run(part, threads);
+        t.run(part, threads);
       } catch (Throwable e) {
         failure = e;
       } finally {
