@@ -18,6 +18,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -156,17 +157,24 @@ public final class JobBenchmark {
         tokens / seconds, percentile(ttft, 50), percentile(ttft, 99), tokens, seconds);
   }
 
-  /** What one job run measured: all requests at once, then one at a time. */
-  public record JobResults(Result allAtOnce, Result oneAtATime) {}
+  /** What one job run measured: each wave of requests sent all at once, then one at a time. */
+  public record JobResults(List<Result> allAtOnce, Result oneAtATime) {}
+
+  /** The run of median duration. */
+  public static Result median(List<Result> runs) {
+    List<Result> sorted = new ArrayList<>(runs);
+    sorted.sort(Comparator.comparingDouble(Result::seconds));
+    return sorted.get(sorted.size() / 2);
+  }
 
   /**
    * Warm-up waves first (model load, and the compiler, which otherwise takes a core from the engine
-   * for many seconds), then the workload all at once (throughput from first send to last chunk),
-   * then {@code oneAtATime}, each sent when the previous one's last chunk came.
+   * for many seconds), then each wave of the workload all at once (throughput from first send to
+   * last chunk), then {@code oneAtATime}, each sent when the previous one's last chunk came.
    */
   public JobResults throughJob(
       List<List<PromptRequest>> warmups,
-      List<PromptRequest> reqs,
+      List<List<PromptRequest>> waves,
       List<PromptRequest> oneAtATime,
       long checkpointMillis)
       throws Exception {
@@ -216,7 +224,10 @@ public final class JobBenchmark {
         for (List<PromptRequest> warmup : warmups) {
           drive(producer, chunks, warmup);
         }
-        Result loaded = drive(producer, chunks, reqs);
+        List<Result> loaded = new ArrayList<>();
+        for (List<PromptRequest> wave : waves) {
+          loaded.add(drive(producer, chunks, wave));
+        }
         List<Result> each = new ArrayList<>();
         for (PromptRequest r : oneAtATime) {
           each.add(drive(producer, chunks, List.of(r)));
