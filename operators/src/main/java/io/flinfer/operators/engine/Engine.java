@@ -145,9 +145,20 @@ public final class Engine implements AutoCloseable {
     return allocator.size();
   }
 
-  /** Whether {@link #submit} would take another request now. */
+  /**
+   * Whether {@link #submit} would take another request now: not while the waiting queue is full,
+   * nor while the requests already waiting need as many KV tokens as the whole pool holds (the pool
+   * is under pressure, and more input would only queue in memory).
+   */
   public boolean canAccept() {
-    return waiting.size() < config.waitingQueueCapacity();
+    if (waiting.size() >= config.waitingQueueCapacity()) {
+      return false;
+    }
+    long demand = 0;
+    for (Req r : waiting) {
+      demand += r.promptLen() + r.outputLen();
+    }
+    return demand < allocator.size();
   }
 
   public boolean hasWork() {
@@ -155,7 +166,7 @@ public final class Engine implements AutoCloseable {
   }
 
   /**
-   * Queues a request. Returns false (taking nothing) when the waiting queue is full, so the caller
+   * Queues a request. Returns false (taking nothing) when {@link #canAccept} says no, so the caller
    * can hold back input. A request that can never be served is taken and ends at the next step with
    * an error event.
    */

@@ -1,6 +1,5 @@
 package io.flinfer.operators.flink;
 
-import io.flinfer.avro.PromptRequest;
 import io.flinfer.operators.engine.Engine;
 import io.flinfer.operators.engine.EngineConfig;
 import io.flinfer.operators.engine.FinishReason;
@@ -9,6 +8,7 @@ import io.flinfer.operators.engine.TokenEvent;
 import io.flinfer.operators.request.RequestValidator;
 import io.flinfer.runtime.forward.ModelRunners;
 import io.flinfer.runtime.model.LlamaModel;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -47,6 +47,7 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
   private transient Map<String, TokenizedPrompt> live;
   private transient Map<String, List<Integer>> generated;
   private transient Map<String, Boolean> announced;
+  private transient ArrayDeque<InFlight> backlog;
   private transient boolean stepScheduled;
   private transient InferenceMetrics metrics;
 
@@ -76,6 +77,7 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
     generated = new HashMap<>();
     announced = new HashMap<>();
     lastTime = new HashMap<>();
+    backlog = new ArrayDeque<>();
     metrics = new InferenceMetrics(getMetricGroup(), engine.stats());
     restore();
   }
@@ -105,10 +107,23 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
       setCurrentKey(key);
       for (Map.Entry<String, InFlight> e : state.entries()) {
         InFlight f = e.getValue();
-        submit(f.prompt, f.generated);
+        track(f.prompt, f.generated);
+        backlog.add(f);
       }
     }
+    drainBacklog();
     scheduleStep();
+  }
+
+  /**
+   * Hands restored requests to the engine as far as it takes them; the rest wait here (and stay in
+   * the snapshots) until steps make room, ahead of any new input.
+   */
+  private void drainBacklog() {
+    while (!backlog.isEmpty() && engine.canAccept()) {
+      InFlight f = backlog.poll();
+      submitToEngine(f.prompt, f.generated);
+    }
   }
 
   @Override
@@ -117,24 +132,31 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
     if (live.containsKey(p.request.getRequestId())) {
       return; // a replayed record of a request already in flight
     }
-    while (!engine.canAccept()) {
+    // Backpressure: while the engine takes nothing more, steps run here and no input is read.
+    while (!backlog.isEmpty() || !engine.canAccept()) {
       runStep();
     }
-    submit(p, new int[0]);
+    track(p, new int[0]);
+    submitToEngine(p, new int[0]);
     scheduleStep();
   }
 
-  private void submit(TokenizedPrompt p, int[] done) {
-    PromptRequest r = p.request;
-    Req req = RequestValidator.toReq(r, p.promptIds, p.seed, done);
+  private void track(TokenizedPrompt p, int[] done) {
+    String id = p.request.getRequestId();
     List<Integer> tokens = new ArrayList<>();
     for (int t : done) {
       tokens.add(t);
     }
-    live.put(r.getRequestId(), p);
-    generated.put(r.getRequestId(), tokens);
-    lastTime.put(r.getRequestId(), System.currentTimeMillis());
-    engine.submit(req);
+    live.put(id, p);
+    generated.put(id, tokens);
+    lastTime.put(id, System.currentTimeMillis());
+  }
+
+  private void submitToEngine(TokenizedPrompt p, int[] done) {
+    Req req = RequestValidator.toReq(p.request, p.promptIds, p.seed, done);
+    if (!engine.submit(req)) {
+      throw new IllegalStateException("the engine refused " + req.id() + " after accepting input");
+    }
   }
 
   /**
@@ -143,22 +165,27 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
    * while requests run, steps follow each other at once and new arrivals join the next.
    */
   private void scheduleStep() {
-    if (!stepScheduled && engine.hasWork()) {
+    scheduleStep(engine.stats().runningRequests() == 0 ? ADMISSION_WINDOW_MILLIS : 0);
+  }
+
+  private void scheduleStep(long delayMillis) {
+    if (!stepScheduled && (engine.hasWork() || !backlog.isEmpty())) {
       stepScheduled = true;
       long now = getProcessingTimeService().getCurrentProcessingTime();
-      boolean idle = engine.stats().runningRequests() == 0;
       getProcessingTimeService()
           .registerTimer(
-              idle ? now + ADMISSION_WINDOW_MILLIS : now,
+              now + delayMillis,
               t -> {
                 stepScheduled = false;
                 runStep();
-                scheduleStep();
+                // Queued requests go on at once; the window is only for arrivals at an idle engine.
+                scheduleStep(0);
               });
     }
   }
 
   private void runStep() throws Exception {
+    drainBacklog();
     List<TokenEvent> events = engine.step();
     metrics.afterStep(engine.stats());
     long now = System.currentTimeMillis();

@@ -275,6 +275,32 @@ class EngineTest {
   }
 
   @Test
+  void inputIsHeldBackWhileTheWaitingRequestsNeedTheWholePool() {
+    EngineConfig cfg =
+        EngineConfig.builder().maxRunningRequests(1).maxTotalTokens(256).threads(1).build();
+    try (Engine e = new Engine(model, cfg, io.flinfer.runtime.forward.CpuModelRunner::new)) {
+      int[] prompt = new int[100];
+      java.util.Arrays.fill(prompt, 1, 100, 403);
+      prompt[0] = 1;
+      int taken = 0;
+      while (e.canAccept()) {
+        assertThat(e.submit(Req.builder("r" + taken, prompt).maxNewTokens(8).build())).isTrue();
+        taken++;
+      }
+      // 100-token prompts against a 256-token pool: the third fills the pool's worth of demand.
+      assertThat(taken).isEqualTo(3);
+      assertThat(e.submit(Req.builder("late", prompt).maxNewTokens(8).build())).isFalse();
+      // Once the first request is admitted, the queue takes input again.
+      e.step();
+      assertThat(e.canAccept()).isTrue();
+      while (e.hasWork()) {
+        e.step();
+      }
+      assertNoLeak(e);
+    }
+  }
+
+  @Test
   void stopStringsStopTokensAndTheLimit() {
     EngineConfig cfg =
         EngineConfig.builder().maxRunningRequests(4).maxTotalTokens(512).threads(1).build();

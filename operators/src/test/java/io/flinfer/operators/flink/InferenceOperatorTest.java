@@ -87,10 +87,76 @@ class InferenceOperatorTest {
     }
   }
 
+  @Test
+  void aSnapshotMidGenerationRestoresEachRequestWhereItStood() throws Exception {
+    // A pool of 256 tokens and prompts of 100: the third prompt waiting fills the pool's worth of
+    // demand, so the fourth record is only taken after steps run inline, generating tokens.
+    InferenceSettings small = new InferenceSettings(settings.model(), 1, 256, 128, 1, "cpu");
+    List<TokenizedPrompt> prompts = longPrompts(4);
+    Map<String, List<Integer>> uninterrupted;
+    try (var h = harness(small)) {
+      h.open();
+      for (TokenizedPrompt p : prompts) {
+        h.processElement(p, 0);
+      }
+      h.setProcessingTime(1_000);
+      uninterrupted = tokensByRequest(h.extractOutputValues());
+    }
+    assertThat(uninterrupted).hasSize(prompts.size());
+
+    OperatorSubtaskState snapshot;
+    List<TokenOutput> beforeSnapshot;
+    try (var h = harness(small)) {
+      h.open();
+      for (TokenizedPrompt p : prompts) {
+        h.processElement(p, 0);
+      }
+      snapshot = h.snapshot(1, 0);
+      beforeSnapshot = new ArrayList<>(h.extractOutputValues());
+    }
+    assertThat(beforeSnapshot).as("tokens generated before the snapshot").isNotEmpty();
+    assertThat(beforeSnapshot.stream().filter(o -> o.finishType != null)).isEmpty();
+
+    try (var h = harness(small)) {
+      h.initializeState(snapshot);
+      h.open();
+      h.setProcessingTime(1_000);
+      List<TokenOutput> all = new ArrayList<>(beforeSnapshot);
+      all.addAll(h.extractOutputValues());
+      assertThat(tokensByRequest(all)).isEqualTo(uninterrupted);
+    }
+  }
+
+  private static List<TokenizedPrompt> longPrompts(int n) {
+    List<TokenizedPrompt> prompts = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      List<Integer> ids = new ArrayList<>();
+      ids.add(1);
+      for (int k = 1; k < 100; k++) {
+        ids.add(3 + (k * 31 + i * 17) % 500);
+      }
+      PromptRequest r =
+          PromptRequest.newBuilder()
+              .setRequestId("long" + i)
+              .setPromptTokenIds(ids)
+              .setMaxNewTokens(24)
+              .setIgnoreEos(true)
+              .setSampling(SamplingOptions.newBuilder().setTemperature(0.7f).build())
+              .build();
+      prompts.add(tokenized(r, i));
+    }
+    return prompts;
+  }
+
   private static KeyedOneInputStreamOperatorTestHarness<String, TokenizedPrompt, TokenOutput>
       harness() throws Exception {
+    return harness(settings);
+  }
+
+  private static KeyedOneInputStreamOperatorTestHarness<String, TokenizedPrompt, TokenOutput>
+      harness(InferenceSettings s) throws Exception {
     return new KeyedOneInputStreamOperatorTestHarness<>(
-        new InferenceOperator(settings), p -> p.routingKey, Types.STRING);
+        new InferenceOperator(s), p -> p.routingKey, Types.STRING);
   }
 
   /** Each request's token ids in index order; fails on a repeated or missing index. */
@@ -108,7 +174,6 @@ class InferenceOperatorTest {
   }
 
   private static List<TokenizedPrompt> prompts() {
-    RequestValidator validator = new RequestValidator(model.tokenizer(), 512, 256, Set.of());
     List<TokenizedPrompt> prompts = new ArrayList<>();
     for (int i = 0; i < PROMPTS.length; i++) {
       PromptRequest r =
@@ -120,16 +185,21 @@ class InferenceOperatorTest {
               .setSampling(
                   SamplingOptions.newBuilder().setTemperature(i % 2 == 0 ? 0f : 0.8f).build())
               .build();
-      ValidatedRequest v = validator.validate(r, 0).request();
-      TokenizedPrompt p = new TokenizedPrompt();
-      p.request = r;
-      p.promptIds = v.promptIds();
-      p.routingKey = v.routingKey();
-      p.seed = v.req().params().seed();
-      p.topic = "prompts";
-      p.offset = i;
-      prompts.add(p);
+      prompts.add(tokenized(r, i));
     }
     return prompts;
+  }
+
+  private static TokenizedPrompt tokenized(PromptRequest r, long offset) {
+    RequestValidator validator = new RequestValidator(model.tokenizer(), 512, 256, Set.of());
+    ValidatedRequest v = validator.validate(r, 0).request();
+    TokenizedPrompt p = new TokenizedPrompt();
+    p.request = r;
+    p.promptIds = v.promptIds();
+    p.routingKey = v.routingKey();
+    p.seed = v.req().params().seed();
+    p.topic = "prompts";
+    p.offset = offset;
+    return p;
   }
 }
