@@ -1,6 +1,5 @@
 package io.flinfer.operators.engine;
 
-import io.flinfer.memcache.KvCacheSizing;
 import io.flinfer.memcache.KvPool;
 import io.flinfer.memcache.PagedTokenToKvPoolAllocator;
 import io.flinfer.memcache.ReqToTokenPool;
@@ -37,7 +36,6 @@ import java.util.Set;
  * draws token i from (seed, i).
  */
 public final class Engine implements AutoCloseable {
-  private static final int RETRACT_DECODE_STEPS = 20;
 
   private final EngineConfig config;
   private final LlamaModel model;
@@ -57,7 +55,7 @@ public final class Engine implements AutoCloseable {
   private List<Req> batch = List.of();
   private float[] logits = new float[0];
   private Req chunked;
-  private double newTokenRatio;
+  private final NewTokenRatio newTokenRatio;
   private long cacheHitTokens;
   private long retractions;
   private long prefillTokens;
@@ -77,7 +75,7 @@ public final class Engine implements AutoCloseable {
     this.vocab = c.vocabSize();
     this.contextLength = c.contextLength();
     int pageSize = config.pageSize();
-    int tokens = poolTokens(c, config);
+    int tokens = PoolSizing.poolTokens(c, config, warnings);
     this.reqToToken = new ReqToTokenPool(config.maxRunningRequests(), contextLength);
     this.allocator =
         pageSize == 1
@@ -92,39 +90,7 @@ public final class Engine implements AutoCloseable {
             : new ChunkCache(reqToToken, allocator);
     this.runner = runners.create(model, kv, reqToToken, config.threads());
     this.sampler = new Sampler(vocab);
-    this.newTokenRatio = config.initNewTokenRatio();
-  }
-
-  /**
-   * KV tokens: as configured, else sized from memory, never more than the running requests can use.
-   */
-  private int poolTokens(ModelConfig c, EngineConfig cfg) {
-    long useful = (long) cfg.maxRunningRequests() * c.contextLength();
-    int tokens = cfg.maxTotalTokens();
-    if (tokens == 0) {
-      long cell =
-          KvPool.cellSizeBytes(c.layers(), c.kvHeads(), c.headDim(), cfg.kvStoreType().bytes());
-      long memory = Runtime.getRuntime().maxMemory(); // direct memory defaults to the same limit
-      KvCacheSizing sizing =
-          KvCacheSizing.compute(
-              new KvCacheSizing.Inputs(
-                  memory,
-                  memory,
-                  cfg.memFractionStatic(),
-                  cell,
-                  cfg.pageSize(),
-                  c.contextLength(),
-                  0,
-                  cfg.maxRunningRequests()));
-      warnings.addAll(sizing.warnings());
-      tokens = (int) Math.min(sizing.maxTotalTokens(), useful);
-    }
-    tokens = tokens / cfg.pageSize() * cfg.pageSize();
-    if (tokens < cfg.pageSize()) {
-      throw new IllegalArgumentException(
-          "the KV pool must hold at least one page of " + cfg.pageSize() + " tokens");
-    }
-    return tokens;
+    this.newTokenRatio = new NewTokenRatio(config);
   }
 
   public EngineConfig config() {
@@ -273,7 +239,7 @@ public final class Engine implements AutoCloseable {
             (long) allocator.availableSize() + cache.evictableSize(),
             config.maxPrefillTokens(),
             config.chunkedPrefillSize(),
-            newTokenRatio,
+            newTokenRatio.value(),
             config.radixCache() && config.schedulePolicy() != SchedulePolicy.FCFS);
     for (Req r : running) {
       adder.reserveRunning(r);
@@ -399,20 +365,9 @@ public final class Engine implements AutoCloseable {
       retracted = true;
     }
     if (retracted) {
-      long decoded = 0;
-      long max = 0;
-      for (Req r : running) {
-        decoded += r.outputLen();
-        max += r.effectiveMaxNewTokens;
-      }
-      newTokenRatio =
-          Math.min(
-              1.0, (decoded + (double) RETRACT_DECODE_STEPS * running.size()) / Math.max(1, max));
+      newTokenRatio.afterRetraction(running);
     } else {
-      double decay =
-          (config.initNewTokenRatio() - config.minNewTokenRatio())
-              / config.newTokenRatioDecaySteps();
-      newTokenRatio = Math.max(config.minNewTokenRatio(), newTokenRatio - decay);
+      newTokenRatio.decay();
     }
     int n = running.size();
     int[] seqLens = new int[n];
@@ -493,7 +448,7 @@ public final class Engine implements AutoCloseable {
         r.firstTokenNanos = now;
       }
       r.lastTokenNanos = now;
-      FinishReason finish = checkFinish(r, token);
+      FinishReason finish = FinishCheck.after(r, token, model.tokenizer().eosId());
       events.add(
           new TokenEvent(
               r.id(),
@@ -518,33 +473,6 @@ public final class Engine implements AutoCloseable {
       done.addAll(finished);
       running.removeIf(done::contains);
     }
-  }
-
-  private FinishReason checkFinish(Req r, int token) {
-    if (!r.ignoreEos() && token == model.tokenizer().eosId()) {
-      return FinishReason.stop("eos");
-    }
-    if (r.isStopToken(token)) {
-      return FinishReason.stop("token " + token);
-    }
-    if (r.text != null) {
-      r.text.append(r.decoder.next(token));
-      int longest = 0;
-      for (String s : r.stopStrings()) {
-        if (r.text.indexOf(s) >= 0) {
-          return FinishReason.stop(s);
-        }
-        longest = Math.max(longest, s.length());
-      }
-      // Keep only a tail that a stop string could still end in.
-      if (r.text.length() > 4 * longest) {
-        r.text.delete(0, r.text.length() - (longest - 1));
-      }
-    }
-    if (r.outputLen() >= r.effectiveMaxNewTokens) {
-      return FinishReason.length(r.outputLen() >= r.maxNewTokens() ? "max_new_tokens" : "context");
-    }
-    return null;
   }
 
   private void ensureLogits(int n) {
@@ -572,7 +500,7 @@ public final class Engine implements AutoCloseable {
         steps,
         forwardNanos,
         schedulerNanos,
-        newTokenRatio,
+        newTokenRatio.value(),
         batch.size());
   }
 

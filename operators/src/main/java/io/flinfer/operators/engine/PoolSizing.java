@@ -1,0 +1,44 @@
+package io.flinfer.operators.engine;
+
+import io.flinfer.memcache.KvCacheSizing;
+import io.flinfer.memcache.KvPool;
+import io.flinfer.runtime.model.ModelConfig;
+import java.util.List;
+
+/** How many KV tokens an engine's pool holds. */
+final class PoolSizing {
+  private PoolSizing() {}
+
+  /**
+   * As configured, else sized from memory by the {@code mem_fraction_static} rule, never more than
+   * the running requests can use, in whole pages. Sizing warnings go to {@code warnings}.
+   */
+  static int poolTokens(ModelConfig c, EngineConfig cfg, List<String> warnings) {
+    long useful = (long) cfg.maxRunningRequests() * c.contextLength();
+    int tokens = cfg.maxTotalTokens();
+    if (tokens == 0) {
+      long cell =
+          KvPool.cellSizeBytes(c.layers(), c.kvHeads(), c.headDim(), cfg.kvStoreType().bytes());
+      long memory = Runtime.getRuntime().maxMemory(); // direct memory defaults to the same limit
+      KvCacheSizing sizing =
+          KvCacheSizing.compute(
+              new KvCacheSizing.Inputs(
+                  memory,
+                  memory,
+                  cfg.memFractionStatic(),
+                  cell,
+                  cfg.pageSize(),
+                  c.contextLength(),
+                  0,
+                  cfg.maxRunningRequests()));
+      warnings.addAll(sizing.warnings());
+      tokens = (int) Math.min(sizing.maxTotalTokens(), useful);
+    }
+    tokens = tokens / cfg.pageSize() * cfg.pageSize();
+    if (tokens < cfg.pageSize()) {
+      throw new IllegalArgumentException(
+          "the KV pool must hold at least one page of " + cfg.pageSize() + " tokens");
+    }
+    return tokens;
+  }
+}
