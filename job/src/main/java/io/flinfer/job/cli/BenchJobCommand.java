@@ -49,7 +49,12 @@ public final class BenchJobCommand implements Callable<Integer> {
           "test (the located model) or llama-110m (random weights) (default: ${DEFAULT-VALUE}).")
   String shape;
 
-  @Option(names = "--threads", description = "Engine worker threads (default: all cores).")
+  @Option(
+      names = "--threads",
+      description =
+          "Engine worker threads on both paths (default: all cores but one, which the in-process"
+              + " broker and Flink's own threads use, as a TaskManager's runtime would have cores"
+              + " of its own).")
   Integer threads;
 
   @Override
@@ -69,7 +74,7 @@ public final class BenchJobCommand implements Callable<Integer> {
       where = modelOptions.locate();
     }
     ModelSource source = JobOptions.modelSource(where);
-    int n = threads != null ? threads : Runtime.getRuntime().availableProcessors();
+    int n = threads != null ? threads : Math.max(1, Runtime.getRuntime().availableProcessors() - 1);
     JobBenchmark b = new JobBenchmark(source, maxRunning, 32768, n);
     // The workload is served `repeats` times over (fresh requests each time) on each path and the
     // run of median duration reported: the two paths share two cores with the broker and the
@@ -110,6 +115,8 @@ public final class BenchJobCommand implements Callable<Integer> {
     root.put("output_tokens_per_request", outputTokens);
     root.put("load_average_before", BenchModelCommand.loadAverage());
     root.put("runs_each", repeats);
+    root.put("engine_threads", n);
+    root.put("cores", Runtime.getRuntime().availableProcessors());
     root.putPOJO("engine_alone", alone);
     root.putPOJO("through_kafka_and_flink", job);
     root.putPOJO(

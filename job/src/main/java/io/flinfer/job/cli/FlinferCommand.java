@@ -33,10 +33,24 @@ public final class FlinferCommand implements Runnable {
   }
 
   public static void main(String[] args) throws Exception {
+    if (submitsToCluster(args)) {
+      // Under `flink run` this main runs inside Flink's client, which must submit the job graph
+      // itself: no relaunch, no exit (the kernels run on the TaskManagers, not here).
+      int code = new CommandLine(new FlinferCommand()).execute(args);
+      if (code != 0) {
+        throw new IllegalStateException("flinfer job failed with exit code " + code);
+      }
+      return;
+    }
     if (ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()) {
       System.exit(relaunchWithVectorModule(args));
     }
     System.exit(new CommandLine(new FlinferCommand()).execute(args));
+  }
+
+  /** Whether the command only builds a job for a cluster ({@code job}), so runs no kernel here. */
+  static boolean submitsToCluster(String[] args) {
+    return args.length > 0 && "job".equals(args[0]);
   }
 
   /** The kernels need the Vector API module; a plain {@code java -jar} start lacks it. */
