@@ -47,8 +47,7 @@ class ModelLocatorTest {
   @Test
   void noModelAnywhereSaysWhatToPutWhere() {
     // Deep enough that ../shared and ../../shared stay inside the temporary folder.
-    ModelLocator l =
-        new ModelLocator(Map.of(), tmp.resolve("a/b/nowhere"), tmp.resolve("home"));
+    ModelLocator l = new ModelLocator(Map.of(), tmp.resolve("a/b/nowhere"), tmp.resolve("home"));
     assertThatThrownBy(() -> l.locate(null, null))
         .hasMessageContaining("~/.cache/flinfer/stories260K/stories260K.bin")
         .hasMessageContaining("tok512.bin")
