@@ -64,6 +64,9 @@ public final class Engine implements AutoCloseable {
   private long forwardNanos;
   private long schedulerNanos;
 
+  /** Requests submitted with a deadline so far; once there is one, each step scans the live. */
+  private long withDeadlines;
+
   public static Engine create(LlamaModel model, EngineConfig config) {
     return new Engine(model, config, CpuModelRunner::new);
   }
@@ -171,6 +174,9 @@ public final class Engine implements AutoCloseable {
     }
     live.put(r.id(), r);
     waiting.add(r);
+    if (r.deadlineEpochMillis() > 0) {
+      withDeadlines++;
+    }
     return true;
   }
 
@@ -181,6 +187,11 @@ public final class Engine implements AutoCloseable {
 
   /** Ends a request at once, freeing everything it holds. Returns false if it is not here. */
   public boolean abort(String requestId) {
+    return abort(requestId, FinishReason.abort());
+  }
+
+  /** Ends a waiting or running request with {@code reason}, freeing everything it holds. */
+  private boolean abort(String requestId, FinishReason reason) {
     Req r = live.remove(requestId);
     if (r == null) {
       return false;
@@ -193,13 +204,29 @@ public final class Engine implements AutoCloseable {
         chunked = null;
       }
     }
-    endBeforeStart(r, FinishReason.abort());
+    endBeforeStart(r, reason);
     return true;
+  }
+
+  /** Aborts every request whose deadline is not after {@code nowMillis}. */
+  private void abortExpired(long nowMillis) {
+    List<Req> expired = new ArrayList<>();
+    for (Req r : live.values()) {
+      if (r.deadlineEpochMillis() > 0 && r.deadlineEpochMillis() <= nowMillis) {
+        expired.add(r);
+      }
+    }
+    for (Req r : expired) {
+      abort(r.id(), FinishReason.abort("deadline " + r.deadlineEpochMillis() + " passed"));
+    }
   }
 
   /** One scheduler iteration: a prefill batch if one forms, else a decode step. */
   public List<TokenEvent> step() {
     long start = System.nanoTime();
+    if (withDeadlines > 0) {
+      abortExpired(System.currentTimeMillis());
+    }
     List<TokenEvent> events = new ArrayList<>(pending);
     pending.clear();
     boolean prefill = scheduleNewPrefill();

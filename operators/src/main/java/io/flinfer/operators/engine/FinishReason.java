@@ -28,7 +28,11 @@ public record FinishReason(Type type, String detail) {
   }
 
   public static FinishReason abort() {
-    return new FinishReason(Type.ABORT, "aborted");
+    return abort("aborted");
+  }
+
+  public static FinishReason abort(String detail) {
+    return new FinishReason(Type.ABORT, detail);
   }
 
   public static FinishReason error(String detail) {

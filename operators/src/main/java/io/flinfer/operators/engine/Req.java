@@ -20,6 +20,7 @@ public final class Req {
   private final int[] stopTokenIds;
   private final List<String> stopStrings;
   private final boolean ignoreEos;
+  private final long deadlineEpochMillis;
   final CacheRequest cache;
 
   /** Prompt then output tokens: {@code fill_ids}. */
@@ -56,6 +57,7 @@ public final class Req {
     this.promptLen = b.promptIds.length;
     this.params = b.params;
     this.maxNewTokens = b.maxNewTokens;
+    this.deadlineEpochMillis = b.deadlineEpochMillis;
     this.stopTokenIds = b.stopTokenIds.clone();
     this.stopStrings = List.copyOf(b.stopStrings);
     this.ignoreEos = b.ignoreEos;
@@ -129,6 +131,11 @@ public final class Req {
     return ignoreEos;
   }
 
+  /** Wall-clock deadline in ms since the epoch, or 0 for none. */
+  public long deadlineEpochMillis() {
+    return deadlineEpochMillis;
+  }
+
   boolean isStopToken(int token) {
     for (int t : stopTokenIds) {
       if (t == token) {
@@ -177,6 +184,7 @@ public final class Req {
     private boolean ignoreEos;
     private String namespace = "";
     private int[] generated = new int[0];
+    private long deadlineEpochMillis;
 
     private Builder(String id, int[] promptIds) {
       this.id = Objects.requireNonNull(id, "request id");
@@ -211,6 +219,15 @@ public final class Req {
     /** The tenant or cache salt whose prefix cache this request uses ("" is shared). */
     public Builder namespace(String ns) {
       namespace = ns == null ? "" : ns;
+      return this;
+    }
+
+    /**
+     * Wall-clock time (ms since the epoch) after which the request is aborted wherever it is; 0 for
+     * none.
+     */
+    public Builder deadlineEpochMillis(long t) {
+      deadlineEpochMillis = t;
       return this;
     }
 

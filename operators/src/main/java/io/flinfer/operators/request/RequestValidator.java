@@ -142,6 +142,7 @@ public final class RequestValidator {
         .ignoreEos(r.getIgnoreEos())
         .namespace(r.getTenant() == null ? "" : r.getTenant())
         .generated(generated)
+        .deadlineEpochMillis(r.getDeadlineEpochMs() == null ? 0 : r.getDeadlineEpochMs())
         .build();
   }
 

@@ -301,6 +301,50 @@ class EngineTest {
   }
 
   @Test
+  void aRequestPastItsDeadlineIsAbortedWhereverItIs() throws Exception {
+    EngineConfig cfg =
+        EngineConfig.builder().maxRunningRequests(1).maxTotalTokens(512).threads(1).build();
+    try (Engine e = new Engine(model, cfg, io.flinfer.runtime.forward.CpuModelRunner::new)) {
+      int[] prompt = model.tokenizer().encode("Once upon a time", true);
+      long soon = System.currentTimeMillis() + 150;
+      e.submit(
+          Req.builder("running", prompt)
+              .maxNewTokens(200)
+              .ignoreEos(true)
+              .deadlineEpochMillis(soon)
+              .build());
+      e.submit(
+          Req.builder("waiting", prompt)
+              .maxNewTokens(4)
+              .ignoreEos(true)
+              .deadlineEpochMillis(soon)
+              .build());
+      e.submit(Req.builder("free", prompt).maxNewTokens(4).ignoreEos(true).build());
+      Map<String, TokenEvent> last = new HashMap<>();
+      Map<String, Integer> tokens = new HashMap<>();
+      e.step();
+      Thread.sleep(200);
+      while (e.hasWork()) {
+        for (TokenEvent ev : e.step()) {
+          if (ev.index() >= 0) {
+            tokens.merge(ev.requestId(), 1, Integer::sum);
+          }
+          if (ev.isLast()) {
+            last.put(ev.requestId(), ev);
+          }
+        }
+      }
+      assertThat(last.get("running").finish().type()).isEqualTo(FinishReason.Type.ABORT);
+      assertThat(last.get("running").finish().detail()).isEqualTo("deadline " + soon + " passed");
+      assertThat(last.get("waiting").finish().type()).isEqualTo(FinishReason.Type.ABORT);
+      assertThat(tokens.get("waiting")).isNull();
+      assertThat(last.get("free").finish().type()).isEqualTo(FinishReason.Type.LENGTH);
+      assertThat(tokens.get("free")).isEqualTo(4);
+      assertNoLeak(e);
+    }
+  }
+
+  @Test
   void stopStringsStopTokensAndTheLimit() {
     EngineConfig cfg =
         EngineConfig.builder().maxRunningRequests(4).maxTotalTokens(512).threads(1).build();
