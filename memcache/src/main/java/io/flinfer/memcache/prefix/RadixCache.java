@@ -5,9 +5,7 @@ import io.flinfer.memcache.TokenToKvPoolAllocator;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.NavigableSet;
 import java.util.Set;
-import java.util.TreeSet;
 
 /**
  * The radix prefix cache (SGLang's {@code RadixCache}): a tree per namespace whose paths spell
@@ -29,8 +27,7 @@ public final class RadixCache implements PrefixCache {
   private final boolean disabled;
   private final Map<String, TreeNode> roots = new HashMap<>();
 
-  /** Unlocked leaves in eviction order (least recently used first), kept sorted as they change. */
-  private final NavigableSet<TreeNode> evictableLeaves = new TreeSet<>(RadixCache::lruOrder);
+  private final EvictableLeaves evictableLeaves = new EvictableLeaves();
 
   private long clock;
   private long nextId;
@@ -84,7 +81,7 @@ public final class RadixCache implements PrefixCache {
     }
     long now = ++clock;
     TreeNode node = root(namespace);
-    touch(node, now);
+    evictableLeaves.touch(node, now);
     int[] out = new int[len];
     int matched = 0;
     while (matched < len) {
@@ -92,7 +89,7 @@ public final class RadixCache implements PrefixCache {
       if (child == null) {
         break;
       }
-      touch(child, now);
+      evictableLeaves.touch(child, now);
       int p = matchLength(child.key, key, matched, len);
       boolean partial = p < child.key.length;
       if (partial) {
@@ -124,14 +121,14 @@ public final class RadixCache implements PrefixCache {
     }
     long now = ++clock;
     TreeNode node = root(namespace);
-    touch(node, now);
+    evictableLeaves.touch(node, now);
     int matched = 0;
     while (matched < len) {
       TreeNode child = child(node, key, matched);
       if (child == null) {
         break;
       }
-      touch(child, now);
+      evictableLeaves.touch(child, now);
       int p = matchLength(child.key, key, matched, len);
       boolean partial = p < child.key.length;
       if (partial) {
@@ -153,8 +150,8 @@ public final class RadixCache implements PrefixCache {
       leaf.lastAccess = now;
       addChild(node, leaf);
       evictableSize += len - matched;
-      updateLeafStatus(node);
-      updateLeafStatus(leaf);
+      evictableLeaves.update(node);
+      evictableLeaves.update(leaf);
     }
     return matched;
   }
@@ -235,7 +232,7 @@ public final class RadixCache implements PrefixCache {
     try {
       // A parent whose last child goes becomes a leaf and joins the set in LRU order.
       while (evicted < numTokens && !evictableLeaves.isEmpty()) {
-        TreeNode leaf = evictableLeaves.pollFirst();
+        TreeNode leaf = evictableLeaves.pollOldest();
         allocator.free(leaf.value);
         evicted += leaf.value.length;
         deleteLeaf(leaf);
@@ -244,23 +241,6 @@ public final class RadixCache implements PrefixCache {
       allocator.freeGroupEnd();
     }
     return evicted;
-  }
-
-  /** Records an access, keeping the eviction order of a leaf that is in the set. */
-  private void touch(TreeNode node, long now) {
-    if (node.lastAccess == now) {
-      return;
-    }
-    boolean queued = evictableLeaves.remove(node);
-    node.lastAccess = now;
-    if (queued) {
-      evictableLeaves.add(node);
-    }
-  }
-
-  private static int lruOrder(TreeNode a, TreeNode b) {
-    int c = Long.compare(a.lastAccess, b.lastAccess);
-    return c != 0 ? c : Long.compare(a.id, b.id);
   }
 
   @Override
@@ -274,7 +254,7 @@ public final class RadixCache implements PrefixCache {
         protectedSize += node.key.length;
       }
       node.lockRef++;
-      updateLeafStatus(node);
+      evictableLeaves.update(node);
     }
   }
 
@@ -293,7 +273,7 @@ public final class RadixCache implements PrefixCache {
         protectedSize -= node.key.length;
       }
       node.lockRef--;
-      updateLeafStatus(node);
+      evictableLeaves.update(node);
     }
   }
 
@@ -482,14 +462,6 @@ public final class RadixCache implements PrefixCache {
     removeChild(leaf.parent, leaf);
     evictableSize -= leaf.key.length;
     evictableLeaves.remove(leaf);
-    updateLeafStatus(leaf.parent);
-  }
-
-  private void updateLeafStatus(TreeNode node) {
-    if (node.parent != null && node.lockRef == 0 && node.isLeaf()) {
-      evictableLeaves.add(node);
-    } else {
-      evictableLeaves.remove(node);
-    }
+    evictableLeaves.update(leaf.parent);
   }
 }
