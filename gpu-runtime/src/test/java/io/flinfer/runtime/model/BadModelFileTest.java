@@ -36,8 +36,8 @@ class BadModelFileTest {
     ByteBuffer b = ByteBuffer.allocate(1024).order(ByteOrder.LITTLE_ENDIAN);
     b.putInt(64).putInt(172).putInt(5).putInt(7).putInt(4).putInt(512).putInt(512);
     Files.write(bad, b.array());
-    assertThatThrownBy(
-            () -> ModelLoader.load(bad, SharedFiles.stories260kDir().resolve("tok512.bin")))
+    Path tokenizer = SharedFiles.stories260kDir().resolve("tok512.bin");
+    assertThatThrownBy(() -> ModelLoader.load(bad, tokenizer))
         .isInstanceOf(ModelFormatException.class)
         .hasMessageContaining(bad.toString())
         .hasMessageContaining("not a multiple of heads");
