@@ -268,9 +268,8 @@ public final class CpuModelRunner implements ModelRunner {
    */
   private final class AttentionTask implements WorkerPool.Task {
     /**
-     * Extends with fewer queries per KV head than this attend one query at a time: a tile costs
-     * about as much as four one-query passes on 8-wide heads and five on 64-wide ones, whatever its
-     * fill.
+     * Extends with fewer queries per KV head than this attend one query at a time: whatever its
+     * fill, a tile costs about three one-query passes on 8-wide heads and six on 64-wide ones.
      */
     private static final int MIN_TILE_QUERIES = 6;
 
