@@ -101,6 +101,9 @@ public final class CpuModelRunner implements ModelRunner {
       }
       w.tokenEmbedding().decodeRow(batch.inputId(t), x, t * dim);
     }
+    // The attention units and their cost depend on the batch only: planned once for all layers.
+    attention.plan(batch);
+    long attentionWork = attentionWork(batch);
     for (int l = 0; l < c.layers(); l++) {
       for (int t = 0; t < n; t++) {
         Ops.rmsNorm(xb, t * dim, x, t * dim, w.rmsAtt()[l], dim, c.normEps());
@@ -112,8 +115,8 @@ public final class CpuModelRunner implements ModelRunner {
         Ops.rope(k, t * kvDim, kvDim, c.headDim(), rope, pos);
       }
       kv.setKv(l, batch.outCacheLocArray(), 0, n, k, v);
-      attention.prepare(batch, l);
-      run(attention, attentionWork(batch));
+      attention.startLayer(l);
+      run(attention, attentionWork);
       matmul(att, n, w.wo()[l], xb, null, null, null, null);
       Ops.add(x, xb, 0, n * dim);
       for (int t = 0; t < n; t++) {
@@ -299,10 +302,9 @@ public final class CpuModelRunner implements ModelRunner {
       tokensPerTile = tiled ? QueryTileAttention.LANES / group : 0;
     }
 
-    void prepare(ForwardBatch batch, int layer) {
+    /** Splits the batch's attention into units: tiles of an extend's tokens, or single tokens. */
+    void plan(ForwardBatch batch) {
       this.batch = batch;
-      this.layer = layer;
-      next.set(0);
       units = 0;
       int group = c.groupSize();
       for (int r = 0; r < batch.batchSize(); r++) {
@@ -315,6 +317,11 @@ public final class CpuModelRunner implements ModelRunner {
           }
         }
       }
+    }
+
+    void startLayer(int layer) {
+      this.layer = layer;
+      next.set(0);
     }
 
     private void addUnit(int token, int tokens, int kvHead, boolean tiled) {

@@ -79,10 +79,24 @@ public final class RadixCache implements PrefixCache {
     if (disabled || len == 0) {
       return new PrefixMatch(EMPTY, disabled ? null : root(namespace));
     }
+    int[] out = new int[len];
+    Descent d = descend(namespace, key, len, out);
+    d.node().hitCount++;
+    return new PrefixMatch(d.matched() == len ? out : Arrays.copyOf(out, d.matched()), d.node());
+  }
+
+  /** Where a key's walk down the tree ended: the deepest node and the tokens matched to it. */
+  private record Descent(TreeNode node, int matched) {}
+
+  /**
+   * Follows {@code key[0..len)} down the namespace's tree, marking every node on the way as used
+   * now and splitting a node the key matches only in part, so the walk ends on a node boundary.
+   * With {@code slots}, copies the matched tokens' KV slots there.
+   */
+  private Descent descend(String namespace, int[] key, int len, int[] slots) {
     long now = ++clock;
     TreeNode node = root(namespace);
     evictableLeaves.touch(node, now);
-    int[] out = new int[len];
     int matched = 0;
     while (matched < len) {
       TreeNode child = child(node, key, matched);
@@ -95,15 +109,16 @@ public final class RadixCache implements PrefixCache {
       if (partial) {
         child = splitNode(child, p);
       }
-      System.arraycopy(child.value, 0, out, matched, p);
+      if (slots != null) {
+        System.arraycopy(child.value, 0, slots, matched, p);
+      }
       matched += p;
       node = child;
       if (partial) {
         break;
       }
     }
-    node.hitCount++;
-    return new PrefixMatch(matched == len ? out : Arrays.copyOf(out, matched), node);
+    return new Descent(node, matched);
   }
 
   /**
@@ -119,27 +134,9 @@ public final class RadixCache implements PrefixCache {
       throw new IllegalArgumentException(
           "insert needs whole pages: " + len + " tokens, page size " + pageSize);
     }
-    long now = ++clock;
-    TreeNode node = root(namespace);
-    evictableLeaves.touch(node, now);
-    int matched = 0;
-    while (matched < len) {
-      TreeNode child = child(node, key, matched);
-      if (child == null) {
-        break;
-      }
-      evictableLeaves.touch(child, now);
-      int p = matchLength(child.key, key, matched, len);
-      boolean partial = p < child.key.length;
-      if (partial) {
-        child = splitNode(child, p);
-      }
-      matched += p;
-      node = child;
-      if (partial) {
-        break;
-      }
-    }
+    Descent d = descend(namespace, key, len, null);
+    TreeNode node = d.node();
+    int matched = d.matched();
     if (matched < len) {
       TreeNode leaf =
           new TreeNode(
@@ -147,7 +144,7 @@ public final class RadixCache implements PrefixCache {
               Arrays.copyOfRange(key, matched, len),
               Arrays.copyOfRange(value, matched, len));
       leaf.parent = node;
-      leaf.lastAccess = now;
+      leaf.lastAccess = clock;
       addChild(node, leaf);
       evictableSize += len - matched;
       evictableLeaves.update(node);
