@@ -6,6 +6,7 @@ import io.flinfer.runtime.kernel.Attention;
 import io.flinfer.runtime.kernel.Ops;
 import io.flinfer.runtime.kernel.QueryTileAttention;
 import io.flinfer.runtime.kernel.RopeTable;
+import io.flinfer.runtime.kernel.TokenAttention;
 import io.flinfer.runtime.kernel.WorkerPool;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.model.LlamaWeights;
@@ -266,8 +267,9 @@ public final class CpuModelRunner implements ModelRunner {
 
   /**
    * Units of work handed out from a shared counter: a tile of query heads of consecutive tokens of
-   * one extend that read one KV head ({@link QueryTileAttention}), or one token's query heads of
-   * one KV head, each attended alone ({@link Attention}). Both give a token the same bits.
+   * one extend that read one KV head ({@link QueryTileAttention}), or one token's query heads of a
+   * run of KV heads, together ({@link TokenAttention}) or, where that kernel cannot serve the pool,
+   * each alone ({@link Attention}). All give a token the same bits.
    */
   private final class AttentionTask implements WorkerPool.Task {
     /**
@@ -279,10 +281,13 @@ public final class CpuModelRunner implements ModelRunner {
     private final AtomicInteger next = new AtomicInteger();
     private final Attention[] perThread;
     private final QueryTileAttention[] tiles;
+    private final TokenAttention[] tokenKernels;
     private final int tokensPerTile;
+    private final int threads;
     private int[] unitToken = new int[64];
     private int[] unitTokens = new int[64];
     private int[] unitKvHead = new int[64];
+    private int[] unitKvHeads = new int[64];
     private boolean[] unitTiled = new boolean[64];
     private int units;
     private ForwardBatch batch;
@@ -300,23 +305,54 @@ public final class CpuModelRunner implements ModelRunner {
         tiles[i] = new QueryTileAttention(kv, maxContext);
       }
       tokensPerTile = tiled ? QueryTileAttention.LANES / group : 0;
+      tokenKernels = new TokenAttention[TokenAttention.supports(kv) ? threads : 0];
+      for (int i = 0; i < tokenKernels.length; i++) {
+        tokenKernels[i] = new TokenAttention(kv, c.heads(), maxContext);
+      }
+      this.threads = threads;
     }
 
-    /** Splits the batch's attention into units: tiles of an extend's tokens, or single tokens. */
+    /**
+     * Splits the batch's attention into units: tiles of an extend's tokens, or single tokens. A
+     * token's heads are split into runs of KV heads only when there are too few tokens to keep
+     * every thread busy (one request decoding alone).
+     */
     void plan(ForwardBatch batch) {
       this.batch = batch;
       units = 0;
       int group = c.groupSize();
+      int kvHeads = c.kvHeads();
+      int single = 0;
+      for (int r = 0; r < batch.batchSize(); r++) {
+        if (!tiled(batch.extendLen(r))) {
+          single += batch.extendLen(r);
+        }
+      }
+      int run = 1;
+      if (tokenKernels.length > 0 && single > 0) {
+        int runs = Math.min(kvHeads, Math.max(1, (2 * threads + single - 1) / single));
+        run = (kvHeads + runs - 1) / runs;
+      }
       for (int r = 0; r < batch.batchSize(); r++) {
         int n = batch.extendLen(r);
-        boolean tiled = tokensPerTile > 0 && n * group >= MIN_TILE_QUERIES;
+        boolean tiled = tiled(n);
         int step = tiled ? tokensPerTile : 1;
+        int heads = tiled ? 1 : run;
         for (int t = 0; t < n; t += step) {
-          for (int h = 0; h < c.kvHeads(); h++) {
-            addUnit(batch.tokenOffset(r) + t, Math.min(step, n - t), h, tiled);
+          for (int h = 0; h < kvHeads; h += heads) {
+            addUnit(
+                batch.tokenOffset(r) + t,
+                Math.min(step, n - t),
+                h,
+                Math.min(heads, kvHeads - h),
+                tiled);
           }
         }
       }
+    }
+
+    private boolean tiled(int extendLen) {
+      return tokensPerTile > 0 && extendLen * c.groupSize() >= MIN_TILE_QUERIES;
     }
 
     void startLayer(int layer) {
@@ -324,17 +360,19 @@ public final class CpuModelRunner implements ModelRunner {
       next.set(0);
     }
 
-    private void addUnit(int token, int tokens, int kvHead, boolean tiled) {
+    private void addUnit(int token, int tokens, int kvHead, int kvHeads, boolean tiled) {
       if (units == unitToken.length) {
         int grown = units * 2;
         unitToken = Arrays.copyOf(unitToken, grown);
         unitTokens = Arrays.copyOf(unitTokens, grown);
         unitKvHead = Arrays.copyOf(unitKvHead, grown);
+        unitKvHeads = Arrays.copyOf(unitKvHeads, grown);
         unitTiled = Arrays.copyOf(unitTiled, grown);
       }
       unitToken[units] = token;
       unitTokens[units] = tokens;
       unitKvHead[units] = kvHead;
+      unitKvHeads[units] = kvHeads;
       unitTiled[units] = tiled;
       units++;
     }
@@ -363,6 +401,21 @@ public final class CpuModelRunner implements ModelRunner {
               group,
               table,
               rowBase);
+          continue;
+        }
+        if (tokenKernels.length > 0) {
+          tokenKernels[part].attend(
+              layer,
+              q,
+              t * dim,
+              att,
+              t * dim,
+              kvHead,
+              unitKvHeads[u],
+              group,
+              table,
+              rowBase,
+              batch.position(t) + 1);
           continue;
         }
         for (int h = kvHead * group; h < (kvHead + 1) * group; h++) {

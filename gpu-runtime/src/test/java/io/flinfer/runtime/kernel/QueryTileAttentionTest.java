@@ -25,13 +25,13 @@ class QueryTileAttentionTest {
     KvPool kv = new KvPool(200, 1, kvHeads, headDim, 1);
     // The request's positions live at shuffled slots, as after evictions and chunking.
     int[] table = new int[MAX_CONTEXT];
-    int[] slots = shuffledSlots(rnd, 199);
+    int[] slots = AttentionFixtures.shuffledSlots(rnd, 199);
     float[] row = new float[kv.rowWidth()];
     float[] row2 = new float[kv.rowWidth()];
     for (int j = 0; j < MAX_CONTEXT; j++) {
       table[j] = slots[j];
-      fill(rnd, row);
-      fill(rnd, row2);
+      AttentionFixtures.fill(rnd, row);
+      AttentionFixtures.fill(rnd, row2);
       kv.setKv(0, table[j], row, 0, row2, 0);
     }
     Attention one = new Attention(kv, MAX_CONTEXT);
@@ -40,7 +40,7 @@ class QueryTileAttentionTest {
     for (int firstPosition : new int[] {0, 1, 7, 40, MAX_CONTEXT - perTile}) {
       for (int tokens = 1; tokens <= perTile; tokens++) {
         float[] q = new float[tokens * dim];
-        fill(rnd, q);
+        AttentionFixtures.fill(rnd, q);
         for (int kvHead = 0; kvHead < kvHeads; kvHead++) {
           float[] fromTile = new float[tokens * dim];
           float[] alone = new float[tokens * dim];
@@ -49,7 +49,8 @@ class QueryTileAttentionTest {
             for (int h = kvHead * group; h < (kvHead + 1) * group; h++) {
               int off = t * dim + h * headDim;
               one.attendHead(0, q, off, kvHead, table, 0, firstPosition + t + 1, alone, off);
-              float[] expected = reference(kv, table, q, off, kvHead, firstPosition + t + 1);
+              float[] expected =
+                  AttentionFixtures.reference(kv, table, q, off, kvHead, firstPosition + t + 1);
               for (int i = 0; i < headDim; i++) {
                 assertThat(fromTile[off + i])
                     .as("position %d, head %d, element %d", firstPosition + t, h, i)
@@ -60,62 +61,6 @@ class QueryTileAttentionTest {
           }
         }
       }
-    }
-  }
-
-  /** Softmax over the context in double, then the weighted sum of the values. */
-  private static float[] reference(
-      KvPool kv, int[] table, float[] q, int qOff, int kvHead, int context) {
-    int hd = kv.headDim();
-    float[] k = new float[hd];
-    float[] v = new float[hd];
-    double[] s = new double[context];
-    double max = Double.NEGATIVE_INFINITY;
-    for (int j = 0; j < context; j++) {
-      kv.readKeys(0, table[j], kvHead * hd, hd, k, 0);
-      double dot = 0;
-      for (int i = 0; i < hd; i++) {
-        dot += (double) q[qOff + i] * k[i];
-      }
-      s[j] = dot / Math.sqrt(hd);
-      max = Math.max(max, s[j]);
-    }
-    double sum = 0;
-    for (int j = 0; j < context; j++) {
-      s[j] = Math.exp(s[j] - max);
-      sum += s[j];
-    }
-    double[] out = new double[hd];
-    for (int j = 0; j < context; j++) {
-      kv.readValues(0, table[j], kvHead * hd, hd, v, 0);
-      for (int i = 0; i < hd; i++) {
-        out[i] += s[j] / sum * v[i];
-      }
-    }
-    float[] f = new float[hd];
-    for (int i = 0; i < hd; i++) {
-      f[i] = (float) out[i];
-    }
-    return f;
-  }
-
-  private static int[] shuffledSlots(Random rnd, int n) {
-    int[] a = new int[n];
-    for (int i = 0; i < n; i++) {
-      a[i] = i + 1;
-    }
-    for (int i = n - 1; i > 0; i--) {
-      int j = rnd.nextInt(i + 1);
-      int t = a[i];
-      a[i] = a[j];
-      a[j] = t;
-    }
-    return a;
-  }
-
-  private static void fill(Random rnd, float[] a) {
-    for (int i = 0; i < a.length; i++) {
-      a[i] = (float) rnd.nextGaussian();
     }
   }
 }

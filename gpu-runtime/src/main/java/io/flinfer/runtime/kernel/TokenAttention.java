@@ -1,0 +1,287 @@
+package io.flinfer.runtime.kernel;
+
+import io.flinfer.memcache.KvPool;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * Causal attention of several query heads of one token (a decode step, or a short extend) over its
+ * request's context, all heads in one pass over the positions. The heads' scores are kept side by
+ * side, one lane per head, so the softmax's sums and the value sums of different heads are
+ * independent chains that run together instead of one head's chain waiting on itself: on 8-wide
+ * heads those chains, not the arithmetic, bounded the one-query kernel.
+ *
+ * <p>Each head's arithmetic is exactly that of {@link Attention#attendHead}: a score is eight
+ * chains over the head summed left to right, then scaled; the softmax subtracts the maximum, sums
+ * in position order and multiplies by the inverse sum; each output element sums the weighted values
+ * in position order. So a token gets the same bits whichever kernel served it.
+ */
+public final class TokenAttention {
+  private static final VectorSpecies<Float> S = FloatVector.SPECIES_256;
+  private static final int LANES = S.length();
+  private static final ByteOrder NATIVE = ByteOrder.nativeOrder();
+
+  private final KvPool kv;
+  private final int headDim;
+  private final int rowWidth;
+  private final float scale;
+  private final int maxHeads;
+  private final float[] scores;
+  private final float[] products;
+  private final float[] sums;
+
+  /**
+   * Scratch for one thread: up to {@code maxHeads} query heads of a token, contexts up to {@code
+   * maxContext} positions.
+   */
+  public TokenAttention(KvPool kv, int maxHeads, int maxContext) {
+    if (!QueryTileAttention.supports(kv)) {
+      throw new IllegalArgumentException("token attention needs an fp32 KV pool and heads of 8k");
+    }
+    this.kv = kv;
+    this.headDim = kv.headDim();
+    this.rowWidth = kv.rowWidth();
+    this.scale = 1f / (float) Math.sqrt(headDim);
+    this.maxHeads = maxHeads;
+    int stride = padded(maxHeads);
+    this.scores = new float[maxContext * stride];
+    this.products = new float[stride * LANES];
+    this.sums = new float[stride];
+  }
+
+  /** Whether this kernel can serve a pool: as {@link QueryTileAttention#supports}. */
+  public static boolean supports(KvPool kv) {
+    return QueryTileAttention.supports(kv);
+  }
+
+  /**
+   * Attends the query heads that read KV heads {@code [firstKvHead, firstKvHead + kvHeads)}: heads
+   * {@code firstKvHead * group} onwards, {@code group} per KV head.
+   *
+   * @param q the token's queries, head h at {@code q[qOff + h * headDim ..]}
+   * @param out the outputs, laid out as {@code q} from {@code outOff}
+   * @param reqToToken the request-to-token table; the context's slots are {@code reqToToken[rowBase
+   *     .. rowBase + contextLen)}
+   */
+  public void attend(
+      int layer,
+      float[] q,
+      int qOff,
+      float[] out,
+      int outOff,
+      int firstKvHead,
+      int kvHeads,
+      int group,
+      int[] reqToToken,
+      int rowBase,
+      int contextLen) {
+    int heads = kvHeads * group;
+    if (heads > maxHeads || heads < 1) {
+      throw new IllegalArgumentException("1 to " + maxHeads + " heads, not " + heads);
+    }
+    int firstHead = firstKvHead * group;
+    int stride = padded(heads);
+    int kvOff = firstKvHead * headDim;
+    scores(
+        kv.keys(layer),
+        q,
+        qOff + firstHead * headDim,
+        heads,
+        group,
+        stride,
+        reqToToken,
+        rowBase,
+        kvOff,
+        contextLen);
+    softmax(stride, contextLen);
+    int pairs = heads * (headDim / LANES);
+    ByteBuffer values = kv.values(layer);
+    for (int first = 0; first < pairs; first += LANES) {
+      values(
+          values,
+          out,
+          outOff + firstHead * headDim,
+          first,
+          pairs,
+          group,
+          stride,
+          reqToToken,
+          rowBase,
+          kvOff,
+          contextLen);
+    }
+  }
+
+  /**
+   * {@code scores[j * stride + k]}: head k's scaled score at position j; lanes past the last head
+   * hold zero, so every vector pass below stays finite.
+   */
+  private void scores(
+      ByteBuffer keys,
+      float[] q,
+      int qOff,
+      int heads,
+      int group,
+      int stride,
+      int[] reqToToken,
+      int rowBase,
+      int kvOff,
+      int contextLen) {
+    for (int j = 0; j < contextLen; j++) {
+      int e = (reqToToken[rowBase + j] * rowWidth + kvOff) * 4;
+      for (int k = 0; k < heads; k++) {
+        int ke = e + (k / group) * headDim * 4;
+        int qk = qOff + k * headDim;
+        FloatVector acc = FloatVector.zero(S);
+        for (int i = 0; i < headDim; i += LANES) {
+          acc = FloatVector.fromArray(S, q, qk + i).fma(fromBuffer(keys, ke + i * 4), acc);
+        }
+        acc.intoArray(products, k * LANES);
+      }
+      int sb = j * stride;
+      for (int k = 0; k < heads; k++) {
+        scores[sb + k] = GemmKernels.sum8(products, k * LANES) * scale;
+      }
+      for (int k = heads; k < stride; k++) {
+        scores[sb + k] = 0f;
+      }
+    }
+  }
+
+  /** Each lane's softmax over positions, in place: weights, each already times 1 / sum. */
+  private void softmax(int stride, int contextLen) {
+    for (int b = 0; b < stride; b += LANES) {
+      FloatVector max = FloatVector.broadcast(S, Float.NEGATIVE_INFINITY);
+      for (int j = 0; j < contextLen; j++) {
+        max = max.max(FloatVector.fromArray(S, scores, j * stride + b));
+      }
+      for (int j = 0; j < contextLen; j++) {
+        int at = j * stride + b;
+        FloatVector.fromArray(S, scores, at).sub(max).intoArray(scores, at);
+      }
+    }
+    FastExp.exp(scores, 0, contextLen * stride, 0f, scores);
+    for (int b = 0; b < stride; b += LANES) {
+      FloatVector sum = FloatVector.zero(S);
+      for (int j = 0; j < contextLen; j++) {
+        sum = sum.add(FloatVector.fromArray(S, scores, j * stride + b));
+      }
+      FloatVector.broadcast(S, 1f).div(sum).intoArray(sums, b);
+    }
+    for (int j = 0; j < contextLen; j++) {
+      for (int b = 0; b < stride; b += LANES) {
+        int at = j * stride + b;
+        FloatVector.fromArray(S, scores, at)
+            .mul(FloatVector.fromArray(S, sums, b))
+            .intoArray(scores, at);
+      }
+    }
+  }
+
+  /**
+   * Eight (head, slice of eight elements) pairs from {@code first}, each its own accumulator, the
+   * weighted values summed in position order. Pairs past the last are served as the last one and
+   * not written.
+   */
+  private void values(
+      ByteBuffer values,
+      float[] out,
+      int outOff,
+      int first,
+      int pairs,
+      int group,
+      int stride,
+      int[] reqToToken,
+      int rowBase,
+      int kvOff,
+      int contextLen) {
+    int slices = headDim / LANES;
+    int p0 = first;
+    int p1 = Math.min(first + 1, pairs - 1);
+    int p2 = Math.min(first + 2, pairs - 1);
+    int p3 = Math.min(first + 3, pairs - 1);
+    int p4 = Math.min(first + 4, pairs - 1);
+    int p5 = Math.min(first + 5, pairs - 1);
+    int p6 = Math.min(first + 6, pairs - 1);
+    int p7 = Math.min(first + 7, pairs - 1);
+    int w0 = p0 / slices;
+    int w1 = p1 / slices;
+    int w2 = p2 / slices;
+    int w3 = p3 / slices;
+    int w4 = p4 / slices;
+    int w5 = p5 / slices;
+    int w6 = p6 / slices;
+    int w7 = p7 / slices;
+    int o0 = valueOffset(w0, p0 % slices, group);
+    int o1 = valueOffset(w1, p1 % slices, group);
+    int o2 = valueOffset(w2, p2 % slices, group);
+    int o3 = valueOffset(w3, p3 % slices, group);
+    int o4 = valueOffset(w4, p4 % slices, group);
+    int o5 = valueOffset(w5, p5 % slices, group);
+    int o6 = valueOffset(w6, p6 % slices, group);
+    int o7 = valueOffset(w7, p7 % slices, group);
+    FloatVector a0 = FloatVector.zero(S);
+    FloatVector a1 = FloatVector.zero(S);
+    FloatVector a2 = FloatVector.zero(S);
+    FloatVector a3 = FloatVector.zero(S);
+    FloatVector a4 = FloatVector.zero(S);
+    FloatVector a5 = FloatVector.zero(S);
+    FloatVector a6 = FloatVector.zero(S);
+    FloatVector a7 = FloatVector.zero(S);
+    for (int j = 0; j < contextLen; j++) {
+      int e = (reqToToken[rowBase + j] * rowWidth + kvOff) * 4;
+      int sb = j * stride;
+      a0 = fromBuffer(values, e + o0).fma(weight(sb + w0), a0);
+      a1 = fromBuffer(values, e + o1).fma(weight(sb + w1), a1);
+      a2 = fromBuffer(values, e + o2).fma(weight(sb + w2), a2);
+      a3 = fromBuffer(values, e + o3).fma(weight(sb + w3), a3);
+      a4 = fromBuffer(values, e + o4).fma(weight(sb + w4), a4);
+      a5 = fromBuffer(values, e + o5).fma(weight(sb + w5), a5);
+      a6 = fromBuffer(values, e + o6).fma(weight(sb + w6), a6);
+      a7 = fromBuffer(values, e + o7).fma(weight(sb + w7), a7);
+    }
+    // Pair p is head p / slices, elements (p % slices) * 8 onwards: out[outOff + p * 8 ..).
+    int left = pairs - first;
+    a0.intoArray(out, outOff + p0 * LANES);
+    if (left > 1) {
+      a1.intoArray(out, outOff + p1 * LANES);
+    }
+    if (left > 2) {
+      a2.intoArray(out, outOff + p2 * LANES);
+    }
+    if (left > 3) {
+      a3.intoArray(out, outOff + p3 * LANES);
+    }
+    if (left > 4) {
+      a4.intoArray(out, outOff + p4 * LANES);
+    }
+    if (left > 5) {
+      a5.intoArray(out, outOff + p5 * LANES);
+    }
+    if (left > 6) {
+      a6.intoArray(out, outOff + p6 * LANES);
+    }
+    if (left > 7) {
+      a7.intoArray(out, outOff + p7 * LANES);
+    }
+  }
+
+  /** Byte offset, within the first KV head's row, of head k's value slice. */
+  private int valueOffset(int k, int slice, int group) {
+    return ((k / group) * headDim + slice * LANES) * 4;
+  }
+
+  private FloatVector weight(int at) {
+    return FloatVector.broadcast(S, scores[at]);
+  }
+
+  private static FloatVector fromBuffer(ByteBuffer buffer, int byteOffset) {
+    return FloatVector.fromByteBuffer(S, buffer, byteOffset, NATIVE);
+  }
+
+  private static int padded(int heads) {
+    return (heads + LANES - 1) / LANES * LANES;
+  }
+}
