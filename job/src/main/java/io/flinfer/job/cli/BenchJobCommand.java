@@ -32,7 +32,7 @@ public final class BenchJobCommand implements Callable<Integer> {
 
   @Option(
       names = "--repeats",
-      defaultValue = "3",
+      defaultValue = "5",
       description = "Runs of the workload on each path; the median is reported.")
   int repeats;
 

@@ -48,6 +48,13 @@ final class JobOptions {
   String backend;
 
   @Option(
+      names = "--stream-interval-ms",
+      defaultValue = "10",
+      description =
+          "At most how often a request's tokens are sent on to the chunks topic, together; its first token and its end go at once; 0: every token at once (default: ${DEFAULT-VALUE}).")
+  long streamIntervalMs;
+
+  @Option(
       names = "--checkpoint-interval-ms",
       defaultValue = "1000",
       description = "Completions are committed on checkpoints (default: ${DEFAULT-VALUE}).")
@@ -67,6 +74,7 @@ final class JobOptions {
         .topics(promptsTopic, completionsTopic, chunksTopic, deadLettersTopic)
         .model(model, where.model().getFileName().toString())
         .engine(maxRunningRequests, maxTotalTokens, chunkedPrefillSize, engineThreads, backend)
+        .streamIntervalMillis(streamIntervalMs)
         .checkpointIntervalMillis(checkpointIntervalMs)
         .build();
   }

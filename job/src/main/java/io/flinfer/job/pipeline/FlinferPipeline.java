@@ -136,7 +136,7 @@ public final class FlinferPipeline {
         .setTransactionalIdPrefix("flinfer-" + topic)
         .setProperty("transaction.timeout.ms", "600000")
         // Chunks are latency-bound; exactly-once records wait for the checkpoint anyway.
-        .setProperty("linger.ms", guarantee == DeliveryGuarantee.EXACTLY_ONCE ? "5" : "0")
+        .setProperty("linger.ms", guarantee == DeliveryGuarantee.EXACTLY_ONCE ? "5" : "2")
         .build();
   }
 

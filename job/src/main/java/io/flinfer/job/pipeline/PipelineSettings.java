@@ -22,6 +22,13 @@ public record PipelineSettings(
     long checkpointIntervalMillis)
     implements Serializable {
 
+  /**
+   * A request's tokens leave the inference operator together at most every 10 ms: below what a
+   * reader of a stream notices, and on a GPU about one decode step, so there every token still
+   * leaves at once; a fast CPU engine sends a few tokens per record instead of one.
+   */
+  public static final long DEFAULT_STREAM_INTERVAL_MILLIS = 10;
+
   public static Builder builder() {
     return new Builder();
   }
@@ -43,6 +50,7 @@ public record PipelineSettings(
     private String backend = "cpu";
     private int maxNewTokensLimit = 1024;
     private long checkpointIntervalMillis = 1000;
+    private long streamIntervalMillis = DEFAULT_STREAM_INTERVAL_MILLIS;
 
     public Builder bootstrapServers(String v) {
       bootstrapServers = v;
@@ -87,6 +95,15 @@ public record PipelineSettings(
       return this;
     }
 
+    /**
+     * At most how often a request's tokens are sent on, together (its first token and its end go at
+     * once); 0 sends every token at once.
+     */
+    public Builder streamIntervalMillis(long v) {
+      streamIntervalMillis = v;
+      return this;
+    }
+
     public Builder checkpointIntervalMillis(long v) {
       checkpointIntervalMillis = v;
       return this;
@@ -98,6 +115,9 @@ public record PipelineSettings(
       }
       if (model == null) {
         throw new IllegalArgumentException("a model is required");
+      }
+      if (streamIntervalMillis < 0) {
+        throw new IllegalArgumentException("stream interval must be >= 0 ms");
       }
       if (checkpointIntervalMillis < 10) {
         throw new IllegalArgumentException(
@@ -113,7 +133,13 @@ public record PipelineSettings(
           model,
           modelId,
           new InferenceSettings(
-              model, maxRunningRequests, maxTotalTokens, chunkedPrefillSize, threads, backend),
+              model,
+              maxRunningRequests,
+              maxTotalTokens,
+              chunkedPrefillSize,
+              threads,
+              backend,
+              streamIntervalMillis),
           maxNewTokensLimit,
           checkpointIntervalMillis);
     }

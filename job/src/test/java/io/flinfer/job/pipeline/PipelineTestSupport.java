@@ -170,8 +170,9 @@ final class PipelineTestSupport {
   }
 
   /**
-   * Slows token outputs down (so faults and savepoints land mid-generation) and, if asked, fails
-   * the task once after a number of outputs. The counters are static: they survive the restart.
+   * Slows token outputs down, by a pause per token they carry (so faults and savepoints land
+   * mid-generation, however many tokens travel together), and, if asked, fails the task once after
+   * a number of tokens. The counters are static: they survive the restart.
    */
   static final class Throttle implements MapFunction<TokenOutput, TokenOutput> {
     static final AtomicInteger SEEN = new AtomicInteger();
@@ -191,10 +192,11 @@ final class PipelineTestSupport {
 
     @Override
     public TokenOutput map(TokenOutput t) throws Exception {
-      Thread.sleep(sleepMillis);
-      int seen = SEEN.incrementAndGet();
+      int tokens = Math.max(1, t.tokenIds.length);
+      Thread.sleep(sleepMillis * tokens);
+      int seen = SEEN.addAndGet(tokens);
       if (failAfter > 0 && seen >= failAfter && FIRED.compareAndSet(false, true)) {
-        throw new IllegalStateException("injected fault after " + failAfter + " token outputs");
+        throw new IllegalStateException("injected fault after " + failAfter + " tokens");
       }
       return t;
     }

@@ -88,24 +88,36 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
       }
       decoders.put(id, d);
     }
-    if (t.index >= 0) {
-      if (t.index < p.tokens.length) {
-        return; // a repeat after a restore
-      }
-      int[] grown = Arrays.copyOf(p.tokens, p.tokens.length + 1);
-      grown[p.tokens.length] = t.tokenId;
-      p.tokens = grown;
-      if (t.index == 0) {
+    // Tokens already taken (a repeat after a restore) are skipped; the rest are consecutive.
+    int skip = Math.max(0, p.tokens.length - t.index);
+    int fresh = t.tokenIds.length - Math.min(skip, t.tokenIds.length);
+    if (t.index >= 0 && fresh > 0) {
+      if (p.tokens.length == 0) {
         p.firstTokenMillis = System.currentTimeMillis();
       }
-      String delta = d.next(t.tokenId);
-      if (p.prompt.request.getStream()) {
-        p.unsentLogprobs = Arrays.copyOf(p.unsentLogprobs, p.unsentLogprobs.length + 1);
-        p.unsentLogprobs[p.unsentLogprobs.length - 1] = t.logprob;
-        if (!delta.isEmpty()) {
-          ctx.output(CHUNKS, chunk(id, p, delta));
+      int before = p.tokens.length;
+      p.tokens = Arrays.copyOf(p.tokens, before + fresh);
+      int held = p.unsentLogprobs.length;
+      // Tokens up to the last one that completed text go out; any after it stay held.
+      int complete = 0;
+      StringBuilder delta = new StringBuilder();
+      for (int i = 0; i < fresh; i++) {
+        p.tokens[before + i] = t.tokenIds[skip + i];
+        String text = d.next(t.tokenIds[skip + i]);
+        if (!text.isEmpty()) {
+          delta.append(text);
+          complete = held + i + 1;
         }
       }
+      if (p.prompt.request.getStream()) {
+        p.unsentLogprobs = Arrays.copyOf(p.unsentLogprobs, held + fresh);
+        System.arraycopy(t.logprobs, skip, p.unsentLogprobs, held, fresh);
+        if (complete > 0) {
+          ctx.output(CHUNKS, chunk(id, p, delta.toString(), complete));
+        }
+      }
+    } else if (t.index >= 0 && t.finishType == null) {
+      return; // a repeat after a restore
     }
     if (t.finishType == null) {
       progress.update(p);
@@ -113,7 +125,7 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
     }
     String tail = d.finish();
     if (p.prompt.request.getStream() && (!tail.isEmpty() || p.unsentLogprobs.length > 0)) {
-      ctx.output(CHUNKS, chunk(id, p, tail));
+      ctx.output(CHUNKS, chunk(id, p, tail, p.unsentLogprobs.length));
     }
     long now = System.currentTimeMillis();
     TokenizedPrompt q = p.prompt;
@@ -144,19 +156,18 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
   }
 
   /**
-   * A chunk of {@code text} with every token not yet sent; its index is its first token's (or, with
-   * none, one past the last), so a consumer drops repeats by (request id, index).
+   * A chunk of {@code text} with the first {@code n} tokens not yet sent; its index is its first
+   * token's (or, with none, one past the last), so a consumer drops repeats by (request id, index).
    */
-  private static CompletionChunk chunk(String id, Progress p, String text) {
-    int n = p.unsentLogprobs.length;
-    int first = p.tokens.length - n;
+  private static CompletionChunk chunk(String id, Progress p, String text, int n) {
+    int first = p.tokens.length - p.unsentLogprobs.length;
     List<Integer> ids = new ArrayList<>(n);
     List<Float> logprobs = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
       ids.add(p.tokens[first + i]);
       logprobs.add(p.unsentLogprobs[i]);
     }
-    p.unsentLogprobs = new float[0];
+    p.unsentLogprobs = Arrays.copyOfRange(p.unsentLogprobs, n, p.unsentLogprobs.length);
     return CompletionChunk.newBuilder()
         .setRequestId(id)
         .setIndex(n > 0 ? first : p.tokens.length)

@@ -46,7 +46,7 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
   private transient MapState<String, InFlight> state;
   private transient Map<String, TokenizedPrompt> live;
   private transient Map<String, List<Integer>> generated;
-  private transient Map<String, Boolean> announced;
+  private transient PendingOutputs outputs;
   private transient ArrayDeque<InFlight> backlog;
   private transient boolean stepScheduled;
   private transient InferenceMetrics metrics;
@@ -75,7 +75,7 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
             new MapStateDescriptor<>(STATE, Types.STRING, TypeInformation.of(InFlight.class)));
     live = new HashMap<>();
     generated = new HashMap<>();
-    announced = new HashMap<>();
+    outputs = new PendingOutputs(settings.streamIntervalMillis());
     lastTime = new HashMap<>();
     backlog = new ArrayDeque<>();
     metrics = new InferenceMetrics(getMetricGroup(), engine.stats());
@@ -190,22 +190,15 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
     drainBacklog();
     List<TokenEvent> events = engine.step();
     metrics.afterStep(engine.stats());
-    long now = System.currentTimeMillis();
+    long now = getProcessingTimeService().getCurrentProcessingTime();
     for (TokenEvent e : events) {
       String id = e.requestId();
       TokenizedPrompt p = live.get(id);
       if (p == null) {
         continue;
       }
-      TokenOutput out = new TokenOutput();
-      out.requestId = id;
-      out.index = e.index();
-      out.tokenId = e.tokenId();
-      out.logprob = e.logprob();
-      if (announced.putIfAbsent(id, Boolean.TRUE) == null) {
-        out.prompt = p;
-      }
       if (e.index() >= 0) {
+        outputs.add(p, e.index(), e.tokenId(), e.logprob(), now);
         generated.get(id).add(e.tokenId());
         Long before = lastTime.put(id, now);
         if (before != null) {
@@ -218,18 +211,34 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
       }
       if (e.isLast()) {
         FinishReason f = e.finish();
-        out.finishType = f.type().name().toLowerCase();
-        out.finishDetail = f.detail();
-        out.cachedTokens = e.cachedTokens();
         live.remove(id);
         generated.remove(id);
-        announced.remove(id);
         lastTime.remove(id);
         setCurrentKey(p.routingKey);
         state.remove(id);
+        output.collect(
+            new StreamRecord<>(
+                outputs.finish(
+                    p, f.type().name().toLowerCase(), f.detail(), e.cachedTokens(), now)));
       }
-      output.collect(new StreamRecord<>(out));
     }
+    emit(outputs.takeDue(now, false));
+  }
+
+  private void emit(List<TokenOutput> due) {
+    for (TokenOutput o : due) {
+      output.collect(new StreamRecord<>(o));
+    }
+  }
+
+  /**
+   * Held tokens leave before the barrier: a snapshot then holds no token that was generated but not
+   * sent, and a restore neither repeats nor loses one.
+   */
+  @Override
+  public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
+    super.prepareSnapshotPreBarrier(checkpointId);
+    emit(outputs.takeDue(getProcessingTimeService().getCurrentProcessingTime(), true));
   }
 
   @Override

@@ -1,15 +1,19 @@
 package io.flinfer.operators.flink;
 
 /**
- * One generated token (or a request's end) leaving the inference operator. {@code prompt} is set on
- * a request's first output after it entered the operator, so the detokenizer learns the request's
+ * Generated tokens of one request leaving the inference operator, consecutive from {@code index}
+ * (possibly none, on a request's end), and its finish on the last. {@code prompt} is set on a
+ * request's first output after it entered the operator, so the detokenizer learns the request's
  * settings.
  */
 public class TokenOutput {
   public String requestId;
-  public int index;
-  public int tokenId;
-  public float logprob;
+
+  /** The first token's index; -1 when the output carries no token. */
+  public int index = -1;
+
+  public int[] tokenIds = new int[0];
+  public float[] logprobs = new float[0];
 
   /** null until the last output; then length, stop, abort or error. */
   public String finishType;

@@ -7,6 +7,7 @@ import io.flinfer.avro.CompletionChunk;
 import io.flinfer.avro.PromptRequest;
 import io.flinfer.runtime.testing.SharedFiles;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
@@ -16,8 +17,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The detokenizer in Flink's operator test harness: a token whose text is held (part of a UTF-8
- * character) travels with the chunk that completes it, so the chunks carry every generated token
- * once, in order, and their text is the completion's.
+ * character) travels with the chunk that completes it, whether tokens arrive one by one or several
+ * together, so the chunks carry every generated token once, in order, and their text is the
+ * completion's.
  */
 class DetokenizerTest {
   /** stories260K's byte tokens: {@code <0x00>} is id 3. */
@@ -25,15 +27,18 @@ class DetokenizerTest {
     return 3 + b;
   }
 
-  @Test
-  void heldTokensTravelWithTheChunkThatCompletesTheirText() throws Exception {
+  /** A right quote split in three bytes, a word, then a lone lead byte that never completes. */
+  private static int[] tokens() {
+    int word = SharedFiles.stories260k().tokenizer().encode("cat", false)[0];
+    return new int[] {byteToken(0xE2), byteToken(0x80), byteToken(0x99), word, byteToken(0xE2)};
+  }
+
+  /** The tokens in outputs of the given sizes, the last one finishing: chunks, then completion. */
+  private static Result detokenize(int[] tokens, int... sizes) throws Exception {
     var dir = SharedFiles.stories260kDir();
     ModelSource source =
         new ModelSource(
             dir.resolve("stories260K.bin").toString(), dir.resolve("tok512.bin").toString());
-    // A right quote split in three bytes, a word, then a lone lead byte that never completes.
-    int word = SharedFiles.stories260k().tokenizer().encode("cat", false)[0];
-    int[] tokens = {byteToken(0xE2), byteToken(0x80), byteToken(0x99), word, byteToken(0xE2)};
     TokenizedPrompt prompt = new TokenizedPrompt();
     prompt.request =
         PromptRequest.newBuilder().setRequestId("r").setPrompt("Once").setStream(true).build();
@@ -45,38 +50,72 @@ class DetokenizerTest {
             t -> t.requestId,
             Types.STRING)) {
       h.open();
-      for (int i = 0; i < tokens.length; i++) {
+      int next = 0;
+      for (int k = 0; k < sizes.length; k++) {
         TokenOutput t = new TokenOutput();
         t.requestId = "r";
-        t.index = i;
-        t.tokenId = tokens[i];
-        t.logprob = -i;
-        t.prompt = i == 0 ? prompt : null;
-        if (i == tokens.length - 1) {
+        t.index = next;
+        t.tokenIds = Arrays.copyOfRange(tokens, next, next + sizes[k]);
+        t.logprobs = new float[sizes[k]];
+        for (int i = 0; i < sizes[k]; i++) {
+          t.logprobs[i] = -(next + i);
+        }
+        t.prompt = k == 0 ? prompt : null;
+        if (k == sizes.length - 1) {
           t.finishType = "length";
         }
         h.processElement(t, 0);
+        next += sizes[k];
       }
       List<CompletionChunk> chunks = new ArrayList<>();
       for (StreamRecord<CompletionChunk> r : h.getSideOutput(Detokenizer.CHUNKS)) {
         chunks.add(r.getValue());
       }
-      Completion done = h.extractOutputValues().get(0);
+      return new Result(chunks, h.extractOutputValues().get(0));
+    }
+  }
 
-      assertThat(chunks).extracting(CompletionChunk::getIndex).containsExactly(0, 3, 4);
-      assertThat(chunks.get(0).getTokenIds())
-          .containsExactly(byteToken(0xE2), byteToken(0x80), byteToken(0x99));
-      assertThat(chunks.get(0).getLogprobs()).containsExactly(0f, -1f, -2f);
-      assertThat(chunks.get(0).getTextDelta()).isEqualTo("\u2019");
+  private record Result(List<CompletionChunk> chunks, Completion done) {
+    /** The chunks carry every token once, in order, and their text is the completion's. */
+    void assertCompleteAndConsistent(int[] tokens) {
       List<Integer> streamed = new ArrayList<>();
       StringBuilder text = new StringBuilder();
       for (CompletionChunk c : chunks) {
+        assertThat(c.getIndex()).isEqualTo(streamed.size());
+        assertThat(c.getLogprobs()).hasSameSizeAs(c.getTokenIds());
         streamed.addAll(c.getTokenIds());
         text.append(c.getTextDelta());
       }
-      assertThat(streamed).containsExactly(tokens[0], tokens[1], tokens[2], tokens[3], tokens[4]);
+      assertThat(streamed).containsExactlyElementsOf(Arrays.stream(tokens).boxed().toList());
       assertThat(text.toString()).isEqualTo(done.getText()).endsWith("\uFFFD");
       assertThat(done.getUsage().getCompletionTokens()).isEqualTo(tokens.length);
     }
+  }
+
+  @Test
+  void heldTokensTravelWithTheChunkThatCompletesTheirText() throws Exception {
+    int[] tokens = tokens();
+    Result r = detokenize(tokens, 1, 1, 1, 1, 1);
+    List<CompletionChunk> chunks = r.chunks();
+    assertThat(chunks).extracting(CompletionChunk::getIndex).containsExactly(0, 3, 4);
+    assertThat(chunks.get(0).getTokenIds())
+        .containsExactly(byteToken(0xE2), byteToken(0x80), byteToken(0x99));
+    assertThat(chunks.get(0).getLogprobs()).containsExactly(0f, -1f, -2f);
+    assertThat(chunks.get(0).getTextDelta()).isEqualTo("\u2019");
+    r.assertCompleteAndConsistent(tokens);
+  }
+
+  @Test
+  void tokensArrivingTogetherMakeOneChunkAndAHeldTokenStaysHeld() throws Exception {
+    int[] tokens = tokens();
+    // The first two bytes of the quote complete nothing; the rest arrive with the end.
+    Result r = detokenize(tokens, 2, 3);
+    List<CompletionChunk> chunks = r.chunks();
+    assertThat(chunks).extracting(CompletionChunk::getIndex).containsExactly(0, 4);
+    assertThat(chunks.get(0).getTokenIds()).hasSize(4);
+    assertThat(chunks.get(0).getTextDelta()).startsWith("\u2019");
+    assertThat(chunks.get(1).getTokenIds()).containsExactly(byteToken(0xE2));
+    assertThat(chunks.get(1).getTextDelta()).isEqualTo("\uFFFD");
+    r.assertCompleteAndConsistent(tokens);
   }
 }

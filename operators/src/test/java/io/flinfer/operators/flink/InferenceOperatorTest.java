@@ -18,6 +18,8 @@ import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The inference operator alone in Flink's operator test harness: its in-flight requests are keyed
@@ -39,7 +41,7 @@ class InferenceOperatorTest {
         new ModelSource(
             SharedFiles.stories260kDir().resolve("stories260K.bin").toString(),
             SharedFiles.stories260kDir().resolve("tok512.bin").toString());
-    settings = new InferenceSettings(source, 8, 2048, 64, 1, "cpu");
+    settings = new InferenceSettings(source, 8, 2048, 64, 1, "cpu", 0);
   }
 
   @Test
@@ -87,12 +89,17 @@ class InferenceOperatorTest {
     }
   }
 
-  @Test
-  void aSnapshotMidGenerationRestoresEachRequestWhereItStood() throws Exception {
-    // A pool of 256 tokens and prompts of 100: the third prompt waiting fills the pool's worth of
-    // demand, so the fourth record is only taken after steps run inline, generating tokens.
-    InferenceSettings small = new InferenceSettings(settings.model(), 1, 256, 128, 1, "cpu");
-    List<TokenizedPrompt> prompts = longPrompts(4);
+  @ParameterizedTest(name = "stream interval {0} ms")
+  @ValueSource(longs = {0, 60_000})
+  void aSnapshotMidGenerationRestoresEachRequestWhereItStood(long streamInterval) throws Exception {
+    // A pool of 256 tokens, two running requests and prompts of 100: three prompts waiting fill
+    // the pool's worth of demand, so the sixth record is only taken after steps run inline, until
+    // the first request (8 tokens) finishes and the third starts; the second is then mid-way. With
+    // a long stream interval (and the harness's clock standing still), its tokens after the first
+    // are held until the barrier.
+    InferenceSettings small =
+        new InferenceSettings(settings.model(), 2, 256, 128, 1, "cpu", streamInterval);
+    List<TokenizedPrompt> prompts = longPrompts(6);
     Map<String, List<Integer>> uninterrupted;
     try (var h = harness(small)) {
       h.open();
@@ -111,11 +118,33 @@ class InferenceOperatorTest {
       for (TokenizedPrompt p : prompts) {
         h.processElement(p, 0);
       }
+      List<TokenOutput> early = new ArrayList<>(h.extractOutputValues());
+      h.prepareSnapshotPreBarrier(1);
       snapshot = h.snapshot(1, 0);
       beforeSnapshot = new ArrayList<>(h.extractOutputValues());
+      if (streamInterval > 0) {
+        // Before the barrier: first tokens, and the finished request's end with its held tokens.
+        assertThat(early)
+            .allSatisfy(o -> assertThat(o.index == 0 || o.finishType != null).isTrue());
+        assertThat(early).anySatisfy(o -> assertThat(o.tokenIds).hasSize(7));
+        // At the barrier: the second request's held tokens, together.
+        List<TokenOutput> atBarrier = beforeSnapshot.subList(early.size(), beforeSnapshot.size());
+        assertThat(atBarrier)
+            .singleElement()
+            .satisfies(
+                o -> {
+                  assertThat(o.requestId).isEqualTo("long1");
+                  assertThat(o.index).isEqualTo(1);
+                  assertThat(o.tokenIds.length).isGreaterThan(1);
+                  assertThat(o.finishType).isNull();
+                });
+      }
     }
-    assertThat(beforeSnapshot).as("tokens generated before the snapshot").isNotEmpty();
-    assertThat(beforeSnapshot.stream().filter(o -> o.finishType != null)).isEmpty();
+    Map<String, List<Integer>> partial = tokensByRequest(beforeSnapshot);
+    assertThat(partial.get("long1"))
+        .as("a request mid-generation at the snapshot")
+        .isNotEmpty()
+        .hasSizeLessThan(24);
 
     try (var h = harness(small)) {
       h.initializeState(snapshot);
@@ -139,7 +168,7 @@ class InferenceOperatorTest {
           PromptRequest.newBuilder()
               .setRequestId("long" + i)
               .setPromptTokenIds(ids)
-              .setMaxNewTokens(24)
+              .setMaxNewTokens(i == 0 ? 8 : 24)
               .setIgnoreEos(true)
               .setSampling(SamplingOptions.newBuilder().setTemperature(0.7f).build())
               .build();
@@ -168,7 +197,9 @@ class InferenceOperatorTest {
       }
       List<Integer> t = tokens.computeIfAbsent(o.requestId, k -> new ArrayList<>());
       assertThat(o.index).as("token index of %s", o.requestId).isEqualTo(t.size());
-      t.add(o.tokenId);
+      for (int id : o.tokenIds) {
+        t.add(id);
+      }
     }
     return tokens;
   }
