@@ -12,7 +12,6 @@ import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.model.LlamaWeights;
 import io.flinfer.runtime.model.ModelConfig;
 import io.flinfer.runtime.tensor.WeightMatrix;
-import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -266,30 +265,20 @@ public final class CpuModelRunner implements ModelRunner {
   }
 
   /**
-   * Units of work handed out from a shared counter: a tile of query heads of consecutive tokens of
-   * one extend that read one KV head ({@link QueryTileAttention}), or one token's query heads of a
-   * run of KV heads, together ({@link TokenAttention}) or, where that kernel cannot serve the pool,
-   * each alone ({@link Attention}). All give a token the same bits.
+   * The units of an {@link AttentionPlan}, handed out from a shared counter: extend tiles and
+   * shared-prefix tiles ({@link QueryTileAttention}), and tokens ({@link TokenAttention}, or, where
+   * that kernel cannot serve the pool, {@link Attention} one head at a time). All give a token the
+   * same bits.
    */
   private final class AttentionTask implements WorkerPool.Task {
-    /**
-     * Extends with fewer queries per KV head than this attend one query at a time: whatever its
-     * fill, a tile costs about three one-query passes on 8-wide heads and six on 64-wide ones.
-     */
-    private static final int MIN_TILE_QUERIES = 6;
-
     private final AtomicInteger next = new AtomicInteger();
     private final Attention[] perThread;
     private final QueryTileAttention[] tiles;
     private final TokenAttention[] tokenKernels;
-    private final int tokensPerTile;
-    private final int threads;
-    private int[] unitToken = new int[64];
-    private int[] unitTokens = new int[64];
-    private int[] unitKvHead = new int[64];
-    private int[] unitKvHeads = new int[64];
-    private boolean[] unitTiled = new boolean[64];
-    private int units;
+    private final AttentionPlan plan;
+    private final int[][] laneOffset;
+    private final int[][] laneRow;
+    private final int[][] laneLast;
     private ForwardBatch batch;
     private int layer;
 
@@ -304,77 +293,30 @@ public final class CpuModelRunner implements ModelRunner {
       for (int i = 0; i < tiles.length; i++) {
         tiles[i] = new QueryTileAttention(kv, maxContext);
       }
-      tokensPerTile = tiled ? QueryTileAttention.LANES / group : 0;
       tokenKernels = new TokenAttention[TokenAttention.supports(kv) ? threads : 0];
       for (int i = 0; i < tokenKernels.length; i++) {
         tokenKernels[i] = new TokenAttention(kv, c.heads(), maxContext);
       }
-      this.threads = threads;
+      plan =
+          new AttentionPlan(
+              c.kvHeads(),
+              group,
+              tiled ? QueryTileAttention.LANES / group : 0,
+              tokenKernels.length > 0,
+              threads);
+      laneOffset = new int[threads][QueryTileAttention.LANES];
+      laneRow = new int[threads][QueryTileAttention.LANES];
+      laneLast = new int[threads][QueryTileAttention.LANES];
     }
 
-    /**
-     * Splits the batch's attention into units: tiles of an extend's tokens, or single tokens. A
-     * token's heads are split into runs of KV heads only when there are too few tokens to keep
-     * every thread busy (one request decoding alone).
-     */
     void plan(ForwardBatch batch) {
       this.batch = batch;
-      units = 0;
-      int group = c.groupSize();
-      int kvHeads = c.kvHeads();
-      int single = 0;
-      for (int r = 0; r < batch.batchSize(); r++) {
-        if (!tiled(batch.extendLen(r))) {
-          single += batch.extendLen(r);
-        }
-      }
-      int run = 1;
-      if (tokenKernels.length > 0 && single > 0) {
-        int runs = Math.min(kvHeads, Math.max(1, (2 * threads + single - 1) / single));
-        run = (kvHeads + runs - 1) / runs;
-      }
-      for (int r = 0; r < batch.batchSize(); r++) {
-        int n = batch.extendLen(r);
-        boolean tiled = tiled(n);
-        int step = tiled ? tokensPerTile : 1;
-        int heads = tiled ? 1 : run;
-        for (int t = 0; t < n; t += step) {
-          for (int h = 0; h < kvHeads; h += heads) {
-            addUnit(
-                batch.tokenOffset(r) + t,
-                Math.min(step, n - t),
-                h,
-                Math.min(heads, kvHeads - h),
-                tiled);
-          }
-        }
-      }
-    }
-
-    private boolean tiled(int extendLen) {
-      return tokensPerTile > 0 && extendLen * c.groupSize() >= MIN_TILE_QUERIES;
+      plan.plan(batch, reqToToken.table(), reqToToken.maxContextLen());
     }
 
     void startLayer(int layer) {
       this.layer = layer;
       next.set(0);
-    }
-
-    private void addUnit(int token, int tokens, int kvHead, int kvHeads, boolean tiled) {
-      if (units == unitToken.length) {
-        int grown = units * 2;
-        unitToken = Arrays.copyOf(unitToken, grown);
-        unitTokens = Arrays.copyOf(unitTokens, grown);
-        unitKvHead = Arrays.copyOf(unitKvHead, grown);
-        unitKvHeads = Arrays.copyOf(unitKvHeads, grown);
-        unitTiled = Arrays.copyOf(unitTiled, grown);
-      }
-      unitToken[units] = token;
-      unitTokens[units] = tokens;
-      unitKvHead[units] = kvHead;
-      unitKvHeads[units] = kvHeads;
-      unitTiled[units] = tiled;
-      units++;
     }
 
     @Override
@@ -384,26 +326,19 @@ public final class CpuModelRunner implements ModelRunner {
       int[] table = reqToToken.table();
       int maxCtx = reqToToken.maxContextLen();
       int group = c.groupSize();
-      for (int u = next.getAndIncrement(); u < units; u = next.getAndIncrement()) {
-        int t = unitToken[u];
-        int kvHead = unitKvHead[u];
-        int rowBase = batch.reqPoolIdx(batch.tokenRequest(t)) * maxCtx;
-        if (unitTiled[u]) {
-          tiles[part].attend(
-              layer,
-              q,
-              att,
-              dim,
-              t,
-              unitTokens[u],
-              batch.position(t),
-              kvHead,
-              group,
-              table,
-              rowBase);
+      AttentionPlan p = plan;
+      for (int u = next.getAndIncrement(); u < p.units; u = next.getAndIncrement()) {
+        int kvHead = p.kvHead[u];
+        if (p.kind[u] == AttentionPlan.SHARED_TILE) {
+          sharedTile(part, u, table, maxCtx);
           continue;
         }
-        if (tokenKernels.length > 0) {
+        int t = p.token[u];
+        int rowBase = batch.reqPoolIdx(batch.tokenRequest(t)) * maxCtx;
+        if (p.kind[u] == AttentionPlan.EXTEND_TILE) {
+          tiles[part].attend(
+              layer, q, att, dim, t, p.tokens[u], batch.position(t), kvHead, group, table, rowBase);
+        } else if (tokenKernels.length > 0) {
           tokenKernels[part].attend(
               layer,
               q,
@@ -411,19 +346,39 @@ public final class CpuModelRunner implements ModelRunner {
               att,
               t * dim,
               kvHead,
-              unitKvHeads[u],
+              p.kvHeadCount[u],
               group,
               table,
               rowBase,
               batch.position(t) + 1);
-          continue;
-        }
-        for (int h = kvHead * group; h < (kvHead + 1) * group; h++) {
-          int off = t * dim + h * hd;
-          perThread[part].attendHead(
-              layer, q, off, kvHead, table, rowBase, batch.position(t) + 1, att, off);
+        } else {
+          for (int h = kvHead * group; h < (kvHead + 1) * group; h++) {
+            int off = t * dim + h * hd;
+            perThread[part].attendHead(
+                layer, q, off, kvHead, table, rowBase, batch.position(t) + 1, att, off);
+          }
         }
       }
+    }
+
+    /** Lane k: request {@code k / group} of the tile, query head {@code k % group} of the group. */
+    private void sharedTile(int part, int u, int[] table, int maxCtx) {
+      AttentionPlan p = plan;
+      int group = c.groupSize();
+      int kvHead = p.kvHead[u];
+      int used = p.tokens[u] * group;
+      int[] offsets = laneOffset[part];
+      int[] rows = laneRow[part];
+      int[] lasts = laneLast[part];
+      for (int k = 0; k < used; k++) {
+        int r = p.members[p.token[u] + k / group];
+        int t = batch.tokenOffset(r);
+        offsets[k] = t * c.dim() + (kvHead * group + k % group) * c.headDim();
+        rows[k] = batch.reqPoolIdx(r) * maxCtx;
+        lasts[k] = batch.position(t);
+      }
+      tiles[part].attendShared(
+          layer, q, att, used, offsets, rows, lasts, kvHead, p.shared[u], table);
     }
   }
 }

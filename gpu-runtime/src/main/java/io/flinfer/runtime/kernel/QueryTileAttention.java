@@ -47,6 +47,8 @@ public final class QueryTileAttention {
   private final float[] outputs;
   private final float[] row = new float[8];
   private final float[] lastPosition = new float[LANES];
+  private final float[] inverseSums = new float[LANES];
+  private final TileSuffix suffix;
 
   /** Scratch for one thread: contexts up to {@code maxContext} positions. */
   public QueryTileAttention(KvPool kv, int maxContext) {
@@ -59,6 +61,7 @@ public final class QueryTileAttention {
     this.queries = new float[headDim * LANES];
     this.scores = new float[maxContext * LANES];
     this.outputs = new float[headDim * LANES];
+    this.suffix = new TileSuffix(headDim, rowWidth, scores, outputs);
   }
 
   /** Whether tiles can serve this pool: fp32 keys and values, heads a multiple of 8 wide. */
@@ -106,6 +109,96 @@ public final class QueryTileAttention {
     int kvOff = kvHead * headDim;
 
     FloatVector max = scores(kv.keys(layer), reqToToken, rowBase, kvOff, context, shared, last);
+    FloatVector inv = softmax(context, shared, last, max);
+    ByteBuffer values = kv.values(layer);
+    for (int d = 0; d < headDim; d += ROW.length()) {
+      values(values, reqToToken, rowBase, kvOff + d, context, shared, last, inv, d);
+    }
+    for (int k = 0; k < used; k++) {
+      int oOff = (firstToken + k / group) * dim + (kvHead * group + k % group) * headDim;
+      for (int i = 0; i < headDim; i++) {
+        out[oOff + i] = outputs[i * LANES + k];
+      }
+    }
+  }
+
+  /**
+   * Attends up to {@link #LANES} queries that read one KV head, of one token each of several
+   * requests whose contexts begin with the same {@code shared} slots (a prefix the radix cache
+   * shares): over those positions each key and value is read once for all the queries, the rest of
+   * each context is attended lane by lane. Each query gets the bits {@link Attention#attendHead}
+   * gives it.
+   *
+   * @param laneOffset where lane k's query starts in {@code q}, and its output in {@code out}
+   * @param laneRow where lane k's request's slots start in {@code reqToToken}
+   * @param laneLast lane k's position: it attends positions 0 to {@code laneLast[k]}
+   * @param shared positions {@code [0, shared)} have the same slot in every lane's row; every
+   *     lane's position is at least {@code shared}
+   */
+  public void attendShared(
+      int layer,
+      float[] q,
+      float[] out,
+      int used,
+      int[] laneOffset,
+      int[] laneRow,
+      int[] laneLast,
+      int kvHead,
+      int shared,
+      int[] reqToToken) {
+    if (used > LANES || used < 1 || shared < 1) {
+      throw new IllegalArgumentException(
+          "a tile holds 1 to " + LANES + " queries sharing at least one position");
+    }
+    int context = shared;
+    for (int k = 0; k < used; k++) {
+      if (laneLast[k] < shared) {
+        throw new IllegalArgumentException("lane " + k + " is inside the shared prefix");
+      }
+      context = Math.max(context, laneLast[k] + 1);
+    }
+    for (int k = 0; k < LANES; k++) {
+      for (int i = 0; i < headDim; i++) {
+        queries[i * LANES + k] = k < used ? q[laneOffset[k] + i] : 0f;
+      }
+      // Unused lanes see the shared positions only, so they stay finite; they are not written.
+      lastPosition[k] = k < used ? laneLast[k] : shared - 1;
+    }
+    FloatVector last = FloatVector.fromArray(S, lastPosition, 0);
+    int kvOff = kvHead * headDim;
+    FloatVector max = scores(kv.keys(layer), reqToToken, laneRow[0], kvOff, shared, shared, last);
+    max =
+        max.max(
+            suffix.scores(
+                kv.keys(layer),
+                q,
+                used,
+                laneOffset,
+                laneRow,
+                laneLast,
+                kvOff,
+                shared,
+                context,
+                reqToToken));
+    FloatVector inv = softmax(context, shared, last, max);
+    ByteBuffer values = kv.values(layer);
+    for (int d = 0; d < headDim; d += ROW.length()) {
+      values(values, reqToToken, laneRow[0], kvOff + d, shared, shared, last, inv, d);
+    }
+    inv.intoArray(inverseSums, 0);
+    suffix.values(values, used, laneRow, laneLast, kvOff, shared, inverseSums, reqToToken);
+    for (int k = 0; k < used; k++) {
+      for (int i = 0; i < headDim; i++) {
+        out[laneOffset[k] + i] = outputs[i * LANES + k];
+      }
+    }
+  }
+
+  /**
+   * Each lane's softmax weights over positions {@code [0, context)}, unnormalized, in place (zero
+   * past the lane's position); returns the inverse of each lane's sum, added in position order.
+   */
+  private FloatVector softmax(int context, int shared, FloatVector last, FloatVector max) {
     for (int j = 0; j < context; j++) {
       FloatVector.fromArray(S, scores, j * LANES).sub(max).intoArray(scores, j * LANES);
     }
@@ -119,17 +212,7 @@ public final class QueryTileAttention {
       }
       sum = sum.add(e);
     }
-    FloatVector inv = FloatVector.broadcast(S, 1f).div(sum);
-    ByteBuffer values = kv.values(layer);
-    for (int d = 0; d < headDim; d += ROW.length()) {
-      values(values, reqToToken, rowBase, kvOff + d, context, shared, last, inv, d);
-    }
-    for (int k = 0; k < used; k++) {
-      int oOff = (firstToken + k / group) * dim + (kvHead * group + k % group) * headDim;
-      for (int i = 0; i < headDim; i++) {
-        out[oOff + i] = outputs[i * LANES + k];
-      }
-    }
+    return FloatVector.broadcast(S, 1f).div(sum);
   }
 
   /**
@@ -145,6 +228,9 @@ public final class QueryTileAttention {
       int context,
       int shared,
       FloatVector last) {
+    if (headDim == 8) {
+      return scores8(keys, reqToToken, rowBase, kvOff, context, shared, last);
+    }
     float scale = 1f / (float) Math.sqrt(headDim);
     FloatVector max = FloatVector.broadcast(S, Float.NEGATIVE_INFINITY);
     for (int j = 0; j < context; j++) {
@@ -170,6 +256,50 @@ public final class QueryTileAttention {
         c7 = query(qi + 7 * LANES).fma(element(7), c7);
       }
       FloatVector s = c0.add(c1).add(c2).add(c3).add(c4).add(c5).add(c6).add(c7).mul(scale);
+      if (j >= shared) {
+        s = s.blend(MINUS_INFINITY, last.compare(VectorOperators.LT, (float) j));
+      }
+      s.intoArray(scores, j * LANES);
+      max = max.max(s);
+    }
+    return max;
+  }
+
+  /**
+   * {@link #scores} for heads of eight: one element per chain, so each chain is one product, and
+   * the queries stay in registers for the whole context (read from the array, the compiler reloads
+   * them at every position, since the row and score stores might alias them).
+   */
+  private FloatVector scores8(
+      ByteBuffer keys,
+      int[] reqToToken,
+      int rowBase,
+      int kvOff,
+      int context,
+      int shared,
+      FloatVector last) {
+    float scale = 1f / (float) Math.sqrt(headDim);
+    FloatVector q0 = query(0);
+    FloatVector q1 = query(LANES);
+    FloatVector q2 = query(2 * LANES);
+    FloatVector q3 = query(3 * LANES);
+    FloatVector q4 = query(4 * LANES);
+    FloatVector q5 = query(5 * LANES);
+    FloatVector q6 = query(6 * LANES);
+    FloatVector q7 = query(7 * LANES);
+    FloatVector max = FloatVector.broadcast(S, Float.NEGATIVE_INFINITY);
+    for (int j = 0; j < context; j++) {
+      load(keys, (reqToToken[rowBase + j] * rowWidth + kvOff) * 4);
+      FloatVector s =
+          q0.fma(element(0), ZERO)
+              .add(q1.fma(element(1), ZERO))
+              .add(q2.fma(element(2), ZERO))
+              .add(q3.fma(element(3), ZERO))
+              .add(q4.fma(element(4), ZERO))
+              .add(q5.fma(element(5), ZERO))
+              .add(q6.fma(element(6), ZERO))
+              .add(q7.fma(element(7), ZERO))
+              .mul(scale);
       if (j >= shared) {
         s = s.blend(MINUS_INFINITY, last.compare(VectorOperators.LT, (float) j));
       }

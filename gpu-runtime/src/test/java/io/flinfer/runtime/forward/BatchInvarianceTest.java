@@ -46,6 +46,44 @@ class BatchInvarianceTest {
   }
 
   @Test
+  void decodesSharingACachedPrefixGiveEachSequenceItsAloneLogitsBitForBit() {
+    // Eight sequences behind one 48-token prefix held once: their decodes attend it in
+    // shared-prefix tiles (four requests of a GQA group of two per tile).
+    LlamaModel model = SharedFiles.stories260k();
+    Random rnd = new Random(11);
+    int vocab = model.config().vocabSize();
+    int prefix = 48;
+    int n = 8;
+    int[] shared = rnd.ints(prefix, 3, vocab).toArray();
+    int[][] tokens = new int[n][];
+    int[] promptLen = new int[n];
+    for (int s = 0; s < n; s++) {
+      int own = 2 + rnd.nextInt(10);
+      int decode = 3 + rnd.nextInt(12);
+      tokens[s] = new int[prefix + own + decode];
+      System.arraycopy(shared, 0, tokens[s], 0, prefix);
+      for (int i = prefix; i < tokens[s].length; i++) {
+        tokens[s][i] = 3 + rnd.nextInt(vocab - 3);
+      }
+      promptLen[s] = prefix + own;
+    }
+    for (int threads : new int[] {1, 2}) {
+      List<List<float[]>> together =
+          ForwardRuns.sharedPrefix(model, prefix, tokens, promptLen, CpuModelRunner::new, threads);
+      for (int s = 0; s < n; s++) {
+        List<float[]> alone =
+            ForwardRuns.alone(model, tokens[s], promptLen[s], CpuModelRunner::new, 1);
+        assertThat(together.get(s)).hasSameSizeAs(alone);
+        for (int i = 0; i < alone.size(); i++) {
+          assertThat(bits(together.get(s).get(i)))
+              .as("%d threads, sequence %d, step %d", threads, s, i)
+              .isEqualTo(bits(alone.get(i)));
+        }
+      }
+    }
+  }
+
+  @Test
   void fastForwardAgreesWithTheScalarReference() {
     LlamaModel model = SharedFiles.stories260k();
     int[] tokens = new Random(7).ints(40, 3, model.config().vocabSize()).toArray();

@@ -113,4 +113,67 @@ public final class ForwardRuns {
     }
     return out;
   }
+
+  /**
+   * Sequences whose first {@code prefixLen} tokens are the same, held once at the same slots (as
+   * the radix cache shares them): the prefix is prefilled once, then every sequence extends its own
+   * prompt, then all decode together. Logits of every step after each prompt.
+   */
+  public static List<List<float[]>> sharedPrefix(
+      LlamaModel model,
+      int prefixLen,
+      int[][] tokens,
+      int[] promptLen,
+      ModelRunnerFactory backend,
+      int threads) {
+    ModelConfig c = model.config();
+    int n = tokens.length;
+    ReqToTokenPool reqToToken = new ReqToTokenPool(n, 512);
+    KvPool kv = new KvPool(2048, c.layers(), c.kvHeads(), c.headDim(), 1);
+    int[][] slots = new int[n][];
+    int next = prefixLen + 1;
+    for (int s = 0; s < n; s++) {
+      slots[s] = new int[tokens[s].length];
+      for (int i = 0; i < slots[s].length; i++) {
+        slots[s][i] = i < prefixLen ? i + 1 : next++;
+      }
+      reqToToken.write(s, 0, slots[s]);
+    }
+    List<List<float[]>> out = new ArrayList<>();
+    try (ModelRunner runner = backend.create(model, kv, reqToToken, threads)) {
+      ForwardBatch batch = new ForwardBatch();
+      float[] logits = new float[n * c.vocabSize()];
+      runner.forward(batch.reset().add(0, 0, tokens[0], 0, prefixLen, slots[0], 0), logits);
+      int[] pos = new int[n];
+      batch.reset();
+      for (int s = 0; s < n; s++) {
+        out.add(new ArrayList<>());
+        batch.add(
+            s, prefixLen, tokens[s], prefixLen, promptLen[s] - prefixLen, slots[s], prefixLen);
+        pos[s] = promptLen[s];
+      }
+      while (true) {
+        runner.forward(batch, logits);
+        int[] member = new int[n];
+        int members = 0;
+        for (int b = 0; b < batch.batchSize(); b++) {
+          int s = batch.reqPoolIdx(b);
+          out.get(s).add(Arrays.copyOfRange(logits, b * c.vocabSize(), (b + 1) * c.vocabSize()));
+          if (pos[s] < tokens[s].length) {
+            member[members++] = s;
+          }
+        }
+        if (members == 0) {
+          break;
+        }
+        batch.reset();
+        for (int m = 0; m < members; m++) {
+          int s = member[m];
+          batch.add(s, pos[s], tokens[s], pos[s], 1, slots[s], pos[s]);
+          pos[s]++;
+        }
+      }
+    }
+    return out;
+  }
 }
