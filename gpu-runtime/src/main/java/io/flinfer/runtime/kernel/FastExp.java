@@ -47,6 +47,27 @@ public final class FastExp {
   }
 
   /**
+   * {@code exp(x)} in every lane, the same bits as {@link #exp(float)}: for kernels that fuse the
+   * exponential into their own loop (small enough for the compiler to inline, so no vector is
+   * boxed).
+   */
+  public static FloatVector exp(FloatVector x) {
+    x = x.max(MIN).min(MAX);
+    FloatVector n = x.mul(LOG2E).add(ROUND_MAGIC).sub(ROUND_MAGIC);
+    FloatVector r = n.fma(c(-LN2_HI), x);
+    r = n.fma(c(-LN2_LO), r);
+    FloatVector p = c(C7).fma(r, c(C6));
+    p = p.fma(r, c(C5));
+    p = p.fma(r, c(C4));
+    p = p.fma(r, c(C3));
+    p = p.fma(r, c(C2));
+    p = p.fma(r, c(1f));
+    p = p.fma(r, c(1f));
+    IntVector bits = n.add(EXPONENT_MAGIC).reinterpretAsInts().lanewise(VectorOperators.LSHL, 23);
+    return p.mul(bits.reinterpretAsFloats());
+  }
+
+  /**
    * {@code out[i] = exp((in[i] - shift) * scale)} for i in [from, to), and their sum, in one fixed
    * order: blocks of 512 values summed in float lanes, blocks added in double. {@code out} may be
    * {@code in}, or null to only sum.
@@ -71,8 +92,7 @@ public final class FastExp {
 
   /**
    * The one vector loop: {@code e = exp((in[i] - shift) * scale)}, then either stored and summed,
-   * or (with {@code gate}) {@code out[i] = in[i] * (1 / (1 + e)) * gate[i]}. The exp is written out
-   * here rather than called: a vector passed to a method the JIT does not inline is boxed.
+   * or (with {@code gate}) {@code out[i] = in[i] * (1 / (1 + e)) * gate[i]}.
    */
   private static double apply(
       float[] in,
@@ -92,20 +112,7 @@ public final class FastExp {
       int end = Math.min(to - (to - i) % lanes, i + 512);
       for (; i < end; i += lanes) {
         FloatVector v = FloatVector.fromArray(S, in, i);
-        FloatVector x = v.sub(shift).mul(scale).max(MIN).min(MAX);
-        FloatVector n = x.mul(LOG2E).add(ROUND_MAGIC).sub(ROUND_MAGIC);
-        FloatVector r = n.fma(c(-LN2_HI), x);
-        r = n.fma(c(-LN2_LO), r);
-        FloatVector p = c(C7).fma(r, c(C6));
-        p = p.fma(r, c(C5));
-        p = p.fma(r, c(C4));
-        p = p.fma(r, c(C3));
-        p = p.fma(r, c(C2));
-        p = p.fma(r, c(1f));
-        p = p.fma(r, c(1f));
-        IntVector bits =
-            n.add(EXPONENT_MAGIC).reinterpretAsInts().lanewise(VectorOperators.LSHL, 23);
-        FloatVector e = p.mul(bits.reinterpretAsFloats());
+        FloatVector e = exp(v.sub(shift).mul(scale));
         if (gate != null) {
           v.mul(c(1f).div(e.add(1f)))
               .mul(FloatVector.fromArray(S, gate, i))

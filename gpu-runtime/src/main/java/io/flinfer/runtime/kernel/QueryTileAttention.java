@@ -199,17 +199,14 @@ public final class QueryTileAttention {
    * past the lane's position); returns the inverse of each lane's sum, added in position order.
    */
   private FloatVector softmax(int context, int shared, FloatVector last, FloatVector max) {
-    for (int j = 0; j < context; j++) {
-      FloatVector.fromArray(S, scores, j * LANES).sub(max).intoArray(scores, j * LANES);
-    }
-    FastExp.exp(scores, 0, context * LANES, 0f, scores);
+    // One pass: subtract, exponentiate, mask, store and sum (in position order) together.
     FloatVector sum = FloatVector.zero(S);
     for (int j = 0; j < context; j++) {
-      FloatVector e = FloatVector.fromArray(S, scores, j * LANES);
+      FloatVector e = FastExp.exp(FloatVector.fromArray(S, scores, j * LANES).sub(max));
       if (j >= shared) {
         e = e.blend(ZERO, last.compare(VectorOperators.LT, (float) j));
-        e.intoArray(scores, j * LANES);
       }
+      e.intoArray(scores, j * LANES);
       sum = sum.add(e);
     }
     return FloatVector.broadcast(S, 1f).div(sum);

@@ -157,16 +157,13 @@ public final class TokenAttention {
       for (int j = 0; j < contextLen; j++) {
         max = max.max(FloatVector.fromArray(S, scores, j * stride + b));
       }
-      for (int j = 0; j < contextLen; j++) {
-        int at = j * stride + b;
-        FloatVector.fromArray(S, scores, at).sub(max).intoArray(scores, at);
-      }
-    }
-    FastExp.exp(scores, 0, contextLen * stride, 0f, scores);
-    for (int b = 0; b < stride; b += LANES) {
+      // Subtract, exponentiate, store and sum (in position order) in one pass.
       FloatVector sum = FloatVector.zero(S);
       for (int j = 0; j < contextLen; j++) {
-        sum = sum.add(FloatVector.fromArray(S, scores, j * stride + b));
+        int at = j * stride + b;
+        FloatVector e = FastExp.exp(FloatVector.fromArray(S, scores, at).sub(max));
+        e.intoArray(scores, at);
+        sum = sum.add(e);
       }
       FloatVector.broadcast(S, 1f).div(sum).intoArray(sums, b);
     }

@@ -147,7 +147,7 @@ public final class BenchEngineCommand implements Callable<Integer> {
 
   /**
    * Radix cache on against off. On the test model a run takes well under a second and swings with
-   * the machine and the compiler, so both are run in turns, twice to warm up and then three times,
+   * the machine and the compiler, so both are run in turns, twice to warm up and then five times,
    * and the run of median duration of each is reported. The 110M-shaped model's runs take seconds
    * and are run once each.
    */
@@ -162,7 +162,7 @@ public final class BenchEngineCommand implements Callable<Integer> {
     EngineConfig radixOff = base.radixCache(false).build();
     base.radixCache(true);
     int warmups = big ? 0 : 2;
-    int repeats = big ? 1 : 3;
+    int repeats = big ? 1 : 5;
     List<EngineBenchmark.Result> ons = new ArrayList<>();
     List<EngineBenchmark.Result> offs = new ArrayList<>();
     for (int i = 0; i < warmups + repeats; i++) {
