@@ -33,6 +33,7 @@ final class AttentionPlan {
   private final int group;
   private final int tokensPerTile;
   private final boolean tokenKernel;
+  private final boolean sharedTiles;
   private final int threads;
 
   int units;
@@ -54,12 +55,20 @@ final class AttentionPlan {
    * @param tokensPerTile tokens of one request in an extend tile ({@code LANES / group}); 0 when
    *     tiles cannot serve the KV pool
    * @param tokenKernel whether tokens attend all their heads in one pass (else one KV head a unit)
+   * @param sharedTiles whether decodes behind a common prefix may share tiles
    */
-  AttentionPlan(int kvHeads, int group, int tokensPerTile, boolean tokenKernel, int threads) {
+  AttentionPlan(
+      int kvHeads,
+      int group,
+      int tokensPerTile,
+      boolean tokenKernel,
+      boolean sharedTiles,
+      int threads) {
     this.kvHeads = kvHeads;
     this.group = group;
     this.tokensPerTile = tokensPerTile;
     this.tokenKernel = tokenKernel;
+    this.sharedTiles = sharedTiles;
     this.threads = threads;
   }
 
@@ -116,7 +125,7 @@ final class AttentionPlan {
    * prefix their rows share; a tile is worth it when that prefix is at least half their contexts.
    */
   private void planSharedTiles(ForwardBatch batch, int[] table, int maxContext) {
-    if (tokensPerTile == 0) {
+    if (tokensPerTile == 0 || !sharedTiles) {
       return;
     }
     int candidates = 0;

@@ -37,7 +37,7 @@ class AttentionPlanTest {
     decode(b, table, 5, 90, 0);
     // An extend of 12 tokens.
     b.add(6, 0, new int[12], 0, 12, new int[12], 0);
-    AttentionPlan plan = new AttentionPlan(KV_HEADS, GROUP, 4, true, 2);
+    AttentionPlan plan = new AttentionPlan(KV_HEADS, GROUP, 4, true, true, 2);
     plan.plan(b, table, MAX);
 
     List<String> units = describe(plan);
@@ -52,13 +52,26 @@ class AttentionPlanTest {
   }
 
   @Test
+  void withoutSharedTilesEveryDecodeAttendsAlone() {
+    int[] table = new int[8 * MAX];
+    ForwardBatch b = new ForwardBatch();
+    for (int r = 0; r < 4; r++) {
+      decode(b, table, r, 100, 90);
+    }
+    AttentionPlan plan = new AttentionPlan(KV_HEADS, GROUP, 4, true, false, 2);
+    plan.plan(b, table, MAX);
+    assertThat(describe(plan)).allMatch(u -> u.startsWith("token"));
+    assertThat(coverage(plan, b)).containsOnly(1);
+  }
+
+  @Test
   void aCommonPrefixShorterThanHalfTheContextsIsNotWorthATile() {
     int[] table = new int[8 * MAX];
     ForwardBatch b = new ForwardBatch();
     for (int r = 0; r < 4; r++) {
       decode(b, table, r, 200, 60);
     }
-    AttentionPlan plan = new AttentionPlan(KV_HEADS, GROUP, 4, true, 2);
+    AttentionPlan plan = new AttentionPlan(KV_HEADS, GROUP, 4, true, true, 2);
     plan.plan(b, table, MAX);
     assertThat(describe(plan)).noneMatch(u -> u.startsWith("shared"));
     assertThat(coverage(plan, b)).containsOnly(1);
