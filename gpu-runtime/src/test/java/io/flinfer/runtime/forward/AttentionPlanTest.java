@@ -53,28 +53,25 @@ class AttentionPlanTest {
 
   @Test
   void withoutSharedTilesEveryDecodeAttendsAlone() {
-    int[] table = new int[8 * MAX];
-    ForwardBatch b = new ForwardBatch();
-    for (int r = 0; r < 4; r++) {
-      decode(b, table, r, 100, 90);
-    }
-    AttentionPlan plan = new AttentionPlan(KV_HEADS, GROUP, 4, true, false, 2);
-    plan.plan(b, table, MAX);
-    assertThat(describe(plan)).allMatch(u -> u.startsWith("token"));
-    assertThat(coverage(plan, b)).containsOnly(1);
+    assertThat(fourDecodes(100, 90, false)).allMatch(u -> u.startsWith("token"));
   }
 
   @Test
   void aCommonPrefixShorterThanHalfTheContextsIsNotWorthATile() {
+    assertThat(fourDecodes(200, 60, true)).noneMatch(u -> u.startsWith("shared"));
+  }
+
+  /** The units of four decodes at {@code position} whose rows share {@code common} slots. */
+  private static List<String> fourDecodes(int position, int common, boolean sharedTiles) {
     int[] table = new int[8 * MAX];
     ForwardBatch b = new ForwardBatch();
     for (int r = 0; r < 4; r++) {
-      decode(b, table, r, 200, 60);
+      decode(b, table, r, position, common);
     }
-    AttentionPlan plan = new AttentionPlan(KV_HEADS, GROUP, 4, true, true, 2);
+    AttentionPlan plan = new AttentionPlan(KV_HEADS, GROUP, 4, true, sharedTiles, 2);
     plan.plan(b, table, MAX);
-    assertThat(describe(plan)).noneMatch(u -> u.startsWith("shared"));
     assertThat(coverage(plan, b)).containsOnly(1);
+    return describe(plan);
   }
 
   private static List<String> describe(AttentionPlan p) {
