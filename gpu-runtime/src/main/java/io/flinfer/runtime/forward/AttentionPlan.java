@@ -72,7 +72,11 @@ final class AttentionPlan {
     this.threads = threads;
   }
 
-  void plan(ForwardBatch batch, int[] table, int maxContext) {
+  /**
+   * @param parallel whether the units will be spread over threads; if not, a token's heads are
+   *     never split
+   */
+  void plan(ForwardBatch batch, int[] table, int maxContext, boolean parallel) {
     units = 0;
     memberCount = 0;
     int n = batch.batchSize();
@@ -88,9 +92,10 @@ final class AttentionPlan {
         single += batch.extendLen(r);
       }
     }
-    // A token's heads are split into runs only when too few tokens would keep every thread busy.
-    int run = 1;
-    if (tokenKernel && single > 0) {
+    // A token's heads are split into runs only when too few tokens would keep every thread busy:
+    // a run narrower than eight heads leaves vector lanes idle.
+    int run = tokenKernel ? kvHeads : 1;
+    if (tokenKernel && parallel && single > 0) {
       int runs = Math.min(kvHeads, Math.max(1, (2 * threads + single - 1) / single));
       run = (kvHeads + runs - 1) / runs;
     }

@@ -102,8 +102,8 @@ public final class CpuModelRunner implements ModelRunner {
       w.tokenEmbedding().decodeRow(batch.inputId(t), x, t * dim);
     }
     // The attention units and their cost depend on the batch only: planned once for all layers.
-    attention.plan(batch);
     long attentionWork = attentionWork(batch);
+    attention.plan(batch, parallel(attentionWork));
     for (int l = 0; l < c.layers(); l++) {
       for (int t = 0; t < n; t++) {
         Ops.rmsNorm(xb, t * dim, x, t * dim, w.rmsAtt()[l], dim, c.normEps());
@@ -182,8 +182,12 @@ public final class CpuModelRunner implements ModelRunner {
     run(matmul, macs);
   }
 
+  private boolean parallel(long work) {
+    return work >= PARALLEL_MACS && pool.threads() > 1;
+  }
+
   private void run(WorkerPool.Task task, long work) {
-    if (work < PARALLEL_MACS || pool.threads() == 1) {
+    if (!parallel(work)) {
       task.run(0, 1);
     } else {
       pool.run(task);
@@ -318,9 +322,9 @@ public final class CpuModelRunner implements ModelRunner {
       laneLast = new int[threads][QueryTileAttention.LANES];
     }
 
-    void plan(ForwardBatch batch) {
+    void plan(ForwardBatch batch, boolean parallel) {
       this.batch = batch;
-      plan.plan(batch, reqToToken.table(), reqToToken.maxContextLen());
+      plan.plan(batch, reqToToken.table(), reqToToken.maxContextLen(), parallel);
     }
 
     void startLayer(int layer) {

@@ -38,7 +38,7 @@ class AttentionPlanTest {
     // An extend of 12 tokens.
     b.add(6, 0, new int[12], 0, 12, new int[12], 0);
     AttentionPlan plan = new AttentionPlan(KV_HEADS, GROUP, 4, true, true, 2);
-    plan.plan(b, table, MAX);
+    plan.plan(b, table, MAX, true);
 
     List<String> units = describe(plan);
     // Four decodes fill a tile (4 requests x 2 heads) for each KV head; the fifth alone is too
@@ -48,6 +48,22 @@ class AttentionPlanTest {
         .hasSize(KV_HEADS)
         .allSatisfy(u -> assertThat(u).endsWith("requests 4, shared 80"));
     assertThat(units).filteredOn(u -> u.startsWith("extend")).hasSize(3 * KV_HEADS);
+    assertThat(coverage(plan, b)).containsOnly(1);
+  }
+
+  @Test
+  void aLoneDecodeSplitsItsHeadsOnlyWhenThreadsShareTheWork() {
+    int[] table = new int[8 * MAX];
+    ForwardBatch b = new ForwardBatch();
+    decode(b, table, 0, 50, 0);
+    AttentionPlan plan = new AttentionPlan(KV_HEADS, GROUP, 4, true, true, 2);
+    plan.plan(b, table, MAX, false);
+    assertThat(plan.units).isOne();
+    assertThat(plan.kvHeadCount[0]).isEqualTo(KV_HEADS);
+    plan.plan(b, table, MAX, true);
+    assertThat(plan.units)
+        .as("a run of KV heads per unit, four units for two threads")
+        .isEqualTo(4);
     assertThat(coverage(plan, b)).containsOnly(1);
   }
 
@@ -69,7 +85,7 @@ class AttentionPlanTest {
       decode(b, table, r, position, common);
     }
     AttentionPlan plan = new AttentionPlan(KV_HEADS, GROUP, 4, true, sharedTiles, 2);
-    plan.plan(b, table, MAX);
+    plan.plan(b, table, MAX, true);
     assertThat(coverage(plan, b)).containsOnly(1);
     return describe(plan);
   }
