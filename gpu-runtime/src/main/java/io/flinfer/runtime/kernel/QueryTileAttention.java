@@ -108,8 +108,8 @@ public final class QueryTileAttention {
     int shared = firstPosition + 1;
     int kvOff = kvHead * headDim;
 
-    FloatVector max = scores(kv.keys(layer), reqToToken, rowBase, kvOff, context, shared, last);
-    FloatVector inv = softmax(context, shared, last, max);
+    scores(kv.keys(layer), reqToToken, rowBase, kvOff, context, shared, last);
+    FloatVector inv = softmax(context, shared, last, LaneMax.of(scores, 0, context, LANES));
     ByteBuffer values = kv.values(layer);
     for (int d = 0; d < headDim; d += ROW.length()) {
       values(values, reqToToken, rowBase, kvOff + d, context, shared, last, inv, d);
@@ -166,21 +166,10 @@ public final class QueryTileAttention {
     }
     FloatVector last = FloatVector.fromArray(S, lastPosition, 0);
     int kvOff = kvHead * headDim;
-    FloatVector max = scores(kv.keys(layer), reqToToken, laneRow[0], kvOff, shared, shared, last);
-    max =
-        max.max(
-            suffix.scores(
-                kv.keys(layer),
-                q,
-                used,
-                laneOffset,
-                laneRow,
-                laneLast,
-                kvOff,
-                shared,
-                context,
-                reqToToken));
-    FloatVector inv = softmax(context, shared, last, max);
+    scores(kv.keys(layer), reqToToken, laneRow[0], kvOff, shared, shared, last);
+    suffix.scores(
+        kv.keys(layer), q, used, laneOffset, laneRow, laneLast, kvOff, shared, context, reqToToken);
+    FloatVector inv = softmax(context, shared, last, LaneMax.of(scores, 0, context, LANES));
     ByteBuffer values = kv.values(layer);
     for (int d = 0; d < headDim; d += ROW.length()) {
       values(values, reqToToken, laneRow[0], kvOff + d, shared, shared, last, inv, d);
@@ -213,11 +202,11 @@ public final class QueryTileAttention {
   }
 
   /**
-   * Stores every lane's scaled score per position (minus infinity past a lane's own position) and
-   * returns the lanes' maxima. Chain c sums elements c, c + 8, ... of the head; the chains are then
-   * added left to right, as {@link GemmKernels#sum8} adds the lanes of the one-query kernel.
+   * Stores every lane's scaled score per position (minus infinity past a lane's own position).
+   * Chain c sums elements c, c + 8, ... of the head; the chains are then added left to right, as
+   * {@link GemmKernels#sum8} adds the lanes of the one-query kernel.
    */
-  private FloatVector scores(
+  private void scores(
       ByteBuffer keys,
       int[] reqToToken,
       int rowBase,
@@ -226,10 +215,10 @@ public final class QueryTileAttention {
       int shared,
       FloatVector last) {
     if (headDim == 8) {
-      return scores8(keys, reqToToken, rowBase, kvOff, context, shared, last);
+      scores8(keys, reqToToken, rowBase, kvOff, context, shared, last);
+      return;
     }
     float scale = 1f / (float) Math.sqrt(headDim);
-    FloatVector max = FloatVector.broadcast(S, Float.NEGATIVE_INFINITY);
     for (int j = 0; j < context; j++) {
       int e = (reqToToken[rowBase + j] * rowWidth + kvOff) * 4;
       FloatVector c0 = FloatVector.zero(S);
@@ -257,9 +246,7 @@ public final class QueryTileAttention {
         s = s.blend(MINUS_INFINITY, last.compare(VectorOperators.LT, (float) j));
       }
       s.intoArray(scores, j * LANES);
-      max = max.max(s);
     }
-    return max;
   }
 
   /**
@@ -267,7 +254,7 @@ public final class QueryTileAttention {
    * the queries stay in registers for the whole context (read from the array, the compiler reloads
    * them at every position, since the row and score stores might alias them).
    */
-  private FloatVector scores8(
+  private void scores8(
       ByteBuffer keys,
       int[] reqToToken,
       int rowBase,
@@ -284,7 +271,6 @@ public final class QueryTileAttention {
     FloatVector q5 = query(5 * LANES);
     FloatVector q6 = query(6 * LANES);
     FloatVector q7 = query(7 * LANES);
-    FloatVector max = FloatVector.broadcast(S, Float.NEGATIVE_INFINITY);
     for (int j = 0; j < context; j++) {
       load(keys, (reqToToken[rowBase + j] * rowWidth + kvOff) * 4);
       FloatVector s =
@@ -301,9 +287,7 @@ public final class QueryTileAttention {
         s = s.blend(MINUS_INFINITY, last.compare(VectorOperators.LT, (float) j));
       }
       s.intoArray(scores, j * LANES);
-      max = max.max(s);
     }
-    return max;
   }
 
   /**

@@ -37,10 +37,10 @@ final class TileSuffix {
 
   /**
    * Stores each lane's scaled score at positions {@code [shared, context)}, minus infinity past its
-   * own position, and returns the lanes' maxima over them: each score eight chains over the head
-   * summed left to right, as the one-query kernel computes it.
+   * own position: each score eight chains over the head summed left to right, as the one-query
+   * kernel computes it.
    */
-  FloatVector scores(
+  void scores(
       ByteBuffer keys,
       float[] q,
       int used,
@@ -51,7 +51,6 @@ final class TileSuffix {
       int shared,
       int context,
       int[] reqToToken) {
-    FloatVector max = FloatVector.broadcast(S, Float.NEGATIVE_INFINITY);
     for (int j = shared; j < context; j++) {
       int at = j * LANES;
       for (int k = 0; k < LANES; k++) {
@@ -69,9 +68,7 @@ final class TileSuffix {
         acc.intoArray(products, 0);
         scores[at + k] = GemmKernels.sum8(products, 0) * scale;
       }
-      max = max.max(FloatVector.fromArray(S, scores, at));
     }
-    return max;
   }
 
   /**

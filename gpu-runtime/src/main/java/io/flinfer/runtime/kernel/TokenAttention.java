@@ -153,10 +153,7 @@ public final class TokenAttention {
   /** Each lane's softmax over positions, in place: weights, each already times 1 / sum. */
   private void softmax(int stride, int contextLen) {
     for (int b = 0; b < stride; b += LANES) {
-      FloatVector max = FloatVector.broadcast(S, Float.NEGATIVE_INFINITY);
-      for (int j = 0; j < contextLen; j++) {
-        max = max.max(FloatVector.fromArray(S, scores, j * stride + b));
-      }
+      FloatVector max = LaneMax.of(scores, b, contextLen, stride);
       // Subtract, exponentiate, store and sum (in position order) in one pass.
       FloatVector sum = FloatVector.zero(S);
       for (int j = 0; j < contextLen; j++) {
