@@ -4,6 +4,7 @@ import io.flinfer.memcache.KvPool;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -22,6 +23,9 @@ public final class TokenAttention {
   private static final VectorSpecies<Float> S = FloatVector.SPECIES_256;
   private static final int LANES = S.length();
   private static final ByteOrder NATIVE = ByteOrder.nativeOrder();
+  private static final VectorMask<Float> PAIR_1 = pair(1);
+  private static final VectorMask<Float> PAIR_2 = pair(2);
+  private static final VectorMask<Float> PAIR_3 = pair(3);
 
   private final KvPool kv;
   private final int headDim;
@@ -31,6 +35,7 @@ public final class TokenAttention {
   private final float[] scores;
   private final float[] products;
   private final float[] sums;
+  private final float[] keyRow = new float[4 * LANES];
 
   /**
    * Scratch for one thread: up to {@code maxHeads} query heads of a token, contexts up to {@code
@@ -129,6 +134,10 @@ public final class TokenAttention {
       int rowBase,
       int kvOff,
       int contextLen) {
+    if (headDim == LANES && group == 2 && heads == LANES) {
+      scoresPairs(keys, q, qOff, reqToToken, rowBase, kvOff, contextLen);
+      return;
+    }
     for (int j = 0; j < contextLen; j++) {
       int e = (reqToToken[rowBase + j] * rowWidth + kvOff) * 4;
       // KV head by KV head: no division in the loop (an integer division costs tens of cycles).
@@ -151,6 +160,63 @@ public final class TokenAttention {
         scores[sb + k] = 0f;
       }
     }
+  }
+
+  /**
+   * {@link #scores} for eight heads of eight elements in four pairs (stories260K's shape): the
+   * heads' scores computed side by side, lane h holding head h, with no horizontal sums. Element i
+   * of every head's product is one vector, the queries' element i times each lane's key element i
+   * (four broadcasts blended); the eight are added left to right, the order {@link
+   * GemmKernels#sum8} adds one head's lanes.
+   */
+  private void scoresPairs(
+      ByteBuffer keys,
+      float[] q,
+      int qOff,
+      int[] reqToToken,
+      int rowBase,
+      int kvOff,
+      int contextLen) {
+    for (int h = 0; h < LANES; h++) {
+      for (int i = 0; i < LANES; i++) {
+        products[i * LANES + h] = q[qOff + h * LANES + i];
+      }
+    }
+    FloatVector q0 = FloatVector.fromArray(S, products, 0);
+    FloatVector q1 = FloatVector.fromArray(S, products, LANES);
+    FloatVector q2 = FloatVector.fromArray(S, products, 2 * LANES);
+    FloatVector q3 = FloatVector.fromArray(S, products, 3 * LANES);
+    FloatVector q4 = FloatVector.fromArray(S, products, 4 * LANES);
+    FloatVector q5 = FloatVector.fromArray(S, products, 5 * LANES);
+    FloatVector q6 = FloatVector.fromArray(S, products, 6 * LANES);
+    FloatVector q7 = FloatVector.fromArray(S, products, 7 * LANES);
+    FloatVector zero = FloatVector.zero(S);
+    for (int j = 0; j < contextLen; j++) {
+      int e = (reqToToken[rowBase + j] * rowWidth + kvOff) * 4;
+      fromBuffer(keys, e).intoArray(keyRow, 0);
+      fromBuffer(keys, e + 32).intoArray(keyRow, LANES);
+      fromBuffer(keys, e + 64).intoArray(keyRow, 2 * LANES);
+      fromBuffer(keys, e + 96).intoArray(keyRow, 3 * LANES);
+      FloatVector s =
+          q0.fma(keyColumn(0), zero)
+              .add(q1.fma(keyColumn(1), zero))
+              .add(q2.fma(keyColumn(2), zero))
+              .add(q3.fma(keyColumn(3), zero))
+              .add(q4.fma(keyColumn(4), zero))
+              .add(q5.fma(keyColumn(5), zero))
+              .add(q6.fma(keyColumn(6), zero))
+              .add(q7.fma(keyColumn(7), zero))
+              .mul(scale);
+      s.intoArray(scores, j * LANES);
+    }
+  }
+
+  /** Element i of each lane's key: lanes 2g and 2g + 1 read KV head g. */
+  private FloatVector keyColumn(int i) {
+    return FloatVector.broadcast(S, keyRow[i])
+        .blend(FloatVector.broadcast(S, keyRow[LANES + i]), PAIR_1)
+        .blend(FloatVector.broadcast(S, keyRow[2 * LANES + i]), PAIR_2)
+        .blend(FloatVector.broadcast(S, keyRow[3 * LANES + i]), PAIR_3);
   }
 
   /** Each lane's softmax over positions, in place: weights, each already times 1 / sum. */
@@ -276,6 +342,13 @@ public final class TokenAttention {
 
   private static FloatVector fromBuffer(ByteBuffer buffer, int byteOffset) {
     return FloatVector.fromByteBuffer(S, buffer, byteOffset, NATIVE);
+  }
+
+  private static VectorMask<Float> pair(int g) {
+    boolean[] lanes = new boolean[LANES];
+    lanes[2 * g] = true;
+    lanes[2 * g + 1] = true;
+    return VectorMask.fromArray(S, lanes, 0);
   }
 
   private static int padded(int heads) {

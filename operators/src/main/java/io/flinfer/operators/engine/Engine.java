@@ -221,7 +221,10 @@ public final class Engine implements AutoCloseable {
     }
   }
 
-  /** One scheduler iteration: a prefill batch if one forms, else a decode step. */
+  /**
+   * One scheduler iteration: a prefill batch if one forms (with the running requests' next tokens
+   * when mixing), else a decode step.
+   */
   public List<TokenEvent> step() {
     long start = System.nanoTime();
     if (withDeadlines > 0) {
@@ -230,7 +233,12 @@ public final class Engine implements AutoCloseable {
     List<TokenEvent> events = new ArrayList<>(pending);
     pending.clear();
     boolean prefill = scheduleNewPrefill();
-    if (!prefill && !scheduleDecode()) {
+    int extendCount = prefill ? batch.size() : 0;
+    if (prefill) {
+      if (config.mixedChunk()) {
+        mixRunning();
+      }
+    } else if (!scheduleDecode()) {
       schedulerNanos += System.nanoTime() - start;
       return events;
     }
@@ -238,7 +246,7 @@ public final class Engine implements AutoCloseable {
     runner.forward(fb, logits);
     long f1 = System.nanoTime();
     forwardNanos += f1 - f0;
-    processResults(prefill, events);
+    processResults(extendCount, events);
     steps++;
     schedulerNanos += (System.nanoTime() - start) - (f1 - f0);
     return events;
@@ -396,6 +404,38 @@ public final class Engine implements AutoCloseable {
     } else {
       newTokenRatio.decay();
     }
+    fb.reset();
+    batch = new ArrayList<>();
+    appendDecodes();
+    return true;
+  }
+
+  /**
+   * Adds every running request's next token to the prefill batch, when the pool has room for them
+   * without retracting anyone (the prefill adder reserved it); otherwise they wait for the next
+   * decode step.
+   */
+  private void mixRunning() {
+    if (running.isEmpty()) {
+      return;
+    }
+    int need = 0;
+    for (Req r : running) {
+      need += allocator.slotsNeededForExtend(r.computedLen, r.computedLen + 1);
+    }
+    if (allocator.availableSize() < need) {
+      cache.evict(need - allocator.availableSize());
+    }
+    if (allocator.availableSize() < need) {
+      return;
+    }
+    newTokenRatio.decay();
+    batch = new ArrayList<>(batch);
+    appendDecodes();
+  }
+
+  /** Appends each running request's next token to the forward batch, slots allocated. */
+  private void appendDecodes() {
     int n = running.size();
     int[] seqLens = new int[n];
     int[] lastLocs = new int[n];
@@ -405,7 +445,6 @@ public final class Engine implements AutoCloseable {
       lastLocs[i] = reqToToken.get(r.cache.reqPoolIdx(), r.computedLen - 1);
     }
     int[] locs = allocator.allocDecode(seqLens, lastLocs);
-    fb.reset();
     for (int i = 0; i < n; i++) {
       Req r = running.get(i);
       int slot = r.cache.reqPoolIdx();
@@ -413,9 +452,8 @@ public final class Engine implements AutoCloseable {
       fb.add(slot, r.computedLen, r.tokens, r.computedLen, 1, locs, i);
     }
     decodeTokens += n;
-    batch = new ArrayList<>(running);
-    ensureLogits(n);
-    return true;
+    batch.addAll(running);
+    ensureLogits(batch.size());
   }
 
   /**
@@ -451,11 +489,13 @@ public final class Engine implements AutoCloseable {
 
   // ---- results ----
 
-  private void processResults(boolean prefill, List<TokenEvent> events) {
+  /** The batch's first {@code extendCount} requests extended; the rest decoded. */
+  private void processResults(int extendCount, List<TokenEvent> events) {
     long now = System.nanoTime();
     List<Req> finished = new ArrayList<>();
     for (int b = 0; b < batch.size(); b++) {
       Req r = batch.get(b);
+      boolean prefill = b < extendCount;
       if (prefill) {
         r.computedLen += r.extendInputLen;
         if (r.chunking) {

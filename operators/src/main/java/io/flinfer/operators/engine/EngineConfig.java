@@ -4,7 +4,9 @@ import io.flinfer.memcache.KvStoreType;
 
 /**
  * The engine's settings. Immutable; build with {@link #builder()}, which validates. Zero for {@code
- * maxTotalTokens} means: size the KV pool from memory ({@code memFractionStatic}).
+ * maxTotalTokens} means: size the KV pool from memory ({@code memFractionStatic}). With {@code
+ * mixedChunk} (SGLang's {@code enable_mixed_chunk}) a prefill step also decodes the running
+ * requests, so arrivals do not stall them for a step.
  */
 public record EngineConfig(
     int maxRunningRequests,
@@ -15,6 +17,7 @@ public record EngineConfig(
     int maxPrefillTokens,
     SchedulePolicy schedulePolicy,
     boolean radixCache,
+    boolean mixedChunk,
     int waitingQueueCapacity,
     KvStoreType kvStoreType,
     int threads,
@@ -36,6 +39,7 @@ public record EngineConfig(
     private int maxPrefillTokens = 4096;
     private SchedulePolicy schedulePolicy = SchedulePolicy.LPM;
     private boolean radixCache = true;
+    private boolean mixedChunk = true;
     private int waitingQueueCapacity = 1024;
     private KvStoreType kvStoreType = KvStoreType.FP32;
     private int threads = Runtime.getRuntime().availableProcessors();
@@ -81,6 +85,11 @@ public record EngineConfig(
 
     public Builder radixCache(boolean v) {
       radixCache = v;
+      return this;
+    }
+
+    public Builder mixedChunk(boolean v) {
+      mixedChunk = v;
       return this;
     }
 
@@ -139,6 +148,7 @@ public record EngineConfig(
           maxPrefillTokens,
           schedulePolicy,
           radixCache,
+          mixedChunk,
           waitingQueueCapacity,
           kvStoreType,
           threads,

@@ -14,6 +14,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** The engine on the real stories260K model. */
 class EngineTest {
@@ -95,16 +96,16 @@ class EngineTest {
     return out;
   }
 
-  @ParameterizedTest(name = "page size {0}, KV {1}, {2}")
+  @ParameterizedTest(name = "page size {0}, KV {1}, {2}, mixed chunk {3}")
   @CsvSource({
-    "1, FP32, LPM",
-    "4, FP32, FCFS",
-    "16, FP32, DFS_WEIGHT",
-    "1, BF16, LPM",
-    "16, FP16, LPM"
+    "1, FP32, LPM, true",
+    "4, FP32, FCFS, false",
+    "16, FP32, DFS_WEIGHT, true",
+    "1, BF16, LPM, true",
+    "16, FP16, LPM, false"
   })
   void everyRequestGetsItsAloneTokensBitForBitUnderCachingChunkingAndRetraction(
-      int pageSize, KvStoreType kv, SchedulePolicy policy) {
+      int pageSize, KvStoreType kv, SchedulePolicy policy, boolean mixedChunk) {
     List<Req> reqs = workload();
     Map<String, List<TokenEvent>> alone = new HashMap<>();
     EngineConfig solo =
@@ -131,6 +132,7 @@ class EngineTest {
             .pageSize(pageSize)
             .kvStoreType(kv)
             .schedulePolicy(policy)
+            .mixedChunk(mixedChunk)
             .initNewTokenRatio(0.05)
             .minNewTokenRatio(0.01)
             .threads(2)
@@ -243,6 +245,30 @@ class EngineTest {
                   assertThat(ev.finish().detail())
                       .isEqualTo("the prompt has 400 tokens; the KV pool holds 300"));
       assertThat(out.get("ok")).hasSize(5);
+      assertNoLeak(e);
+    }
+  }
+
+  @ParameterizedTest(name = "mixed chunk {0}")
+  @ValueSource(booleans = {true, false})
+  void anArrivalsPrefillAlsoDecodesTheRunningRequestsWhenMixing(boolean mixedChunk) {
+    EngineConfig cfg =
+        EngineConfig.builder().maxTotalTokens(256).threads(1).mixedChunk(mixedChunk).build();
+    try (Engine e = new Engine(model, cfg, io.flinfer.runtime.forward.CpuModelRunner::new)) {
+      e.submit(Req.builder("a", model.tokenizer().encode("Once", true)).maxNewTokens(8).build());
+      e.step();
+      e.step();
+      e.submit(Req.builder("b", model.tokenizer().encode("Tom", true)).maxNewTokens(8).build());
+      List<TokenEvent> withArrival = e.step();
+      if (mixedChunk) {
+        assertThat(withArrival).extracting(TokenEvent::requestId).containsExactly("b", "a");
+        assertThat(withArrival.get(1).index()).isEqualTo(2);
+      } else {
+        assertThat(withArrival).extracting(TokenEvent::requestId).containsExactly("b");
+      }
+      while (e.hasWork()) {
+        e.step();
+      }
       assertNoLeak(e);
     }
   }
