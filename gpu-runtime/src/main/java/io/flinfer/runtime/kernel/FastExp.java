@@ -112,7 +112,22 @@ public final class FastExp {
       int end = Math.min(to - (to - i) % lanes, i + 512);
       for (; i < end; i += lanes) {
         FloatVector v = FloatVector.fromArray(S, in, i);
-        FloatVector e = exp(v.sub(shift).mul(scale));
+        // Written out, not a call to exp(FloatVector): this loop is large, and a vector passed to
+        // a method the compiler does not inline is boxed.
+        FloatVector x = v.sub(shift).mul(scale).max(MIN).min(MAX);
+        FloatVector n = x.mul(LOG2E).add(ROUND_MAGIC).sub(ROUND_MAGIC);
+        FloatVector r = n.fma(c(-LN2_HI), x);
+        r = n.fma(c(-LN2_LO), r);
+        FloatVector p = c(C7).fma(r, c(C6));
+        p = p.fma(r, c(C5));
+        p = p.fma(r, c(C4));
+        p = p.fma(r, c(C3));
+        p = p.fma(r, c(C2));
+        p = p.fma(r, c(1f));
+        p = p.fma(r, c(1f));
+        IntVector bits =
+            n.add(EXPONENT_MAGIC).reinterpretAsInts().lanewise(VectorOperators.LSHL, 23);
+        FloatVector e = p.mul(bits.reinterpretAsFloats());
         if (gate != null) {
           v.mul(c(1f).div(e.add(1f)))
               .mul(FloatVector.fromArray(S, gate, i))
