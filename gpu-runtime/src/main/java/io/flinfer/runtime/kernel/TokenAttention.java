@@ -36,6 +36,8 @@ public final class TokenAttention {
   private final float[] products;
   private final float[] sums;
   private final float[] keyRow = new float[4 * LANES];
+  private final int[] pairWeight = new int[LANES];
+  private final int[] pairOffset = new int[LANES];
 
   /**
    * Scratch for one thread: up to {@code maxHeads} query heads of a token, contexts up to {@code
@@ -261,30 +263,11 @@ public final class TokenAttention {
       int kvOff,
       int contextLen) {
     int slices = headDim / LANES;
-    int p0 = first;
-    int p1 = Math.min(first + 1, pairs - 1);
-    int p2 = Math.min(first + 2, pairs - 1);
-    int p3 = Math.min(first + 3, pairs - 1);
-    int p4 = Math.min(first + 4, pairs - 1);
-    int p5 = Math.min(first + 5, pairs - 1);
-    int p6 = Math.min(first + 6, pairs - 1);
-    int p7 = Math.min(first + 7, pairs - 1);
-    int w0 = p0 / slices;
-    int w1 = p1 / slices;
-    int w2 = p2 / slices;
-    int w3 = p3 / slices;
-    int w4 = p4 / slices;
-    int w5 = p5 / slices;
-    int w6 = p6 / slices;
-    int w7 = p7 / slices;
-    int o0 = valueOffset(w0, p0 % slices, group);
-    int o1 = valueOffset(w1, p1 % slices, group);
-    int o2 = valueOffset(w2, p2 % slices, group);
-    int o3 = valueOffset(w3, p3 % slices, group);
-    int o4 = valueOffset(w4, p4 % slices, group);
-    int o5 = valueOffset(w5, p5 % slices, group);
-    int o6 = valueOffset(w6, p6 % slices, group);
-    int o7 = valueOffset(w7, p7 % slices, group);
+    for (int k = 0; k < LANES; k++) {
+      int p = Math.min(first + k, pairs - 1);
+      pairWeight[k] = p / slices;
+      pairOffset[k] = valueOffset(p / slices, p % slices, group);
+    }
     FloatVector a0 = FloatVector.zero(S);
     FloatVector a1 = FloatVector.zero(S);
     FloatVector a2 = FloatVector.zero(S);
@@ -296,38 +279,39 @@ public final class TokenAttention {
     for (int j = 0; j < contextLen; j++) {
       int e = (reqToToken[rowBase + j] * rowWidth + kvOff) * 4;
       int sb = j * stride;
-      a0 = fromBuffer(values, e + o0).fma(weight(sb + w0), a0);
-      a1 = fromBuffer(values, e + o1).fma(weight(sb + w1), a1);
-      a2 = fromBuffer(values, e + o2).fma(weight(sb + w2), a2);
-      a3 = fromBuffer(values, e + o3).fma(weight(sb + w3), a3);
-      a4 = fromBuffer(values, e + o4).fma(weight(sb + w4), a4);
-      a5 = fromBuffer(values, e + o5).fma(weight(sb + w5), a5);
-      a6 = fromBuffer(values, e + o6).fma(weight(sb + w6), a6);
-      a7 = fromBuffer(values, e + o7).fma(weight(sb + w7), a7);
+      a0 = fromBuffer(values, e + pairOffset[0]).fma(weight(sb + pairWeight[0]), a0);
+      a1 = fromBuffer(values, e + pairOffset[1]).fma(weight(sb + pairWeight[1]), a1);
+      a2 = fromBuffer(values, e + pairOffset[2]).fma(weight(sb + pairWeight[2]), a2);
+      a3 = fromBuffer(values, e + pairOffset[3]).fma(weight(sb + pairWeight[3]), a3);
+      a4 = fromBuffer(values, e + pairOffset[4]).fma(weight(sb + pairWeight[4]), a4);
+      a5 = fromBuffer(values, e + pairOffset[5]).fma(weight(sb + pairWeight[5]), a5);
+      a6 = fromBuffer(values, e + pairOffset[6]).fma(weight(sb + pairWeight[6]), a6);
+      a7 = fromBuffer(values, e + pairOffset[7]).fma(weight(sb + pairWeight[7]), a7);
     }
     // Pair p is head p / slices, elements (p % slices) * 8 onwards: out[outOff + p * 8 ..).
+    int at = outOff + first * LANES;
     int left = pairs - first;
-    a0.intoArray(out, outOff + p0 * LANES);
+    a0.intoArray(out, at);
     if (left > 1) {
-      a1.intoArray(out, outOff + p1 * LANES);
+      a1.intoArray(out, at + LANES);
     }
     if (left > 2) {
-      a2.intoArray(out, outOff + p2 * LANES);
+      a2.intoArray(out, at + 2 * LANES);
     }
     if (left > 3) {
-      a3.intoArray(out, outOff + p3 * LANES);
+      a3.intoArray(out, at + 3 * LANES);
     }
     if (left > 4) {
-      a4.intoArray(out, outOff + p4 * LANES);
+      a4.intoArray(out, at + 4 * LANES);
     }
     if (left > 5) {
-      a5.intoArray(out, outOff + p5 * LANES);
+      a5.intoArray(out, at + 5 * LANES);
     }
     if (left > 6) {
-      a6.intoArray(out, outOff + p6 * LANES);
+      a6.intoArray(out, at + 6 * LANES);
     }
     if (left > 7) {
-      a7.intoArray(out, outOff + p7 * LANES);
+      a7.intoArray(out, at + 7 * LANES);
     }
   }
 

@@ -351,9 +351,7 @@ public final class Engine implements AutoCloseable {
    */
   private int[] allocate(int need, java.util.function.Supplier<int[]> alloc) {
     while (true) {
-      if (allocator.availableSize() < need) {
-        cache.evict(need - allocator.availableSize());
-      }
+      makeRoom(need);
       int[] locs = alloc.get();
       if (locs != null) {
         return locs;
@@ -379,14 +377,8 @@ public final class Engine implements AutoCloseable {
     }
     boolean retracted = false;
     while (true) {
-      int need = 0;
-      for (Req r : running) {
-        need += allocator.slotsNeededForExtend(r.computedLen, r.computedLen + 1);
-      }
-      if (allocator.availableSize() < need) {
-        cache.evict(need - allocator.availableSize());
-      }
-      if (allocator.availableSize() >= need) {
+      int need = decodeSlotsNeeded();
+      if (makeRoom(need)) {
         break;
       }
       if (running.size() == 1) {
@@ -419,19 +411,31 @@ public final class Engine implements AutoCloseable {
     if (running.isEmpty()) {
       return;
     }
-    int need = 0;
-    for (Req r : running) {
-      need += allocator.slotsNeededForExtend(r.computedLen, r.computedLen + 1);
-    }
-    if (allocator.availableSize() < need) {
-      cache.evict(need - allocator.availableSize());
-    }
-    if (allocator.availableSize() < need) {
+    if (!makeRoom(decodeSlotsNeeded())) {
       return;
     }
     newTokenRatio.decay();
     batch = new ArrayList<>(batch);
     appendDecodes();
+  }
+
+  /** KV slots the running requests need to grow by one token each. */
+  private int decodeSlotsNeeded() {
+    int need = 0;
+    for (Req r : running) {
+      need += allocator.slotsNeededForExtend(r.computedLen, r.computedLen + 1);
+    }
+    return need;
+  }
+
+  /**
+   * Evicts unlocked cache until {@code need} slots are free, as far as it can; whether they are.
+   */
+  private boolean makeRoom(int need) {
+    if (allocator.availableSize() < need) {
+      cache.evict(need - allocator.availableSize());
+    }
+    return allocator.availableSize() >= need;
   }
 
   /** Appends each running request's next token to the forward batch, slots allocated. */

@@ -77,25 +77,12 @@ final class PendingOutputs {
     List<TokenOutput> due = new ArrayList<>();
     for (Iterator<Pending> it = pending.values().iterator(); it.hasNext(); ) {
       Pending p = it.next();
-      if (p.count == 0) {
-        continue;
-      }
       if (all || p.out.index == 0 || nowMillis - p.sinceMillis >= intervalMillis) {
         it.remove();
         due.add(trimmed(p));
       }
     }
     return due;
-  }
-
-  /** Whether any token is held. */
-  boolean isEmpty() {
-    for (Pending p : pending.values()) {
-      if (p.count > 0) {
-        return false;
-      }
-    }
-    return true;
   }
 
   private Pending pending(TokenizedPrompt prompt, long nowMillis) {

@@ -47,16 +47,7 @@ class InferenceOperatorTest {
   @Test
   void restoredInFlightRequestsCompleteAsIfNeverInterrupted() throws Exception {
     List<TokenizedPrompt> prompts = prompts();
-    Map<String, List<Integer>> uninterrupted;
-    try (var h = harness()) {
-      h.open();
-      for (TokenizedPrompt p : prompts) {
-        h.processElement(p, 0);
-      }
-      h.setProcessingTime(1_000);
-      uninterrupted = tokensByRequest(h.extractOutputValues());
-    }
-    assertThat(uninterrupted).hasSize(prompts.size());
+    Map<String, List<Integer>> uninterrupted = uninterrupted(settings, prompts);
 
     OperatorSubtaskState snapshot;
     try (var h = harness()) {
@@ -100,16 +91,7 @@ class InferenceOperatorTest {
     InferenceSettings small =
         new InferenceSettings(settings.model(), 2, 256, 128, 1, "cpu", streamInterval);
     List<TokenizedPrompt> prompts = longPrompts(6);
-    Map<String, List<Integer>> uninterrupted;
-    try (var h = harness(small)) {
-      h.open();
-      for (TokenizedPrompt p : prompts) {
-        h.processElement(p, 0);
-      }
-      h.setProcessingTime(1_000);
-      uninterrupted = tokensByRequest(h.extractOutputValues());
-    }
-    assertThat(uninterrupted).hasSize(prompts.size());
+    Map<String, List<Integer>> uninterrupted = uninterrupted(small, prompts);
 
     OperatorSubtaskState snapshot;
     List<TokenOutput> beforeSnapshot;
@@ -153,6 +135,21 @@ class InferenceOperatorTest {
       List<TokenOutput> all = new ArrayList<>(beforeSnapshot);
       all.addAll(h.extractOutputValues());
       assertThat(tokensByRequest(all)).isEqualTo(uninterrupted);
+    }
+  }
+
+  /** Each request's tokens from an operator that serves all the prompts without interruption. */
+  private static Map<String, List<Integer>> uninterrupted(
+      InferenceSettings s, List<TokenizedPrompt> prompts) throws Exception {
+    try (var h = harness(s)) {
+      h.open();
+      for (TokenizedPrompt p : prompts) {
+        h.processElement(p, 0);
+      }
+      h.setProcessingTime(1_000);
+      Map<String, List<Integer>> tokens = tokensByRequest(h.extractOutputValues());
+      assertThat(tokens).hasSize(prompts.size());
+      return tokens;
     }
   }
 
