@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.flink.api.common.operators.MailboxExecutor;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
@@ -20,22 +21,24 @@ import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.operators.BoundedOneInput;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 
 /**
  * The keyed inference operator: one continuous-batching {@link Engine} per subtask, run on the
- * task's own thread. {@code processElement} only submits; engine steps run as processing-time
- * timers (mailbox actions), so input and checkpoint barriers interleave with steps and a barrier
- * waits at most one step. When the engine's queue is full the operator runs steps until there is
- * room, so input stops being consumed and backpressure reaches Kafka.
+ * task's own thread. {@code processElement} only submits; engine steps run as mails in the task's
+ * mailbox, so input and checkpoint barriers interleave with steps and a barrier waits at most one
+ * step. When the engine's queue is full the operator runs steps until there is room, so input stops
+ * being consumed and backpressure reaches Kafka. At the end of a bounded input (an offline replay)
+ * every request still in flight is served to its end.
  *
  * <p>In-flight requests (the request and its generated tokens) are keyed state, written in {@link
  * #snapshotState}; the KV cache is not. On restore they re-enter the engine and, generation being
  * deterministic, continue exactly as an uninterrupted job would.
  */
 public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
-    implements OneInputStreamOperator<TokenizedPrompt, TokenOutput> {
+    implements OneInputStreamOperator<TokenizedPrompt, TokenOutput>, BoundedOneInput {
   static final String STATE = "in-flight";
 
   /** How long an idle engine waits for more requests before its first step. */
@@ -50,6 +53,7 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
   private transient ArrayDeque<InFlight> backlog;
   private transient boolean stepScheduled;
   private transient InferenceMetrics metrics;
+  private transient MailboxExecutor mailbox;
 
   /** Per request: when it entered the engine, then when its last token left. */
   private transient Map<String, Long> lastTime;
@@ -80,6 +84,13 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
     backlog = new ArrayDeque<>();
     metrics = new InferenceMetrics(getMetricGroup(), engine.stats());
     restore();
+  }
+
+  /** The task's mailbox: back-to-back steps are its mails, with no timer thread in between. */
+  @Override
+  public void setMailboxExecutor(MailboxExecutor mailboxExecutor) {
+    super.setMailboxExecutor(mailboxExecutor);
+    this.mailbox = mailboxExecutor;
   }
 
   /**
@@ -169,21 +180,42 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
   }
 
   private void scheduleStep(long delayMillis) {
-    if (!stepScheduled && (engine.hasWork() || !backlog.isEmpty())) {
-      stepScheduled = true;
-      long now = getProcessingTimeService().getCurrentProcessingTime();
-      // A timer for `now` waits for the next millisecond (Flink adds one to be sure the time has
-      // passed), which idles the engine for up to 2 ms a step; one already past fires at once.
-      getProcessingTimeService()
-          .registerTimer(
-              delayMillis == 0 ? now - 1 : now + delayMillis,
-              t -> {
-                stepScheduled = false;
-                runStep();
-                // Queued requests go on at once; the window is only for arrivals at an idle engine.
-                scheduleStep(0);
-              });
+    if (stepScheduled || !hasWork()) {
+      return;
     }
+    stepScheduled = true;
+    if (delayMillis == 0 && mailbox != null) {
+      // The mailbox runs one input record (or barrier) between two mails, as it would between two
+      // timers, but the next step is queued on this thread: no timer thread wakes for it.
+      mailbox.execute(this::scheduledStep, "engine step");
+    } else {
+      long now = getProcessingTimeService().getCurrentProcessingTime();
+      getProcessingTimeService().registerTimer(now + delayMillis, t -> scheduledStep());
+    }
+  }
+
+  private void scheduledStep() throws Exception {
+    stepScheduled = false;
+    if (hasWork()) {
+      runStep();
+    }
+    // Queued requests go on at once; the window is only for arrivals at an idle engine.
+    scheduleStep(0);
+  }
+
+  private boolean hasWork() {
+    return engine.hasWork() || !backlog.isEmpty();
+  }
+
+  /**
+   * The end of a bounded input (an offline replay): every request in flight is served to its end.
+   */
+  @Override
+  public void endInput() throws Exception {
+    while (hasWork()) {
+      runStep();
+    }
+    emit(outputs.takeDue(getProcessingTimeService().getCurrentProcessingTime(), true));
   }
 
   private void runStep() throws Exception {

@@ -11,10 +11,13 @@ import io.flinfer.runtime.testing.SharedFiles;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.streaming.runtime.tasks.mailbox.Mail;
+import org.apache.flink.streaming.runtime.tasks.mailbox.TaskMailbox;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -65,7 +68,7 @@ class InferenceOperatorTest {
       h.open();
       // A replayed source record of a request already restored is not served twice.
       h.processElement(prompts.get(0), 0);
-      h.setProcessingTime(1_000);
+      serve(h, 1_000);
       List<TokenOutput> out = h.extractOutputValues();
       assertThat(tokensByRequest(out)).isEqualTo(uninterrupted);
       assertThat(out.stream().filter(o -> o.finishType != null)).hasSize(prompts.size());
@@ -74,7 +77,7 @@ class InferenceOperatorTest {
       try (var again = harness()) {
         again.initializeState(after);
         again.open();
-        again.setProcessingTime(2_000);
+        serve(again, 2_000);
         assertThat(again.extractOutputValues()).isEmpty();
       }
     }
@@ -131,10 +134,27 @@ class InferenceOperatorTest {
     try (var h = harness(small)) {
       h.initializeState(snapshot);
       h.open();
-      h.setProcessingTime(1_000);
+      serve(h, 1_000);
       List<TokenOutput> all = new ArrayList<>(beforeSnapshot);
       all.addAll(h.extractOutputValues());
       assertThat(tokensByRequest(all)).isEqualTo(uninterrupted);
+    }
+  }
+
+  @Test
+  void theEndOfABoundedInputServesEveryRequestInFlightToItsEnd() throws Exception {
+    List<TokenizedPrompt> prompts = prompts();
+    Map<String, List<Integer>> uninterrupted = uninterrupted(settings, prompts);
+    try (var h = harness()) {
+      h.open();
+      for (TokenizedPrompt p : prompts) {
+        h.processElement(p, 0);
+      }
+      // No timer fires and no mail runs: a finishing task quiesces its timers before finish().
+      h.endInput();
+      List<TokenOutput> out = h.extractOutputValues();
+      assertThat(tokensByRequest(out)).isEqualTo(uninterrupted);
+      assertThat(out.stream().filter(o -> o.finishType != null)).hasSize(prompts.size());
     }
   }
 
@@ -146,10 +166,24 @@ class InferenceOperatorTest {
       for (TokenizedPrompt p : prompts) {
         h.processElement(p, 0);
       }
-      h.setProcessingTime(1_000);
+      serve(h, 1_000);
       Map<String, List<Integer>> tokens = tokensByRequest(h.extractOutputValues());
       assertThat(tokens).hasSize(prompts.size());
       return tokens;
+    }
+  }
+
+  /**
+   * Moves the harness's clock (the admission window's timer) and runs the task's mails (the
+   * engine's back-to-back steps) until none is left, as the task's mailbox loop would.
+   */
+  private static void serve(
+      KeyedOneInputStreamOperatorTestHarness<String, TokenizedPrompt, TokenOutput> h, long time)
+      throws Exception {
+    h.setProcessingTime(time);
+    TaskMailbox mails = h.getTaskMailbox();
+    for (Optional<Mail> m; (m = mails.tryTake(TaskMailbox.MIN_PRIORITY)).isPresent(); ) {
+      m.get().run();
     }
   }
 
