@@ -24,8 +24,13 @@ import picocli.CommandLine.Option;
 public final class BenchJobCommand implements Callable<Integer> {
   @Mixin ModelOptions modelOptions = new ModelOptions();
 
-  @Option(names = "--requests", defaultValue = "64")
-  int requests;
+  @Option(
+      names = "--requests",
+      description =
+          "Requests per wave (default: 256 on the test model, 64 on llama-110m: waves of a"
+              + " second or more, so that the throughput is the sustained one and not the few"
+              + " milliseconds a request spends on its way in and out).")
+  Integer requestsOption;
 
   @Option(names = "--output-tokens", defaultValue = "128")
   int outputTokens;
@@ -74,6 +79,7 @@ public final class BenchJobCommand implements Callable<Integer> {
       where = modelOptions.locate();
     }
     ModelSource source = JobOptions.modelSource(where);
+    int requests = requestsOption != null ? requestsOption : "llama-110m".equals(shape) ? 64 : 256;
     int n = threads != null ? threads : Math.max(1, Runtime.getRuntime().availableProcessors() - 1);
     JobBenchmark b = new JobBenchmark(source, maxRunning, 32768, n);
     // The workload is served `repeats` times over (fresh requests each time) on each path and the
@@ -89,20 +95,14 @@ public final class BenchJobCommand implements Callable<Integer> {
     // compiler is still busy with Kafka's and Flink's code after one).
     var warmFull = b.workload("warm-full", requests, 16, 48, outputTokens, 11);
     var warmAgain = b.workload("warm-again", requests, 16, 48, outputTokens, 12);
-    b.engineAlone(warm);
-    b.engineAlone(warmFull);
-    b.engineAlone(warmAgain);
-    List<JobBenchmark.Result> aloneRuns = new ArrayList<>();
-    for (List<PromptRequest> work : works) {
-      aloneRuns.add(b.engineAlone(work));
-    }
-    JobBenchmark.Result alone = JobBenchmark.median(aloneRuns);
-    JobBenchmark.Result aloneSingle = b.engineAloneOneAtATime(single);
+    List<List<PromptRequest>> warmups = List.of(warm, warmFull, warmAgain);
+    JobBenchmark.JobResults aloneRuns = b.engineAlone(warmups, works, single);
+    JobBenchmark.Result alone = JobBenchmark.median(aloneRuns.allAtOnce());
+    JobBenchmark.Result aloneSingle = aloneRuns.oneAtATime();
     System.err.printf(
         "engine alone: %.1f output tokens/s, ttft p50 %.1f ms; one at a time: ttft p50 %.1f ms%n",
         alone.outputTokensPerS(), alone.ttftP50(), aloneSingle.ttftP50());
-    JobBenchmark.JobResults runs =
-        b.throughJob(List.of(warm, warmFull, warmAgain), works, single, checkpointMillis);
+    JobBenchmark.JobResults runs = b.throughJob(warmups, works, single, checkpointMillis);
     JobBenchmark.Result job = JobBenchmark.median(runs.allAtOnce());
     System.err.printf(
         "through Kafka + Flink: %.1f output tokens/s, ttft p50 %.1f ms; one at a time: ttft p50"
@@ -121,7 +121,7 @@ public final class BenchJobCommand implements Callable<Integer> {
     root.putPOJO("through_kafka_and_flink", job);
     root.putPOJO(
         "engine_alone_runs_tokens_per_s",
-        aloneRuns.stream().map(JobBenchmark.Result::outputTokensPerS).toList());
+        aloneRuns.allAtOnce().stream().map(JobBenchmark.Result::outputTokensPerS).toList());
     root.putPOJO(
         "through_kafka_and_flink_runs_tokens_per_s",
         runs.allAtOnce().stream().map(JobBenchmark.Result::outputTokensPerS).toList());
