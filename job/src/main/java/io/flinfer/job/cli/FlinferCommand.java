@@ -16,6 +16,7 @@ import picocli.CommandLine.Command;
     subcommands = {
       RunCommand.class,
       JobCommand.class,
+      ReplayCommand.class,
       GenerateCommand.class,
       BenchModelCommand.class,
       BenchCacheCommand.class,
@@ -33,7 +34,7 @@ public final class FlinferCommand implements Runnable {
   }
 
   public static void main(String[] args) throws Exception {
-    if (submitsToCluster(args)) {
+    if (buildsFlinkJob(args)) {
       // Under `flink run` this main runs inside Flink's client, which must submit the job graph
       // itself: no relaunch, no exit (the kernels run on the TaskManagers, not here).
       int code = new CommandLine(new FlinferCommand()).execute(args);
@@ -48,9 +49,12 @@ public final class FlinferCommand implements Runnable {
     System.exit(new CommandLine(new FlinferCommand()).execute(args));
   }
 
-  /** Whether the command only builds a job for a cluster ({@code job}), so runs no kernel here. */
-  static boolean submitsToCluster(String[] args) {
-    return args.length > 0 && "job".equals(args[0]);
+  /**
+   * Whether the command builds a Flink job for whatever environment runs it ({@code job}, {@code
+   * replay}): under {@code flink run} that is Flink's client, which must not be relaunched.
+   */
+  static boolean buildsFlinkJob(String[] args) {
+    return args.length > 0 && ("job".equals(args[0]) || "replay".equals(args[0]));
   }
 
   /** The kernels need the Vector API module; a plain {@code java -jar} start lacks it. */

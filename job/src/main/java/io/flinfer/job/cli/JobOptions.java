@@ -3,9 +3,10 @@ package io.flinfer.job.cli;
 import io.flinfer.job.model.ModelLocator;
 import io.flinfer.job.pipeline.PipelineSettings;
 import io.flinfer.operators.flink.ModelSource;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-/** The streaming job's options, shared by {@code run} and {@code job}. */
+/** The live job's topics and engine options, shared by {@code run} and {@code job}. */
 final class JobOptions {
   @Option(names = "--prompts-topic", defaultValue = "flinfer.prompts")
   String promptsTopic;
@@ -19,46 +20,7 @@ final class JobOptions {
   @Option(names = "--dead-letters-topic", defaultValue = "flinfer.dead-letters")
   String deadLettersTopic;
 
-  @Option(
-      names = "--max-running-requests",
-      defaultValue = "32",
-      description = "Per inference subtask (default: ${DEFAULT-VALUE}).")
-  int maxRunningRequests;
-
-  @Option(
-      names = "--max-total-tokens",
-      defaultValue = "16384",
-      description = "KV pool tokens per inference subtask (default: ${DEFAULT-VALUE}).")
-  int maxTotalTokens;
-
-  @Option(names = "--chunked-prefill-size", defaultValue = "512")
-  int chunkedPrefillSize;
-
-  @Option(
-      names = "--engine-threads",
-      defaultValue = "1",
-      description =
-          "Worker threads of each engine; size them from the task slots sharing a machine (default: ${DEFAULT-VALUE}).")
-  int engineThreads;
-
-  @Option(
-      names = "--backend",
-      defaultValue = "auto",
-      description = "cpu, cuda or auto (default: ${DEFAULT-VALUE}).")
-  String backend;
-
-  @Option(
-      names = "--stream-interval-ms",
-      defaultValue = "10",
-      description =
-          "At most how often a request's tokens are sent on to the chunks topic, together; its first token and its end go at once; 0: every token at once (default: ${DEFAULT-VALUE}).")
-  long streamIntervalMs;
-
-  @Option(
-      names = "--checkpoint-interval-ms",
-      defaultValue = "1000",
-      description = "Completions are committed on checkpoints (default: ${DEFAULT-VALUE}).")
-  long checkpointIntervalMs;
+  @Mixin EngineOptions engine = new EngineOptions();
 
   /** The model files of {@code where}, as each task loads them. */
   static ModelSource modelSource(ModelLocator.Location where) {
@@ -68,14 +30,10 @@ final class JobOptions {
   }
 
   PipelineSettings settings(String bootstrapServers, ModelLocator.Location where) {
-    ModelSource model = modelSource(where);
-    return PipelineSettings.builder()
+    return engine
+        .apply(PipelineSettings.builder(), where)
         .bootstrapServers(bootstrapServers)
         .topics(promptsTopic, completionsTopic, chunksTopic, deadLettersTopic)
-        .model(model, where.model().getFileName().toString())
-        .engine(maxRunningRequests, maxTotalTokens, chunkedPrefillSize, engineThreads, backend)
-        .streamIntervalMillis(streamIntervalMs)
-        .checkpointIntervalMillis(checkpointIntervalMs)
         .build();
   }
 }

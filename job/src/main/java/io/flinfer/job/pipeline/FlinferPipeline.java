@@ -21,6 +21,7 @@ import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
 import org.apache.flink.connector.kafka.source.KafkaSource;
+import org.apache.flink.connector.kafka.source.KafkaSourceBuilder;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
 import org.apache.flink.streaming.api.datastream.DataStream;
@@ -28,6 +29,7 @@ import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.util.Collector;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.OffsetResetStrategy;
 import org.apache.kafka.clients.producer.ProducerRecord;
 
 /**
@@ -54,16 +56,28 @@ public final class FlinferPipeline {
     env.enableCheckpointing(s.checkpointIntervalMillis());
     // Serving is latency-bound: flush network buffers within milliseconds, not Flink's 100 ms.
     env.setBufferTimeout(2);
-    KafkaSource<RawPrompt> source =
+    KafkaSourceBuilder<RawPrompt> source =
         KafkaSource.<RawPrompt>builder()
             .setBootstrapServers(s.bootstrapServers())
             .setTopics(s.promptsTopic())
             .setGroupId(s.groupId())
-            .setStartingOffsets(OffsetsInitializer.earliest())
-            .setDeserializer(new RawPromptDeserializer())
-            .build();
+            .setDeserializer(new RawPromptDeserializer());
+    if (s.range() == null) {
+      // A first start (no checkpoint or savepoint to restore) resumes where the group committed,
+      // so a redeployed job does not serve the whole topic again; a new group starts at the
+      // beginning.
+      source.setStartingOffsets(OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST));
+    } else {
+      source
+          .setStartingOffsets(s.range().start())
+          .setBounded(s.range().stop())
+          .setProperty("commit.offsets.on.checkpoint", "false");
+    }
     SingleOutputStreamOperator<TokenizedPrompt> prompts =
-        env.fromSource(source, WatermarkStrategy.noWatermarks(), "Prompts from Kafka")
+        env.fromSource(
+                source.build(),
+                WatermarkStrategy.noWatermarks(),
+                s.range() == null ? "Prompts from Kafka" : "Prompts from Kafka " + s.range())
             .uid("prompts-source")
             .process(new PromptDecoder(s.model(), s.maxNewTokensLimit()))
             .name("Decode and validate")
@@ -95,17 +109,19 @@ public final class FlinferPipeline {
                 FlinferPipeline::bytes))
         .name("Completions to Kafka")
         .uid("completions-sink");
-    completions
-        .getSideOutput(Detokenizer.CHUNKS)
-        .sinkTo(
-            sink(
-                s,
-                s.chunksTopic(),
-                DeliveryGuarantee.AT_LEAST_ONCE,
-                CompletionChunk::getRequestId,
-                FlinferPipeline::bytes))
-        .name("Chunks to Kafka")
-        .uid("chunks-sink");
+    if (s.chunksTopic() != null) {
+      completions
+          .getSideOutput(Detokenizer.CHUNKS)
+          .sinkTo(
+              sink(
+                  s,
+                  s.chunksTopic(),
+                  DeliveryGuarantee.AT_LEAST_ONCE,
+                  CompletionChunk::getRequestId,
+                  FlinferPipeline::bytes))
+          .name("Chunks to Kafka")
+          .uid("chunks-sink");
+    }
     prompts
         .getSideOutput(PromptDecoder.DEAD_LETTERS)
         .sinkTo(
@@ -133,7 +149,8 @@ public final class FlinferPipeline {
         .setBootstrapServers(s.bootstrapServers())
         .setRecordSerializer(schema)
         .setDeliveryGuarantee(guarantee)
-        .setTransactionalIdPrefix("flinfer-" + topic)
+        // Per group: a replay writing beside the live job never fences the live job's producers.
+        .setTransactionalIdPrefix(s.groupId() + "-" + topic)
         .setProperty("transaction.timeout.ms", "600000")
         // Chunks are latency-bound; exactly-once records wait for the checkpoint anyway.
         .setProperty("linger.ms", guarantee == DeliveryGuarantee.EXACTLY_ONCE ? "5" : "2")

@@ -6,7 +6,9 @@ import java.io.Serializable;
 
 /**
  * Where the job reads and writes, and how it serves. Immutable; build with {@link #builder()},
- * which validates.
+ * which validates. With a {@link #range()} it is an offline replay of that range of the prompts
+ * topic: it ends when the range is served, and commits no offsets of the live job's group. Without
+ * a chunks topic, streamed chunks are not written.
  */
 public record PipelineSettings(
     String bootstrapServers,
@@ -19,7 +21,8 @@ public record PipelineSettings(
     String modelId,
     InferenceSettings inference,
     int maxNewTokensLimit,
-    long checkpointIntervalMillis)
+    long checkpointIntervalMillis,
+    PromptRange range)
     implements Serializable {
 
   /**
@@ -51,6 +54,7 @@ public record PipelineSettings(
     private int maxNewTokensLimit = 1024;
     private long checkpointIntervalMillis = 1000;
     private long streamIntervalMillis = DEFAULT_STREAM_INTERVAL_MILLIS;
+    private PromptRange range;
 
     public Builder bootstrapServers(String v) {
       bootstrapServers = v;
@@ -62,6 +66,18 @@ public record PipelineSettings(
       completionsTopic = completions;
       chunksTopic = chunks;
       deadLettersTopic = deadLetters;
+      return this;
+    }
+
+    /**
+     * Serve only this range of the prompts topic and end; the consumer group becomes {@code
+     * flinfer-replay} unless set.
+     */
+    public Builder replay(PromptRange v) {
+      range = v;
+      if ("flinfer".equals(groupId)) {
+        groupId = "flinfer-replay";
+      }
       return this;
     }
 
@@ -123,6 +139,12 @@ public record PipelineSettings(
         throw new IllegalArgumentException(
             "checkpoint interval must be at least 10 ms (completions commit on checkpoints)");
       }
+      for (String topic : new String[] {promptsTopic, completionsTopic, deadLettersTopic}) {
+        if (topic == null || topic.isBlank()) {
+          throw new IllegalArgumentException(
+              "the prompts, completions and dead-letter topics are required");
+        }
+      }
       return new PipelineSettings(
           bootstrapServers,
           promptsTopic,
@@ -141,7 +163,8 @@ public record PipelineSettings(
               backend,
               streamIntervalMillis),
           maxNewTokensLimit,
-          checkpointIntervalMillis);
+          checkpointIntervalMillis,
+          range);
     }
   }
 }

@@ -7,12 +7,13 @@ import org.junit.jupiter.api.Test;
 /** Which commands run inside Flink's client (`flink run`) and so must not relaunch or exit. */
 class FlinferCommandTest {
   @Test
-  void onlyTheJobCommandSubmitsToACluster() {
-    assertThat(
-            FlinferCommand.submitsToCluster(new String[] {"job", "--bootstrap-servers", "k:9092"}))
+  void onlyTheCommandsThatBuildAFlinkJobRunInFlinksClient() {
+    assertThat(FlinferCommand.buildsFlinkJob(new String[] {"job", "--bootstrap-servers", "k:9092"}))
         .isTrue();
-    assertThat(FlinferCommand.submitsToCluster(new String[] {"run", "--once"})).isFalse();
-    assertThat(FlinferCommand.submitsToCluster(new String[] {"bench-engine"})).isFalse();
-    assertThat(FlinferCommand.submitsToCluster(new String[0])).isFalse();
+    assertThat(FlinferCommand.buildsFlinkJob(new String[] {"replay", "--bootstrap-servers", "k"}))
+        .isTrue();
+    assertThat(FlinferCommand.buildsFlinkJob(new String[] {"run", "--once"})).isFalse();
+    assertThat(FlinferCommand.buildsFlinkJob(new String[] {"bench-engine"})).isFalse();
+    assertThat(FlinferCommand.buildsFlinkJob(new String[0])).isFalse();
   }
 }

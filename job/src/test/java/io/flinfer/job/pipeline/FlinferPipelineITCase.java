@@ -21,12 +21,14 @@ import java.util.TreeMap;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.Test;
@@ -175,6 +177,67 @@ class FlinferPipelineITCase {
         }
       }
     }
+  }
+
+  @Test
+  @Timeout(180)
+  void aJobDeployedAgainWithoutASavepointResumesWhereItsGroupCommitted() throws Exception {
+    try (EmbeddedKafka kafka = EmbeddedKafka.start(dir.resolve("kafka"))) {
+      kafka.createTopics(1, "prompts", "completions", "chunks", "dead-letters");
+      PipelineSettings settings =
+          PipelineSettings.builder()
+              .bootstrapServers(kafka.bootstrapServers())
+              .topics("prompts", "completions", "chunks", "dead-letters")
+              .model(PipelineTestSupport.model(), "stories260K")
+              .engine(8, 2048, 64, 1, "cpu")
+              .checkpointIntervalMillis(200)
+              .build();
+      try (KafkaConsumer<byte[], byte[]> completions =
+          PipelineTestSupport.committedConsumer(kafka, "completions")) {
+        PipelineTestSupport.produce(kafka, "prompts", List.of(request(0), request(1)));
+        JobClient first = start(settings);
+        assertThat(PipelineTestSupport.awaitCompletions(completions, 2, Duration.ofSeconds(60)))
+            .containsOnlyKeys("req-0", "req-1");
+        awaitCommittedOffset(kafka, "flinfer", 2);
+        first.cancel().get();
+
+        // No savepoint: the new job starts from the offsets its group committed, not the beginning.
+        PipelineTestSupport.produce(kafka, "prompts", List.of(request(2)));
+        JobClient second = start(settings);
+        try {
+          assertThat(PipelineTestSupport.awaitCompletions(completions, 1, Duration.ofSeconds(60)))
+              .containsOnlyKeys("req-2");
+          PipelineTestSupport.assertNothingMore(completions, Duration.ofSeconds(2));
+        } finally {
+          second.cancel().get();
+        }
+      }
+    }
+  }
+
+  private static JobClient start(PipelineSettings settings) throws Exception {
+    Configuration conf = new Configuration();
+    conf.setString("restart-strategy.type", "none");
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(1, conf);
+    FlinferPipeline.build(env, settings);
+    return env.executeAsync("flinfer-it");
+  }
+
+  /** Waits until the source has committed {@code offset} on checkpoints for partition 0. */
+  private static void awaitCommittedOffset(EmbeddedKafka kafka, String group, long offset)
+      throws Exception {
+    long end = System.currentTimeMillis() + 30_000;
+    try (Admin admin = kafka.admin()) {
+      while (System.currentTimeMillis() < end) {
+        var committed = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
+        var p0 = committed.get(new TopicPartition("prompts", 0));
+        if (p0 != null && p0.offset() >= offset) {
+          return;
+        }
+        Thread.sleep(100);
+      }
+    }
+    throw new AssertionError("group " + group + " never committed offset " + offset);
   }
 
   private static KafkaConsumer<byte[], byte[]> consumer(EmbeddedKafka kafka) {
