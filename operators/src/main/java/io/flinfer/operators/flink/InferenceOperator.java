@@ -93,21 +93,10 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
     this.mailbox = mailboxExecutor;
   }
 
-  /**
-   * The backend of this subtask: with {@code auto}, the GPU that Flink's external resource
-   * framework assigned to this slot (resource name {@code gpu}) when there is one, else the CPU.
-   */
+  /** The backend of this subtask: see {@link SlotBackend}. */
   private String backend() {
-    if (!"auto".equals(settings.backend())) {
-      return settings.backend();
-    }
-    for (var gpu : getRuntimeContext().getExternalResourceInfos("gpu")) {
-      var index = gpu.getProperty("index");
-      if (index.isPresent()) {
-        return "cuda:" + index.get();
-      }
-    }
-    return "auto";
+    return SlotBackend.choose(
+        settings.backend(), getRuntimeContext().getExternalResourceInfos(SlotBackend.GPU_RESOURCE));
   }
 
   /** Re-submits the requests in this subtask's keyed state (after a failure or a rescale). */
