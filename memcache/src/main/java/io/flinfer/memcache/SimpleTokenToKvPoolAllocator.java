@@ -1,16 +1,34 @@
 package io.flinfer.memcache;
 
-import java.util.Arrays;
-
 /**
- * The page-size-1 allocator: a free list of single KV slots. Owns the free list and a bitmap that
- * catches double frees.
+ * The page-size-1 allocator. Owns the free set of single KV slots, as a bitmap.
+ *
+ * <p>Any slot can hold any token, but attention reads a request's keys and values position after
+ * position, so where they lie matters: spread over the pool they miss the caches that neighbouring
+ * slots hit, and a long-lived pool whose slots come back in eviction order spreads them quickly. So
+ * a request's next token takes the slot right after its previous one when that is free, and a
+ * request that cannot continue its run starts a new one at a wholly free aligned group of {@value
+ * #GROUP} slots, which no other run is growing into. Only when no group is wholly free does a run
+ * start at any free slot.
  */
 public final class SimpleTokenToKvPoolAllocator extends GroupedFreeAllocator {
+  /** Slots per run-start group: a power of two dividing 64. */
+  public static final int GROUP = 16;
+
+  private static final long GROUP_BITS = (1L << GROUP) - 1;
+
   private final int size;
-  private final int[] freeList;
+
+  /** Bit {@code s % 64} of word {@code s / 64} is set when slot {@code s} is free. */
+  private final long[] free;
+
   private int freeCount;
-  private final boolean[] isFree;
+
+  /** Groups whose every slot is free (slot 0's group never is: slot 0 is the padding slot). */
+  private int freeGroups;
+
+  /** The word where the search for a wholly free group resumes. */
+  private int cursor;
 
   /** A pool of {@code size} usable slots, numbered 1..size (slot 0 is the padding slot). */
   public SimpleTokenToKvPoolAllocator(int size) {
@@ -18,8 +36,7 @@ public final class SimpleTokenToKvPoolAllocator extends GroupedFreeAllocator {
       throw new IllegalArgumentException("size must be positive: " + size);
     }
     this.size = size;
-    this.freeList = new int[size];
-    this.isFree = new boolean[size + 1];
+    this.free = new long[(size >> 6) + 1];
     clear();
   }
 
@@ -38,18 +55,107 @@ public final class SimpleTokenToKvPoolAllocator extends GroupedFreeAllocator {
     return freeCount;
   }
 
+  /** Aligned groups of {@value #GROUP} slots that are wholly free: where new runs start. */
+  public int freeGroups() {
+    return freeGroups;
+  }
+
+  /**
+   * What is missing, and room for every run to start in a group of its own: free slots are taken by
+   * continuing runs and left over by ended ones, so a pool kept at its last free slots would have
+   * no whole group left and runs would start anywhere, interleaved.
+   */
+  @Override
+  public int roomShortfall(int need, int runs) {
+    return Math.max(need - freeCount, (runs - freeGroups) * GROUP);
+  }
+
   @Override
   public int[] alloc(int n) {
     if (n > freeCount) {
       return null;
     }
     int[] out = new int[n];
+    int prev = 0;
     for (int i = 0; i < n; i++) {
-      int slot = freeList[--freeCount];
-      isFree[slot] = false;
-      out[i] = slot;
+      out[i] = prev = takeAfter(prev);
     }
     return out;
+  }
+
+  @Override
+  public int[] allocExtend(int[] prefixLens, int[] seqLens, int[] lastLocs) {
+    int total = 0;
+    for (int i = 0; i < prefixLens.length; i++) {
+      total += seqLens[i] - prefixLens[i];
+    }
+    if (total > freeCount) {
+      return null;
+    }
+    int[] out = new int[total];
+    int k = 0;
+    for (int i = 0; i < prefixLens.length; i++) {
+      int prev = prefixLens[i] > 0 ? lastLocs[i] : 0;
+      for (int p = prefixLens[i]; p < seqLens[i]; p++) {
+        out[k++] = prev = takeAfter(prev);
+      }
+    }
+    return out;
+  }
+
+  @Override
+  public int[] allocDecode(int[] seqLens, int[] lastLocs) {
+    if (seqLens.length > freeCount) {
+      return null;
+    }
+    int[] out = new int[seqLens.length];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = takeAfter(seqLens[i] > 1 ? lastLocs[i] : 0);
+    }
+    return out;
+  }
+
+  /** Takes the slot after {@code prev} (0: none) when it is free, else the start of a new run. */
+  private int takeAfter(int prev) {
+    int slot = prev > 0 && prev < size && isFree(prev + 1) ? prev + 1 : runStart();
+    if (groupIsFree(slot)) {
+      freeGroups--;
+    }
+    free[slot >> 6] &= ~(1L << slot);
+    freeCount--;
+    return slot;
+  }
+
+  /**
+   * The first slot of a wholly free group, searched from where the last one was found; without one,
+   * the first free slot from there on. The caller has checked that a slot is free.
+   */
+  private int runStart() {
+    int words = free.length;
+    if (freeGroups > 0) {
+      for (int k = 0; k < words; k++) {
+        int w = cursor + k < words ? cursor + k : cursor + k - words;
+        long f = free[w];
+        for (int shift = 0; f != 0 && shift < 64; shift += GROUP) {
+          if (((f >>> shift) & GROUP_BITS) == GROUP_BITS) {
+            cursor = w;
+            return (w << 6) + shift;
+          }
+        }
+      }
+      throw new IllegalStateException(freeGroups + " free groups counted, none found");
+    }
+    for (int k = 0; k < words; k++) {
+      int w = cursor + k < words ? cursor + k : cursor + k - words;
+      if (free[w] != 0) {
+        return (w << 6) + Long.numberOfTrailingZeros(free[w]);
+      }
+    }
+    throw new IllegalStateException("no free slot, though " + freeCount + " were counted");
+  }
+
+  private boolean groupIsFree(int slot) {
+    return ((free[slot >> 6] >>> (slot & (64 - GROUP))) & GROUP_BITS) == GROUP_BITS;
   }
 
   @Override
@@ -59,28 +165,36 @@ public final class SimpleTokenToKvPoolAllocator extends GroupedFreeAllocator {
       if (slot <= 0 || slot > size) {
         throw new IllegalArgumentException("not a KV slot of this pool: " + slot);
       }
-      if (isFree[slot]) {
+      long bit = 1L << slot;
+      if ((free[slot >> 6] & bit) != 0) {
         throw new IllegalStateException("KV slot freed twice: " + slot);
       }
-      isFree[slot] = true;
-      freeList[freeCount++] = slot;
+      free[slot >> 6] |= bit;
+      freeCount++;
+      if (groupIsFree(slot)) {
+        freeGroups++;
+      }
     }
   }
 
   @Override
   public boolean isFree(int slot) {
-    return slot > 0 && slot <= size && isFree[slot];
+    return slot > 0 && slot <= size && (free[slot >> 6] & (1L << slot)) != 0;
   }
 
   @Override
   public void clear() {
-    // Hand out low slots first so that a fresh pool fills from the front.
-    for (int i = 0; i < size; i++) {
-      freeList[i] = size - i;
+    java.util.Arrays.fill(free, 0);
+    freeCount = 0;
+    freeGroups = 0;
+    for (int s = 1; s <= size; s++) {
+      free[s >> 6] |= 1L << s;
+      freeCount++;
+      if (groupIsFree(s)) {
+        freeGroups++;
+      }
     }
-    freeCount = size;
-    Arrays.fill(isFree, true);
-    isFree[0] = false;
+    cursor = 0;
     endGroupWithoutRelease();
   }
 }

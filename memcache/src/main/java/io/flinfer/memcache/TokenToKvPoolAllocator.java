@@ -43,6 +43,15 @@ public interface TokenToKvPoolAllocator {
     return alloc(seqLens.length);
   }
 
+  /**
+   * Slots to free (by evicting cache) before {@code runs} requests take {@code need} slots: at
+   * least what is missing; an allocator that places each request's tokens side by side may ask for
+   * room to do so.
+   */
+  default int roomShortfall(int need, int runs) {
+    return need - availableSize();
+  }
+
   /** Slots needed to grow requests as {@link #allocExtend} would, counted without allocating. */
   default int slotsNeededForExtend(int prefixLen, int seqLen) {
     return seqLen - prefixLen;

@@ -40,8 +40,9 @@ public final class BenchEngineCommand implements Callable<Integer> {
   @Option(
       names = "--workloads",
       split = ",",
-      defaultValue = "independent,shared,multi-turn",
-      description = "Which of independent, shared, multi-turn (default: ${DEFAULT-VALUE}).")
+      defaultValue = "independent,shared,multi-turn,long-lived",
+      description =
+          "Which of independent, shared, multi-turn, long-lived (default: ${DEFAULT-VALUE}).")
   List<String> workloads;
 
   @Option(names = "--threads", description = "Worker threads (default: all cores).")
@@ -141,6 +142,33 @@ public final class BenchEngineCommand implements Callable<Integer> {
           "multi_turn",
           compare(
               json, "multi-turn", base, () -> b.multiTurn(convs, turns, message, 16, 3), b, big));
+    }
+    // (d) a long-lived engine: waves of (a) on one engine, whose pool fills with cached requests
+    // and hands back slots in eviction order. Where its tokens lie decides how fast attention
+    // reads them; the last waves should decode as fast as the first. On one worker thread, as the
+    // job's engines run by default (on two, the machine's noise hides the difference). The test
+    // model only: on the 110M shape waves long enough to cycle the pool take minutes each.
+    if (workloads.contains("long-lived") && !big) {
+      List<EngineBenchmark.Workload> waves = new ArrayList<>();
+      for (int w = 0; w < 8; w++) {
+        waves.add(b.independent(128, 16, 48, 128, 100 + w));
+      }
+      List<EngineBenchmark.Result> rs = b.runWaves(base.threads(1).build(), waves);
+      base.threads(n);
+      ObjectNode d = m.putObject("long_lived");
+      d.put("waves", rs.size());
+      d.putPOJO(
+          "output_tokens_per_s_per_wave",
+          rs.stream().map(r -> Math.round(r.outputTokensPerS())).toList());
+      double first = rs.get(0).outputTokensPerS();
+      double lastThree =
+          rs.subList(rs.size() - 3, rs.size()).stream()
+              .mapToDouble(EngineBenchmark.Result::outputTokensPerS)
+              .average()
+              .orElse(0);
+      d.put("last_three_over_first", round(lastThree / first));
+      System.err.printf(
+          "  long-lived engine: first wave %.0f out/s, last three %.0f out/s%n", first, lastThree);
     }
     return m;
   }

@@ -330,7 +330,7 @@ public final class Engine implements AutoCloseable {
           r.computedLen > 0 ? reqToToken.get(r.cache.reqPoolIdx(), r.computedLen - 1) : -1;
       need += allocator.slotsNeededForExtend(prefixLens[i], seqLens[i]);
     }
-    int[] locs = allocate(need, () -> allocator.allocExtend(prefixLens, seqLens, lastLocs));
+    int[] locs = allocate(need, n, () -> allocator.allocExtend(prefixLens, seqLens, lastLocs));
     fb.reset();
     int off = 0;
     for (int i = 0; i < n; i++) {
@@ -349,9 +349,9 @@ public final class Engine implements AutoCloseable {
    * Allocates an extend's slots: evicts unlocked cache first, then retracts running requests (none
    * of which are in this batch) until it fits.
    */
-  private int[] allocate(int need, java.util.function.Supplier<int[]> alloc) {
+  private int[] allocate(int need, int runs, java.util.function.Supplier<int[]> alloc) {
     while (true) {
-      makeRoom(need);
+      makeRoom(need, runs);
       int[] locs = alloc.get();
       if (locs != null) {
         return locs;
@@ -378,7 +378,7 @@ public final class Engine implements AutoCloseable {
     boolean retracted = false;
     while (true) {
       int need = decodeSlotsNeeded();
-      if (makeRoom(need)) {
+      if (makeRoom(need, running.size())) {
         break;
       }
       if (running.size() == 1) {
@@ -411,7 +411,7 @@ public final class Engine implements AutoCloseable {
     if (running.isEmpty()) {
       return;
     }
-    if (!makeRoom(decodeSlotsNeeded())) {
+    if (!makeRoom(decodeSlotsNeeded(), running.size())) {
       return;
     }
     newTokenRatio.decay();
@@ -429,11 +429,18 @@ public final class Engine implements AutoCloseable {
   }
 
   /**
-   * Evicts unlocked cache until {@code need} slots are free, as far as it can; whether they are.
+   * Evicts unlocked cache until {@code need} slots are free for {@code runs} requests (with the
+   * room the allocator asks to keep their tokens side by side), as far as it can; whether the slots
+   * are free.
    */
-  private boolean makeRoom(int need) {
-    if (allocator.availableSize() < need) {
-      cache.evict(need - allocator.availableSize());
+  private boolean makeRoom(int need, int runs) {
+    int shortfall;
+    while ((shortfall = allocator.roomShortfall(need, runs)) > 0 && cache.evictableSize() > 0) {
+      int before = allocator.availableSize();
+      cache.evict(shortfall);
+      if (allocator.availableSize() == before) {
+        break;
+      }
     }
     return allocator.availableSize() >= need;
   }
