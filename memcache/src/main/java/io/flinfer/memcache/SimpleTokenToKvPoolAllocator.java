@@ -61,13 +61,19 @@ public final class SimpleTokenToKvPoolAllocator extends GroupedFreeAllocator {
   }
 
   /**
-   * What is missing, and room for every run to start in a group of its own: free slots are taken by
-   * continuing runs and left over by ended ones, so a pool kept at its last free slots would have
-   * no whole group left and runs would start anywhere, interleaved.
+   * What is missing, and a wholly free group for every request that cannot continue its run: free
+   * slots are taken by continuing runs and left over by ended ones, so a pool kept at its last free
+   * slots would have no whole group left, and runs would start anywhere, interleaved.
    */
   @Override
-  public int roomShortfall(int need, int runs) {
-    return Math.max(need - freeCount, (runs - freeGroups) * GROUP);
+  public int roomShortfall(int need, int[] lastLocs) {
+    int newRuns = 0;
+    for (int loc : lastLocs) {
+      if (loc <= 0 || loc >= size || !isFree(loc + 1)) {
+        newRuns++;
+      }
+    }
+    return Math.max(need - freeCount, (newRuns - freeGroups) * GROUP);
   }
 
   @Override

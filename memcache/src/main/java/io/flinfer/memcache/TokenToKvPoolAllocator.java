@@ -44,11 +44,11 @@ public interface TokenToKvPoolAllocator {
   }
 
   /**
-   * Slots to free (by evicting cache) before {@code runs} requests take {@code need} slots: at
-   * least what is missing; an allocator that places each request's tokens side by side may ask for
-   * room to do so.
+   * Slots to free (by evicting cache) before requests take {@code need} slots, request i's first
+   * new one after its token at slot {@code lastLocs[i]} (-1: none): at least what is missing; an
+   * allocator that places each request's tokens side by side may ask for room to do so.
    */
-  default int roomShortfall(int need, int runs) {
+  default int roomShortfall(int need, int[] lastLocs) {
     return need - availableSize();
   }
 

@@ -74,13 +74,21 @@ class SimpleTokenToKvPoolAllocatorTest {
   }
 
   @Test
-  void theShortfallCountsMissingSlotsAndGroupsForNewRuns() {
+  void theShortfallCountsMissingSlotsAndAGroupForEachRunThatCannotContinue() {
     SimpleTokenToKvPoolAllocator a = new SimpleTokenToKvPoolAllocator(4 * GROUP);
     // Slot 0 is the padding slot, so the first group is never wholly free: three are.
     assertThat(a.freeGroups()).isEqualTo(3);
-    assertThat(a.roomShortfall(10, 3)).isLessThanOrEqualTo(0);
-    assertThat(a.roomShortfall(10, 5)).isEqualTo(2 * GROUP);
-    assertThat(a.roomShortfall(4 * GROUP + 7, 1)).isEqualTo(7);
+    int[] r = a.alloc(3);
+    assertThat(r).containsExactly(GROUP, GROUP + 1, GROUP + 2);
+    assertThat(a.freeGroups()).isEqualTo(2);
+    // A request continuing after slot GROUP + 2 needs no new group; new requests (-1) do.
+    assertThat(a.roomShortfall(3, new int[] {GROUP + 2, -1, -1})).isLessThanOrEqualTo(0);
+    assertThat(a.roomShortfall(4, new int[] {GROUP + 2, -1, -1, -1})).isEqualTo(GROUP);
+    // A request whose next slot is taken needs one too.
+    assertThat(a.roomShortfall(2, new int[] {GROUP, GROUP + 1})).isLessThanOrEqualTo(0);
+    assertThat(a.roomShortfall(1, new int[] {GROUP + 1, -1, -1, -1})).isEqualTo(2 * GROUP);
+    // Missing slots count first.
+    assertThat(a.roomShortfall(4 * GROUP, new int[] {GROUP + 2})).isEqualTo(3);
   }
 
   /** Random extends, decodes and frees against a model of which slots are held. */

@@ -330,7 +330,8 @@ public final class Engine implements AutoCloseable {
           r.computedLen > 0 ? reqToToken.get(r.cache.reqPoolIdx(), r.computedLen - 1) : -1;
       need += allocator.slotsNeededForExtend(prefixLens[i], seqLens[i]);
     }
-    int[] locs = allocate(need, n, () -> allocator.allocExtend(prefixLens, seqLens, lastLocs));
+    int[] locs =
+        allocate(need, lastLocs, () -> allocator.allocExtend(prefixLens, seqLens, lastLocs));
     fb.reset();
     int off = 0;
     for (int i = 0; i < n; i++) {
@@ -349,9 +350,9 @@ public final class Engine implements AutoCloseable {
    * Allocates an extend's slots: evicts unlocked cache first, then retracts running requests (none
    * of which are in this batch) until it fits.
    */
-  private int[] allocate(int need, int runs, java.util.function.Supplier<int[]> alloc) {
+  private int[] allocate(int need, int[] lastLocs, java.util.function.Supplier<int[]> alloc) {
     while (true) {
-      makeRoom(need, runs);
+      makeRoom(need, lastLocs);
       int[] locs = alloc.get();
       if (locs != null) {
         return locs;
@@ -378,7 +379,7 @@ public final class Engine implements AutoCloseable {
     boolean retracted = false;
     while (true) {
       int need = decodeSlotsNeeded();
-      if (makeRoom(need, running.size())) {
+      if (makeRoom(need, decodeLastLocs())) {
         break;
       }
       if (running.size() == 1) {
@@ -411,7 +412,7 @@ public final class Engine implements AutoCloseable {
     if (running.isEmpty()) {
       return;
     }
-    if (!makeRoom(decodeSlotsNeeded(), running.size())) {
+    if (!makeRoom(decodeSlotsNeeded(), decodeLastLocs())) {
       return;
     }
     newTokenRatio.decay();
@@ -429,13 +430,13 @@ public final class Engine implements AutoCloseable {
   }
 
   /**
-   * Evicts unlocked cache until {@code need} slots are free for {@code runs} requests (with the
-   * room the allocator asks to keep their tokens side by side), as far as it can; whether the slots
-   * are free.
+   * Evicts unlocked cache until {@code need} slots are free for requests whose last tokens are at
+   * {@code lastLocs} (with the room the allocator asks to keep their tokens side by side), as far
+   * as it can; whether the slots are free.
    */
-  private boolean makeRoom(int need, int runs) {
+  private boolean makeRoom(int need, int[] lastLocs) {
     int shortfall;
-    while ((shortfall = allocator.roomShortfall(need, runs)) > 0 && cache.evictableSize() > 0) {
+    while ((shortfall = allocator.roomShortfall(need, lastLocs)) > 0 && cache.evictableSize() > 0) {
       int before = allocator.availableSize();
       cache.evict(shortfall);
       if (allocator.availableSize() == before) {
@@ -445,15 +446,23 @@ public final class Engine implements AutoCloseable {
     return allocator.availableSize() >= need;
   }
 
+  /** The slot of each running request's last token. */
+  private int[] decodeLastLocs() {
+    int[] lastLocs = new int[running.size()];
+    for (int i = 0; i < lastLocs.length; i++) {
+      Req r = running.get(i);
+      lastLocs[i] = reqToToken.get(r.cache.reqPoolIdx(), r.computedLen - 1);
+    }
+    return lastLocs;
+  }
+
   /** Appends each running request's next token to the forward batch, slots allocated. */
   private void appendDecodes() {
     int n = running.size();
     int[] seqLens = new int[n];
-    int[] lastLocs = new int[n];
+    int[] lastLocs = decodeLastLocs();
     for (int i = 0; i < n; i++) {
-      Req r = running.get(i);
-      seqLens[i] = r.computedLen + 1;
-      lastLocs[i] = reqToToken.get(r.cache.reqPoolIdx(), r.computedLen - 1);
+      seqLens[i] = running.get(i).computedLen + 1;
     }
     int[] locs = allocator.allocDecode(seqLens, lastLocs);
     for (int i = 0; i < n; i++) {
