@@ -82,10 +82,7 @@ public final class SimpleTokenToKvPoolAllocator extends GroupedFreeAllocator {
       return null;
     }
     int[] out = new int[n];
-    int prev = 0;
-    for (int i = 0; i < n; i++) {
-      out[i] = prev = takeAfter(prev);
-    }
+    takeRun(0, n, out, 0);
     return out;
   }
 
@@ -101,10 +98,9 @@ public final class SimpleTokenToKvPoolAllocator extends GroupedFreeAllocator {
     int[] out = new int[total];
     int k = 0;
     for (int i = 0; i < prefixLens.length; i++) {
-      int prev = prefixLens[i] > 0 ? lastLocs[i] : 0;
-      for (int p = prefixLens[i]; p < seqLens[i]; p++) {
-        out[k++] = prev = takeAfter(prev);
-      }
+      int count = seqLens[i] - prefixLens[i];
+      takeRun(prefixLens[i] > 0 ? lastLocs[i] : 0, count, out, k);
+      k += count;
     }
     return out;
   }
@@ -116,20 +112,33 @@ public final class SimpleTokenToKvPoolAllocator extends GroupedFreeAllocator {
     }
     int[] out = new int[seqLens.length];
     for (int i = 0; i < out.length; i++) {
-      out[i] = takeAfter(seqLens[i] > 1 ? lastLocs[i] : 0);
+      takeRun(seqLens[i] > 1 ? lastLocs[i] : 0, 1, out, i);
     }
     return out;
   }
 
-  /** Takes the slot after {@code prev} (0: none) when it is free, else the start of a new run. */
-  private int takeAfter(int prev) {
-    int slot = prev > 0 && prev < size && isFree(prev + 1) ? prev + 1 : runStart();
-    if (groupIsFree(slot)) {
-      freeGroups--;
+  /**
+   * Takes {@code count} slots into {@code out} from {@code off}: from the slot after {@code prev}
+   * (0: none) on while they are free, and from the start of a new run wherever they are not. Free
+   * slots that follow each other are taken a word at a time.
+   */
+  private void takeRun(int prev, int count, int[] out, int off) {
+    while (count > 0) {
+      int slot = prev > 0 && prev < size && isFree(prev + 1) ? prev + 1 : runStart();
+      int w = slot >> 6;
+      int bit = slot & 63;
+      long before = free[w];
+      int k = Math.min(count, Long.numberOfTrailingZeros(~(before >>> bit)));
+      long mask = (k == 64 ? -1L : (1L << k) - 1) << bit;
+      free[w] = before & ~mask;
+      freeGroups -= wholeGroups(before) - wholeGroups(free[w]);
+      freeCount -= k;
+      for (int t = 0; t < k; t++) {
+        out[off++] = slot + t;
+      }
+      count -= k;
+      prev = slot + k - 1;
     }
-    free[slot >> 6] &= ~(1L << slot);
-    freeCount--;
-    return slot;
   }
 
   /**
@@ -166,21 +175,44 @@ public final class SimpleTokenToKvPoolAllocator extends GroupedFreeAllocator {
 
   @Override
   protected void release(int[] slots, int from, int len) {
-    for (int i = from; i < from + len; i++) {
-      int slot = slots[i];
-      if (slot <= 0 || slot > size) {
-        throw new IllegalArgumentException("not a KV slot of this pool: " + slot);
+    int end = from + len;
+    int i = from;
+    while (i < end) {
+      // Runs of consecutive slots (the usual case: requests' tokens lie side by side) are
+      // released a word at a time.
+      int first = slots[i];
+      int j = i + 1;
+      while (j < end && slots[j] == slots[j - 1] + 1 && (slots[j] & 63) != 0) {
+        j++;
       }
-      long bit = 1L << slot;
-      if ((free[slot >> 6] & bit) != 0) {
-        throw new IllegalStateException("KV slot freed twice: " + slot);
+      int last = slots[j - 1];
+      if (first <= 0 || last > size) {
+        throw new IllegalArgumentException(
+            "not a KV slot of this pool: " + (first <= 0 ? first : last));
       }
-      free[slot >> 6] |= bit;
-      freeCount++;
-      if (groupIsFree(slot)) {
-        freeGroups++;
+      int w = first >> 6;
+      long mask = (-1L >>> (63 - (last & 63))) & (-1L << first);
+      long before = free[w];
+      if ((before & mask) != 0) {
+        throw new IllegalStateException(
+            "KV slot freed twice: " + ((w << 6) + Long.numberOfTrailingZeros(before & mask)));
+      }
+      free[w] = before | mask;
+      freeCount += j - i;
+      freeGroups += wholeGroups(free[w]) - wholeGroups(before);
+      i = j;
+    }
+  }
+
+  /** The wholly free groups of a word's bits. */
+  private static int wholeGroups(long bits) {
+    int n = 0;
+    for (int shift = 0; shift < 64; shift += GROUP) {
+      if (((bits >>> shift) & GROUP_BITS) == GROUP_BITS) {
+        n++;
       }
     }
+    return n;
   }
 
   @Override
