@@ -39,7 +39,7 @@ public final class FlinferCommand implements Runnable {
       // itself: no relaunch, no exit (the kernels run on the TaskManagers, not here).
       int code = new CommandLine(new FlinferCommand()).execute(args);
       if (code != 0) {
-        throw new IllegalStateException("flinfer job failed with exit code " + code);
+        throw new IllegalStateException("flinfer " + args[0] + " failed with exit code " + code);
       }
       return;
     }

@@ -31,6 +31,7 @@ public final class JobCommand implements Callable<Integer> {
     ModelLocator.Location where = modelOptions.locate();
     PipelineSettings settings = jobOptions.settings(bootstrapServers, where);
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+    InProcessRun.requireKernels(env);
     FlinferPipeline.build(env, settings);
     env.execute("flinfer");
     return 0;

@@ -76,6 +76,7 @@ public final class ReplayCommand implements Callable<Integer> {
             .replay(range)
             .build();
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+    InProcessRun.requireKernels(env);
     if (parallelism != null) {
       env.setParallelism(parallelism);
     }
