@@ -38,6 +38,26 @@ public record PromptRange(
       throw new IllegalArgumentException(
           "the range starts after it ends: " + from + " is later than " + until);
     }
+    if (fromTime == null
+        && untilTime == null
+        && !"earliest".equals(from)
+        && !"latest".equals(until)) {
+      Map<TopicPartition, Long> starts = offsets(topic, from);
+      offsets(topic, until)
+          .forEach(
+              (tp, stop) -> {
+                Long start = starts.get(tp);
+                if (start != null && start > stop) {
+                  throw new IllegalArgumentException(
+                      "partition "
+                          + tp.partition()
+                          + " starts after it stops: "
+                          + start
+                          + " > "
+                          + stop);
+                }
+              });
+    }
     return new PromptRange(
         "earliest".equals(from) ? OffsetsInitializer.earliest() : end(topic, from, fromTime),
         "latest".equals(until) ? OffsetsInitializer.latest() : end(topic, until, untilTime),

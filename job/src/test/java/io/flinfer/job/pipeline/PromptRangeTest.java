@@ -28,5 +28,7 @@ class PromptRangeTest {
         .hasMessageContaining("ISO-8601");
     assertThatThrownBy(() -> PromptRange.parse("p", "0:1,0:2", "latest"))
         .hasMessageContaining("named twice");
+    assertThatThrownBy(() -> PromptRange.parse("p", "0:5,1:2", "0:9,1:1"))
+        .hasMessageContaining("partition 1 starts after it stops: 2 > 1");
   }
 }
