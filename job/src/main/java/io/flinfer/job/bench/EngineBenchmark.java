@@ -83,75 +83,73 @@ public final class EngineBenchmark {
 
   private Result serve(Engine engine, Workload w) {
     EngineStats before = engine.stats();
-    {
-      Deque<Req> queue = new ArrayDeque<>(w.initial());
-      Map<String, Req> submitted = new HashMap<>();
-      Map<String, Long> submitTime = new HashMap<>();
-      Map<String, Long> lastTime = new HashMap<>();
-      Map<String, List<Integer>> outputs = new HashMap<>();
-      List<Double> ttft = new ArrayList<>();
-      List<Double> itl = new ArrayList<>();
-      long inputTokens = 0;
-      long outputTokens = 0;
-      long start = System.nanoTime();
-      while (!queue.isEmpty() || engine.hasWork()) {
-        while (!queue.isEmpty() && engine.canAccept()) {
-          Req r = queue.poll();
-          engine.submit(r);
-          submitted.put(r.id(), r);
-          submitTime.put(r.id(), System.nanoTime());
-          inputTokens += r.promptLen();
-        }
-        List<TokenEvent> events = engine.step();
-        long t = System.nanoTime();
-        for (TokenEvent e : events) {
-          if (e.index() >= 0) {
-            outputTokens++;
-            outputs.computeIfAbsent(e.requestId(), k -> new ArrayList<>()).add(e.tokenId());
-            Long last = lastTime.put(e.requestId(), t);
-            if (last == null) {
-              ttft.add((t - submitTime.get(e.requestId())) / 1e6);
-            } else {
-              itl.add((t - last) / 1e6);
-            }
+    Deque<Req> queue = new ArrayDeque<>(w.initial());
+    Map<String, Req> submitted = new HashMap<>();
+    Map<String, Long> submitTime = new HashMap<>();
+    Map<String, Long> lastTime = new HashMap<>();
+    Map<String, List<Integer>> outputs = new HashMap<>();
+    List<Double> ttft = new ArrayList<>();
+    List<Double> itl = new ArrayList<>();
+    long inputTokens = 0;
+    long outputTokens = 0;
+    long start = System.nanoTime();
+    while (!queue.isEmpty() || engine.hasWork()) {
+      while (!queue.isEmpty() && engine.canAccept()) {
+        Req r = queue.poll();
+        engine.submit(r);
+        submitted.put(r.id(), r);
+        submitTime.put(r.id(), System.nanoTime());
+        inputTokens += r.promptLen();
+      }
+      List<TokenEvent> events = engine.step();
+      long t = System.nanoTime();
+      for (TokenEvent e : events) {
+        if (e.index() >= 0) {
+          outputTokens++;
+          outputs.computeIfAbsent(e.requestId(), k -> new ArrayList<>()).add(e.tokenId());
+          Long last = lastTime.put(e.requestId(), t);
+          if (last == null) {
+            ttft.add((t - submitTime.get(e.requestId())) / 1e6);
+          } else {
+            itl.add((t - last) / 1e6);
           }
-          if (e.isLast()) {
-            Req done = submitted.remove(e.requestId());
-            int[] out =
-                outputs.getOrDefault(e.requestId(), List.of()).stream()
-                    .mapToInt(Integer::intValue)
-                    .toArray();
-            Req next = w.next(e.requestId(), done.originInputIds(), out);
-            if (next != null) {
-              queue.add(next);
-            }
+        }
+        if (e.isLast()) {
+          Req done = submitted.remove(e.requestId());
+          int[] out =
+              outputs.getOrDefault(e.requestId(), List.of()).stream()
+                  .mapToInt(Integer::intValue)
+                  .toArray();
+          Req next = w.next(e.requestId(), done.originInputIds(), out);
+          if (next != null) {
+            queue.add(next);
           }
         }
       }
-      double seconds = (System.nanoTime() - start) / 1e9;
-      EngineStats s = engine.stats();
-      long schedulerNanos = s.schedulerNanos() - before.schedulerNanos();
-      long forwardNanos = s.forwardNanos() - before.forwardNanos();
-      return new Result(
-          submitTime.size(),
-          inputTokens,
-          outputTokens,
-          seconds,
-          inputTokens / seconds,
-          outputTokens / seconds,
-          (inputTokens + outputTokens) / seconds,
-          percentile(ttft, 50),
-          percentile(ttft, 99),
-          percentile(itl, 50),
-          percentile(itl, 99),
-          inputTokens == 0
-              ? 0
-              : (double) (s.cacheHitTokens() - before.cacheHitTokens()) / inputTokens,
-          s.retractions() - before.retractions(),
-          s.prefillTokens() - before.prefillTokens(),
-          w.prefillMinimum(),
-          (double) schedulerNanos / (schedulerNanos + forwardNanos));
     }
+    double seconds = (System.nanoTime() - start) / 1e9;
+    EngineStats s = engine.stats();
+    long schedulerNanos = s.schedulerNanos() - before.schedulerNanos();
+    long forwardNanos = s.forwardNanos() - before.forwardNanos();
+    return new Result(
+        submitTime.size(),
+        inputTokens,
+        outputTokens,
+        seconds,
+        inputTokens / seconds,
+        outputTokens / seconds,
+        (inputTokens + outputTokens) / seconds,
+        percentile(ttft, 50),
+        percentile(ttft, 99),
+        percentile(itl, 50),
+        percentile(itl, 99),
+        inputTokens == 0
+            ? 0
+            : (double) (s.cacheHitTokens() - before.cacheHitTokens()) / inputTokens,
+        s.retractions() - before.retractions(),
+        s.prefillTokens() - before.prefillTokens(),
+        w.prefillMinimum(),
+        (double) schedulerNanos / (schedulerNanos + forwardNanos));
   }
 
   private static double percentile(List<Double> v, int p) {

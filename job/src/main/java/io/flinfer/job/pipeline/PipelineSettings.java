@@ -43,7 +43,7 @@ public record PipelineSettings(
     private String completionsTopic = "flinfer.completions";
     private String chunksTopic = "flinfer.chunks";
     private String deadLettersTopic = "flinfer.dead-letters";
-    private String groupId = "flinfer";
+    private String groupId;
     private ModelSource model;
     private String modelId = "model";
     private int maxRunningRequests = 32;
@@ -70,14 +70,11 @@ public record PipelineSettings(
     }
 
     /**
-     * Serve only this range of the prompts topic and end; the consumer group becomes {@code
+     * Serve only this range of the prompts topic and end; the consumer group is then {@code
      * flinfer-replay} unless set.
      */
     public Builder replay(PromptRange v) {
       range = v;
-      if ("flinfer".equals(groupId)) {
-        groupId = "flinfer-replay";
-      }
       return this;
     }
 
@@ -151,7 +148,7 @@ public record PipelineSettings(
           completionsTopic,
           chunksTopic,
           deadLettersTopic,
-          groupId,
+          groupId != null ? groupId : range == null ? "flinfer" : "flinfer-replay",
           model,
           modelId,
           new InferenceSettings(

@@ -34,44 +34,44 @@ public record PromptRange(
     }
     Long fromTime = time(from);
     Long untilTime = time(until);
+    Map<TopicPartition, Long> starts =
+        fromTime == null && !"earliest".equals(from) ? offsets(topic, from) : null;
+    Map<TopicPartition, Long> stops =
+        untilTime == null && !"latest".equals(until) ? offsets(topic, until) : null;
     if (fromTime != null && untilTime != null && fromTime > untilTime) {
       throw new IllegalArgumentException(
           "the range starts after it ends: " + from + " is later than " + until);
     }
-    if (fromTime == null
-        && untilTime == null
-        && !"earliest".equals(from)
-        && !"latest".equals(until)) {
-      Map<TopicPartition, Long> starts = offsets(topic, from);
-      offsets(topic, until)
-          .forEach(
-              (tp, stop) -> {
-                Long start = starts.get(tp);
-                if (start != null && start > stop) {
-                  throw new IllegalArgumentException(
-                      "partition "
-                          + tp.partition()
-                          + " starts after it stops: "
-                          + start
-                          + " > "
-                          + stop);
-                }
-              });
+    if (starts != null && stops != null) {
+      stops.forEach(
+          (tp, stop) -> {
+            Long start = starts.get(tp);
+            if (start != null && start > stop) {
+              throw new IllegalArgumentException(
+                  "partition "
+                      + tp.partition()
+                      + " starts after it stops: "
+                      + start
+                      + " > "
+                      + stop);
+            }
+          });
     }
     return new PromptRange(
-        "earliest".equals(from) ? OffsetsInitializer.earliest() : end(topic, from, fromTime),
-        "latest".equals(until) ? OffsetsInitializer.latest() : end(topic, until, untilTime),
+        "earliest".equals(from) ? OffsetsInitializer.earliest() : end(fromTime, starts),
+        "latest".equals(until) ? OffsetsInitializer.latest() : end(untilTime, stops),
         from,
         until);
   }
 
-  private static OffsetsInitializer end(String topic, String spec, Long time) {
+  /** The end at a time, else at partition offsets. */
+  private static OffsetsInitializer end(Long time, Map<TopicPartition, Long> offsets) {
     if (time != null) {
       return OffsetsInitializer.timestamp(time);
     }
     // Unnamed partitions resolve to their beginning: read from there as a start, not at all as a
     // stop. The replay commits no offsets, so no committed offset comes first.
-    return OffsetsInitializer.offsets(offsets(topic, spec), OffsetResetStrategy.EARLIEST);
+    return OffsetsInitializer.offsets(offsets, OffsetResetStrategy.EARLIEST);
   }
 
   /** Epoch milliseconds of a time spec; null when {@code spec} is not a time. */

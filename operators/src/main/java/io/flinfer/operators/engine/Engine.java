@@ -377,9 +377,11 @@ public final class Engine implements AutoCloseable {
       return false;
     }
     boolean retracted = false;
+    int[] lastLocs;
     while (true) {
       int need = decodeSlotsNeeded();
-      if (makeRoom(need, decodeLastLocs())) {
+      lastLocs = decodeLastLocs();
+      if (makeRoom(need, lastLocs)) {
         break;
       }
       if (running.size() == 1) {
@@ -399,7 +401,7 @@ public final class Engine implements AutoCloseable {
     }
     fb.reset();
     batch = new ArrayList<>();
-    appendDecodes();
+    appendDecodes(lastLocs);
     return true;
   }
 
@@ -412,12 +414,13 @@ public final class Engine implements AutoCloseable {
     if (running.isEmpty()) {
       return;
     }
-    if (!makeRoom(decodeSlotsNeeded(), decodeLastLocs())) {
+    int[] lastLocs = decodeLastLocs();
+    if (!makeRoom(decodeSlotsNeeded(), lastLocs)) {
       return;
     }
     newTokenRatio.decay();
     batch = new ArrayList<>(batch);
-    appendDecodes();
+    appendDecodes(lastLocs);
   }
 
   /** KV slots the running requests need to grow by one token each. */
@@ -456,11 +459,13 @@ public final class Engine implements AutoCloseable {
     return lastLocs;
   }
 
-  /** Appends each running request's next token to the forward batch, slots allocated. */
-  private void appendDecodes() {
+  /**
+   * Appends each running request's next token to the forward batch, slots allocated; {@code
+   * lastLocs} holds the slot of each one's last token.
+   */
+  private void appendDecodes(int[] lastLocs) {
     int n = running.size();
     int[] seqLens = new int[n];
-    int[] lastLocs = decodeLastLocs();
     for (int i = 0; i < n; i++) {
       seqLens[i] = running.get(i).computedLen + 1;
     }

@@ -173,7 +173,7 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
       return;
     }
     stepScheduled = true;
-    if (delayMillis == 0 && mailbox != null) {
+    if (delayMillis == 0) {
       // The mailbox runs one input record (or barrier) between two mails, as it would between two
       // timers, but the next step is queued on this thread: no timer thread wakes for it.
       mailbox.execute(this::scheduledStep, "engine step");
@@ -204,7 +204,7 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
     while (hasWork()) {
       runStep();
     }
-    emit(outputs.takeDue(getProcessingTimeService().getCurrentProcessingTime(), true));
+    emitHeld();
   }
 
   private void runStep() throws Exception {
@@ -259,6 +259,11 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
   @Override
   public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
     super.prepareSnapshotPreBarrier(checkpointId);
+    emitHeld();
+  }
+
+  /** Sends every token held back by the stream interval. */
+  private void emitHeld() {
     emit(outputs.takeDue(getProcessingTimeService().getCurrentProcessingTime(), true));
   }
 
