@@ -1,161 +1,716 @@
-// Kernels of the CUDA backend's Llama forward pass over a batch.
+// Kernels of the CUDA backend's forward pass over a batch (see CudaModelRunner).
 //
-// Determinism: every output is reduced in one fixed order that depends only on the sizes of
-// the model and the token's own context, never on the batch: a GEMM output is one thread's
-// sequential sum, a norm or softmax is one block's fixed-shape tree, an attention output is a
-// sequential sum over positions. A request's logits are therefore the same bits whatever else
-// shares its batch.
+// Weights and the activations that feed a matrix product are 16-bit (bf16 or fp16, one type per
+// model: T below); the residual stream, matrix-product outputs, attention state and logits are
+// fp32. Matrices are stored row-major [rows][Kp] with Kp the column count padded to a multiple
+// of 64 with zeros, so every 16-byte load is aligned and every tile is whole.
+//
+// Sizes that change from step to step (tokens, requests, attention work) are read from the
+// step's integer buffer on the device, never passed as kernel arguments: a captured CUDA graph
+// replays any step of its batch-size bucket.
+//
+// Determinism: a token's values never depend on what else is in its batch or how its prompt
+// was chunked.
+// - Matrix products: one tensor-core accumulator per output, fed the k16 steps in order; the
+//   K split (split-K) depends on the matrix's shape alone, its partial sums added in split
+//   order. Tile shapes, chosen by the batch, change which warp computes an output, never how.
+// - Attention: a token's context is cut into fixed splits of SPLIT positions and each split
+//   into chunks of CH; each query row runs one online softmax per split and the splits merge
+//   in order with one formula, whether one block loops over them (extends) or blocks compute
+//   them in parallel and a second kernel merges (flash-decoding). Accumulations use explicit
+//   round-to-nearest intrinsics so the compiler cannot contract them differently in the two.
+// - Norms, rope and the greedy summary: one block per row, fixed reduction trees.
 
-#define THREADS 256
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
 
-// Fixed-shape block sum of one value per thread (THREADS threads): the same tree every call.
+typedef __nv_bfloat16 bf16;
+typedef __half f16;
+
+// ---- the step buffer: a header of counts and offsets (in ints) of the arrays after it ----
+#define H_N 0          // tokens in the step
+#define H_B 1          // requests in the step
+#define H_ITEMS 2      // attention work items of the few-rows kernel
+#define H_COMBINE 3    // decode tokens whose splits are merged by attention_combine
+#define H_FIXUPS 4     // request-table entries the host changed below a request's prefix
+#define H_ITEMS_B 5    // attention work items of the many-rows kernel
+#define H_IDS 8        // offset of ids[n]
+#define H_POS 9        // positions[n]
+#define H_LOCS 10      // out_cache_loc[n]
+#define H_ROWS 11      // request-table row of each token [n]
+#define H_LAST 12      // index of each request's last token [b]
+#define H_ITEMS_OFF 13 // attention items [items][ITEM_INTS]
+#define H_COMBINE_OFF 14 // combine items [combine][3]: token, splits, partial base
+#define H_FIXUPS_OFF 15  // fixups [fixups][3]: row, position, slot
+#define H_ITEMS_B_OFF 16 // many-rows attention items
+#define HEADER_INTS 24
+
+#define ITEM_INTS 8
+// item: first token, tokens, kv head, first split, end split, request row, partial base (-1:
+// final output), unused
+
+#define SPLIT 256
+#define CH 32
+
+// ---- conversions ----
+__device__ __forceinline__ float to_f32(bf16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float to_f32(f16 v) { return __half2float(v); }
+template <typename T> __device__ __forceinline__ T from_f32(float v);
+template <> __device__ __forceinline__ bf16 from_f32<bf16>(float v) { return __float2bfloat16_rn(v); }
+template <> __device__ __forceinline__ f16 from_f32<f16>(float v) { return __float2half_rn(v); }
+
+// Eight 16-bit values in a uint4 to floats.
+template <typename T>
+__device__ __forceinline__ void unpack8(uint4 raw, float* out) {
+  const T* h = reinterpret_cast<const T*>(&raw);
+#pragma unroll
+  for (int i = 0; i < 8; i++) out[i] = to_f32(h[i]);
+}
+
+// ---- fixed-shape reductions ----
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = __fadd_rn(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+// Sum over a block of `threads` (a multiple of 32, at most 1024): warps, then the first warp.
 __device__ float block_sum(float v, float* shared) {
-  shared[threadIdx.x] = v;
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  v = warp_sum(v);
   __syncthreads();
-  for (int stride = THREADS / 2; stride > 0; stride >>= 1) {
-    if (threadIdx.x < stride) shared[threadIdx.x] += shared[threadIdx.x + stride];
-    __syncthreads();
-  }
-  float r = shared[0];
+  if (lane == 0) shared[warp] = v;
   __syncthreads();
-  return r;
+  float r = lane < warps ? shared[lane] : 0.f;
+  r = warp_sum(r);
+  return r;  // every thread of warp 0 holds the sum; others too, as each warp recomputes it
 }
 
-__device__ float block_max(float v, float* shared) {
-  shared[threadIdx.x] = v;
-  __syncthreads();
-  for (int stride = THREADS / 2; stride > 0; stride >>= 1) {
-    if (threadIdx.x < stride) shared[threadIdx.x] = fmaxf(shared[threadIdx.x], shared[threadIdx.x + stride]);
-    __syncthreads();
+// ---- request table ----
+
+// Writes each token's out_cache_loc into its request's row, then the host's fixups. Grid-stride.
+extern "C" __global__ void update_req_to_token(const int* __restrict__ step, int* __restrict__ req_to_token, int max_ctx) {
+  int n = step[H_N], fixups = step[H_FIXUPS];
+  const int* pos = step + step[H_POS];
+  const int* locs = step + step[H_LOCS];
+  const int* rows = step + step[H_ROWS];
+  const int* fix = step + step[H_FIXUPS_OFF];
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n + fixups; i += gridDim.x * blockDim.x) {
+    if (i < n) {
+      req_to_token[(size_t)rows[i] * max_ctx + pos[i]] = locs[i];
+    } else {
+      const int* f = fix + 3 * (i - n);
+      req_to_token[(size_t)f[0] * max_ctx + f[1]] = f[2];
+    }
   }
-  float r = shared[0];
-  __syncthreads();
-  return r;
 }
 
-// x[t][0..dim) = table[ids[t]][0..dim). Grid: tokens.
-extern "C" __global__ void embedding(float* x, const float* table, const int* ids, int dim) {
+// ---- embedding and norms ----
+
+// x[t] = embedding[ids[t]] as fp32. Grid: token capacity; blocks past n leave.
+template <typename T>
+__device__ void embed_body(const int* step, float* x, const T* emb, int dim, int ld) {
   int t = blockIdx.x;
-  const float* row = table + (long)ids[t] * dim;
-  for (int i = threadIdx.x; i < dim; i += blockDim.x) x[(long)t * dim + i] = row[i];
+  if (t >= step[H_N]) return;
+  const T* row = emb + (size_t)step[step[H_IDS] + t] * ld;
+  for (int i = threadIdx.x; i < dim; i += blockDim.x) x[(size_t)t * dim + i] = to_f32(row[i]);
 }
 
-// out[t] = w * x[t] / rms(x[t]). Grid: rows; block THREADS. Row r of x is rows_index[r] when
-// given (gathering each request's last token), else r.
-extern "C" __global__ void rmsnorm(float* out, const float* x, const float* w, const int* rows_index, int dim, float eps) {
-  __shared__ float shared[THREADS];
+// out[r] = T(w * (x[src] * rsqrt(mean(x[src]^2) + eps))): rows are the step's tokens, or with
+// `last` its requests' last tokens. Block: 256 threads, one row.
+template <typename T>
+__device__ void rmsnorm_body(const int* step, T* out, int ld_out, const float* x, const float* w, int dim, float eps, int last) {
+  __shared__ float shared[32];
   int r = blockIdx.x;
-  int src = rows_index ? rows_index[r] : r;
-  const float* xr = x + (long)src * dim;
+  int rows = last ? step[H_B] : step[H_N];
+  if (r >= rows) return;
+  int src = last ? step[step[H_LAST] + r] : r;
+  const float* xr = x + (size_t)src * dim;
   float ss = 0.f;
-  for (int i = threadIdx.x; i < dim; i += THREADS) ss += xr[i] * xr[i];
+  for (int i = threadIdx.x; i < dim; i += blockDim.x) ss = __fmaf_rn(xr[i], xr[i], ss);
   ss = block_sum(ss, shared);
-  float scale = rsqrtf(ss / dim + eps);
-  for (int i = threadIdx.x; i < dim; i += THREADS) out[(long)r * dim + i] = w[i] * (scale * xr[i]);
+  float scale = rsqrtf(__fadd_rn(__fdiv_rn(ss, (float)dim), eps));
+  for (int i = threadIdx.x; i < dim; i += blockDim.x)
+    out[(size_t)r * ld_out + i] = from_f32<T>(__fmul_rn(w[i], __fmul_rn(xr[i], scale)));
 }
 
-// out[t][o] = sum_i w[o][i] * x[t][i]. Tiles of 32 outputs x 8 tokens; each thread owns one
-// (token, output) and sums over i in order. Grid: (ceil(rows/32), ceil(tokens/8)); block (32, 8).
-extern "C" __global__ void matmul(float* out, const float* w, const float* x, int rows, int cols, int tokens) {
-  __shared__ float ws[32][33];
-  __shared__ float xs[8][33];
-  int o = blockIdx.x * 32 + threadIdx.x;
-  int t = blockIdx.y * 8 + threadIdx.y;
-  float acc = 0.f;
-  for (int k0 = 0; k0 < cols; k0 += 32) {
-    // 256 threads load a 32 x 32 weight tile (4 each) and an 8 x 32 activation tile (1 each).
-    int lin = threadIdx.y * 32 + threadIdx.x;
-    for (int e = lin; e < 32 * 32; e += 256) {
-      int ro = e / 32, k = e % 32;
-      int go = blockIdx.x * 32 + ro;
-      ws[ro][k] = (go < rows && k0 + k < cols) ? w[(long)go * cols + k0 + k] : 0.f;
+// ---- q, k, v after their projection: norms, rope, the KV cache ----
+
+// Per token: qkv holds [q | k | v] (biases already added). Optionally RMS-normalises each q and
+// k head (Qwen3), rotates q and k by the token's position (adjacent pairs, or with neox the
+// halves), writes q (fp32) for attention and k, v (KV type) at the token's KV slot.
+// Block: 128 threads (4 warps), one token; a warp takes one head at a time.
+template <typename KV>
+__device__ void qkv_post_body(const int* step, const float* qkv, float* q_out, KV* kcache, KV* vcache,
+                              const float* q_norm, const float* k_norm, const float* cos_t, const float* sin_t,
+                              int heads, int kv_heads, int hd, int neox, float eps) {
+  int t = blockIdx.x;
+  if (t >= step[H_N]) return;
+  int pos = step[step[H_POS] + t];
+  size_t loc = (size_t)step[step[H_LOCS] + t];
+  int q_dim = heads * hd, kv_dim = kv_heads * hd;
+  const float* src = qkv + (size_t)t * (q_dim + 2 * kv_dim);
+  int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  int half = hd / 2;
+  const float* c = cos_t + (size_t)pos * half;
+  const float* s = sin_t + (size_t)pos * half;
+  for (int h = warp; h < heads + kv_heads; h += blockDim.x >> 5) {
+    bool is_q = h < heads;
+    const float* in = is_q ? src + h * hd : src + q_dim + (h - heads) * hd;
+    const float* nw = is_q ? q_norm : k_norm;
+    float scale = 1.f;
+    if (nw) {
+      float ss = 0.f;
+      for (int i = lane; i < hd; i += 32) ss = __fmaf_rn(in[i], in[i], ss);
+      ss = warp_sum(ss);
+      scale = rsqrtf(__fadd_rn(__fdiv_rn(ss, (float)hd), eps));
     }
-    {
-      int rt = lin / 32, k = lin % 32;
-      int gt = blockIdx.y * 8 + rt;
-      xs[rt][k] = (gt < tokens && k0 + k < cols) ? x[(long)gt * cols + k0 + k] : 0.f;
+    for (int p = lane; p < half; p += 32) {
+      int a = neox ? p : 2 * p;
+      int b = neox ? p + half : 2 * p + 1;
+      float v0 = in[a], v1 = in[b];
+      if (nw) {
+        v0 = __fmul_rn(nw[a], __fmul_rn(v0, scale));
+        v1 = __fmul_rn(nw[b], __fmul_rn(v1, scale));
+      }
+      float r0 = __fsub_rn(__fmul_rn(v0, c[p]), __fmul_rn(v1, s[p]));
+      float r1 = __fadd_rn(__fmul_rn(v0, s[p]), __fmul_rn(v1, c[p]));
+      if (is_q) {
+        float* o = q_out + (size_t)t * q_dim + h * hd;
+        o[a] = r0;
+        o[b] = r1;
+      } else {
+        KV* o = kcache + loc * kv_dim + (h - heads) * hd;
+        o[a] = from_f32<KV>(r0);
+        o[b] = from_f32<KV>(r1);
+      }
+    }
+  }
+  const float* v = src + q_dim + kv_dim;
+  for (int i = threadIdx.x; i < kv_dim; i += blockDim.x) vcache[loc * kv_dim + i] = from_f32<KV>(v[i]);
+}
+
+// ---- feed-forward ----
+
+// hn[t][i] = T(silu(gate) * up) with gate = h[t][i], up = h[t][hidden + i]. Grid: tokens.
+template <typename T>
+__device__ void swiglu_body(const int* step, T* hn, int ld, const float* h, int hidden) {
+  int t = blockIdx.x;
+  if (t >= step[H_N]) return;
+  const float* g = h + (size_t)t * 2 * hidden;
+  for (int i = threadIdx.x; i < hidden; i += blockDim.x) {
+    float x = g[i];
+    float silu = __fdiv_rn(x, __fadd_rn(1.f, __expf(-x)));
+    hn[(size_t)t * ld + i] = from_f32<T>(__fmul_rn(silu, g[hidden + i]));
+  }
+}
+
+// ---- matrix products on tensor cores ----
+
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, int bytes) {
+  uint32_t s = (uint32_t)__cvta_generic_to_shared(smem);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t* r, const void* smem) {
+  uint32_t s = (uint32_t)__cvta_generic_to_shared(smem);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(s));
+}
+__device__ __forceinline__ void ldmatrix_x2(uint32_t* r, const void* smem) {
+  uint32_t s = (uint32_t)__cvta_generic_to_shared(smem);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n" : "=r"(r[0]), "=r"(r[1]) : "r"(s));
+}
+
+template <typename T> __device__ __forceinline__ void mma16816(float* d, const uint32_t* a, const uint32_t* b);
+template <>
+__device__ __forceinline__ void mma16816<bf16>(float* d, const uint32_t* a, const uint32_t* b) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+template <>
+__device__ __forceinline__ void mma16816<f16>(float* d, const uint32_t* a, const uint32_t* b) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// One output of a product: the bias, then either stored or added to what is there (a residual).
+__device__ __forceinline__ void gemm_store(float* out, size_t idx, float v, const float* bias, int m, int accumulate) {
+  if (bias) v = __fadd_rn(v, bias[m]);
+  if (accumulate) v = __fadd_rn(out[idx], v);
+  out[idx] = v;
+}
+
+// out[t][m] (+)= sum_k W[m][k] * X[t][k] for the k of split blockIdx.z. W: [M][Kp], X: [n][Kp],
+// both 16-bit; out [n][ldo] fp32. With several splits each writes its partial sums to
+// ws[split][n][M] and gemm_reduce finishes. Block tile BM x BN over BK-wide k tiles in a
+// STAGES-deep cp.async pipeline; warps WM x WN, each a (BM/WM) x (BN/WN) tile of m16n8k16 MMAs.
+template <typename T, int BM, int BN, int BK, int WM, int WN, int STAGES>
+__device__ void gemm_body(const int* __restrict__ step, int n_index, const T* __restrict__ W, const T* __restrict__ X,
+                          float* __restrict__ out, float* __restrict__ ws, const float* __restrict__ bias,
+                          int M, int Kp, int ldo, int k_per_split, int splits, int accumulate) {
+  constexpr int THREADS = 32 * WM * WN;
+  constexpr int LDS = BK + 8;  // 16-byte pad per row: ldmatrix rows fall in distinct banks
+  constexpr int MT = BM / WM / 16;
+  constexpr int NT = BN / WN / 8;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* As = reinterpret_cast<T*>(smem_raw);
+  T* Bs = As + STAGES * BM * LDS;
+
+  int n = step[n_index];
+  int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+  if (n0 >= n || m0 >= M) return;
+  int k_begin = blockIdx.z * k_per_split;
+  int k_end = min(Kp, k_begin + k_per_split);
+  int ktiles = (k_end - k_begin) / BK;
+  int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  int wm = warp % WM, wn = warp / WM;
+
+  float acc[MT][NT][4];
+#pragma unroll
+  for (int i = 0; i < MT; i++)
+#pragma unroll
+    for (int j = 0; j < NT; j++)
+#pragma unroll
+      for (int e = 0; e < 4; e++) acc[i][j][e] = 0.f;
+
+  auto load_tile = [&](int stage, int kt) {
+    int k0 = k_begin + kt * BK;
+    constexpr int CPR = BK / 8;  // 16-byte chunks per row
+#pragma unroll
+    for (int c = threadIdx.x; c < BM * CPR; c += THREADS) {
+      int r = c / CPR, kc = (c % CPR) * 8;
+      int gr = m0 + r;
+      const T* src = W + (size_t)(gr < M ? gr : M - 1) * Kp + k0 + kc;
+      cp_async16(As + (stage * BM + r) * LDS + kc, src, gr < M ? 16 : 0);
+    }
+#pragma unroll
+    for (int c = threadIdx.x; c < BN * CPR; c += THREADS) {
+      int r = c / CPR, kc = (c % CPR) * 8;
+      int gn = n0 + r;
+      const T* src = X + (size_t)(gn < n ? gn : n - 1) * Kp + k0 + kc;
+      cp_async16(Bs + (stage * BN + r) * LDS + kc, src, gn < n ? 16 : 0);
+    }
+  };
+
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; s++) {
+    if (s < ktiles) load_tile(s, s);
+    cp_async_commit();
+  }
+  for (int kt = 0; kt < ktiles; kt++) {
+    cp_async_wait<STAGES - 2>();
+    __syncthreads();
+    int pf = kt + STAGES - 1;
+    if (pf < ktiles) load_tile(pf % STAGES, pf);
+    cp_async_commit();
+    const T* as = As + (kt % STAGES) * BM * LDS;
+    const T* bs = Bs + (kt % STAGES) * BN * LDS;
+#pragma unroll
+    for (int kk = 0; kk < BK; kk += 16) {
+      uint32_t a[MT][4];
+      uint32_t b[NT][2];
+#pragma unroll
+      for (int i = 0; i < MT; i++) {
+        int row = wm * (BM / WM) + i * 16 + (lane & 15);
+        ldmatrix_x4(a[i], as + row * LDS + kk + (lane >> 4) * 8);
+      }
+      if (NT == 1) {
+        int nrow = wn * (BN / WN) + (lane & 7);
+        ldmatrix_x2(b[0], bs + nrow * LDS + kk + ((lane >> 3) & 1) * 8);
+      } else {
+#pragma unroll
+        for (int j = 0; j + 1 < NT; j += 2) {
+          int nrow = wn * (BN / WN) + j * 8 + (lane >> 4) * 8 + (lane & 7);
+          uint32_t r[4];
+          ldmatrix_x4(r, bs + nrow * LDS + kk + ((lane >> 3) & 1) * 8);
+          b[j][0] = r[0];
+          b[j][1] = r[1];
+          b[j + 1][0] = r[2];
+          b[j + 1][1] = r[3];
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int j = 0; j < NT; j++) mma16816<T>(acc[i][j], a[i], b[j]);
+    }
+  }
+  cp_async_wait<0>();
+
+#pragma unroll
+  for (int i = 0; i < MT; i++) {
+#pragma unroll
+    for (int j = 0; j < NT; j++) {
+      int row = m0 + wm * (BM / WM) + i * 16 + (lane >> 2);
+      int col = n0 + wn * (BN / WN) + j * 8 + (lane & 3) * 2;
+#pragma unroll
+      for (int e = 0; e < 4; e++) {
+        int m = row + (e >> 1) * 8;
+        int t = col + (e & 1);
+        if (m < M && t < n) {
+          if (splits == 1) {
+            gemm_store(out, (size_t)t * ldo + m, acc[i][j][e], bias, m, accumulate);
+          } else {
+            ws[((size_t)blockIdx.z * n + t) * M + m] = acc[i][j][e];
+          }
+        }
+      }
+    }
+  }
+}
+
+// Adds the splits' partial sums in split order, then the bias and the residual as gemm_store.
+extern "C" __global__ void gemm_reduce(const int* __restrict__ step, int n_index, const float* __restrict__ ws,
+                                       float* __restrict__ out, const float* __restrict__ bias,
+                                       int M, int ldo, int splits, int accumulate) {
+  int n = step[n_index];
+  size_t total = (size_t)n * M;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total; i += (size_t)gridDim.x * blockDim.x) {
+    float v = ws[i];
+    for (int s = 1; s < splits; s++) v = __fadd_rn(v, ws[(size_t)s * total + i]);
+    int t = (int)(i / M), m = (int)(i % M);
+    gemm_store(out, (size_t)t * ldo + m, v, bias, m, accumulate);
+  }
+}
+
+// ---- attention ----
+
+// Paged causal attention of tiles of query rows over their request's context, read through its
+// request-table row. A tile is `tokens` consecutive tokens of one request times the `group`
+// query heads of one KV head: every K and V chunk is read once for all of them. Each row runs an
+// online softmax per split of SPLIT positions, chunk by chunk; an item either loops over all the
+// splits of its tokens, merging them in order, and writes the output, or (flash-decoding: one
+// decode token, one split) writes the split's state for attention_combine.
+// Block: 128 threads. Rows at most ROWS; D values per head.
+template <typename KV, typename T, int D, int ROWS>
+__device__ void attention_body(const int* __restrict__ step, const float* __restrict__ q, const KV* __restrict__ kcache,
+                               const KV* __restrict__ vcache, const int* __restrict__ req_to_token, int max_ctx,
+                               T* __restrict__ out, int ld_out, float* __restrict__ part_m, float* __restrict__ part_l,
+                               float* __restrict__ part_acc, int heads, int kv_heads, float scale, int list) {
+  constexpr int THREADS = 128;
+  constexpr int DK = D + 1;                        // K rows padded: score loads fall in distinct banks
+  constexpr int PS = CH + 1;
+  constexpr int PER = (ROWS * D + THREADS - 1) / THREADS;  // accumulators per thread
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  float* Qs = reinterpret_cast<float*>(smem_raw);  // [ROWS][D]
+  float* Ks = Qs + ROWS * D;                       // [CH][DK]
+  float* Vs = Ks + CH * DK;                        // [CH][D]
+  float* P = Vs + CH * D;                          // [ROWS][PS]: scores, then weights
+  float* Ms = P + ROWS * PS;                       // per row: running max of the split
+  float* Ls = Ms + ROWS;                           // sum of weights of the split
+  float* Al = Ls + ROWS;                           // this chunk's rescale factor
+  float* Mr = Al + ROWS;                           // merged state over splits
+  float* Lr = Mr + ROWS;
+  int* Pos = reinterpret_cast<int*>(Lr + ROWS);    // position of each row's token
+
+  const int* pos_all = step + step[H_POS];
+  int items = step[list ? H_ITEMS_B : H_ITEMS];
+  const int* item_list = step + step[list ? H_ITEMS_B_OFF : H_ITEMS_OFF];
+  int group = heads / kv_heads;
+  int kv_dim = kv_heads * D;
+  int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+
+  for (int it = blockIdx.x; it < items; it += gridDim.x) {
+    const int* item = item_list + it * ITEM_INTS;
+    int t0 = item[0], ntok = item[1], kvh = item[2], s0 = item[3], s1 = item[4], row = item[5], pbase = item[6];
+    int rows = ntok * group;
+    const int* table = req_to_token + (size_t)row * max_ctx;
+    __syncthreads();  // the previous item is done with shared memory
+    for (int i = tid; i < rows * D; i += THREADS) {
+      int r = i / D, d = i % D;
+      Qs[i] = q[(size_t)(t0 + r / group) * heads * D + (kvh * group + r % group) * D + d];
+    }
+    for (int r = tid; r < rows; r += THREADS) Pos[r] = pos_all[t0 + r / group];
+    int last_pos = pos_all[t0 + ntok - 1];
+    float racc[PER];
+#pragma unroll
+    for (int k = 0; k < PER; k++) racc[k] = 0.f;
+
+    for (int s = s0; s < s1; s++) {
+      int lo = s * SPLIT;
+      int hi = min(lo + SPLIT, last_pos + 1);
+      float acc[PER];
+#pragma unroll
+      for (int k = 0; k < PER; k++) acc[k] = 0.f;
+      __syncthreads();
+      for (int r = tid; r < rows; r += THREADS) {
+        Ms[r] = -INFINITY;
+        Ls[r] = 0.f;
+      }
+      for (int c0 = lo; c0 < hi; c0 += CH) {
+        int cn = min(CH, hi - c0);
+        __syncthreads();  // the previous chunk's readers are done
+        for (int p = tid; p < cn * (D / 8); p += THREADS) {
+          int j = p / (D / 8), d8 = (p % (D / 8)) * 8;
+          size_t at = (size_t)table[c0 + j] * kv_dim + kvh * D + d8;
+          float kf[8], vf[8];
+          unpack8<KV>(*reinterpret_cast<const uint4*>(kcache + at), kf);
+          unpack8<KV>(*reinterpret_cast<const uint4*>(vcache + at), vf);
+#pragma unroll
+          for (int e = 0; e < 8; e++) {
+            Ks[j * DK + d8 + e] = kf[e];
+            Vs[j * D + d8 + e] = vf[e];
+          }
+        }
+        __syncthreads();
+        // Scores: a warp takes one row, lane j position c0 + j.
+        for (int i = tid; i < rows * CH; i += THREADS) {
+          int r = i / CH, j = i % CH;
+          float sc = -INFINITY;
+          if (j < cn && c0 + j <= Pos[r]) {
+            float dot = 0.f;
+#pragma unroll 8
+            for (int d = 0; d < D; d++) dot = __fmaf_rn(Qs[r * D + d], Ks[j * DK + d], dot);
+            sc = __fmul_rn(dot, scale);
+          }
+          P[r * PS + j] = sc;
+        }
+        __syncthreads();
+        // Online softmax per row, for rows that see any of this chunk.
+        for (int r = warp; r < rows; r += THREADS / 32) {
+          if (c0 > Pos[r]) continue;
+          float sc = P[r * PS + lane];
+          float m_old = Ms[r];
+          float m_new = fmaxf(m_old, warp_max(sc));
+          float p = __expf(__fsub_rn(sc, m_new));
+          float sum = warp_sum(p);
+          P[r * PS + lane] = p;
+          if (lane == 0) {
+            float a = __expf(__fsub_rn(m_old, m_new));
+            Al[r] = a;
+            Ls[r] = __fadd_rn(__fmul_rn(Ls[r], a), sum);
+            Ms[r] = m_new;
+          }
+        }
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < PER; k++) {
+          int e = tid + k * THREADS;
+          if (e < rows * D) {
+            int r = e / D, d = e % D;
+            int pr = Pos[r];
+            if (c0 <= pr) {
+              int jn = min(cn, pr - c0 + 1);
+              float a = __fmul_rn(acc[k], Al[r]);
+              for (int j = 0; j < jn; j++) a = __fmaf_rn(P[r * PS + j], Vs[j * D + d], a);
+              acc[k] = a;
+            }
+          }
+        }
+      }
+      __syncthreads();
+      if (pbase >= 0) {
+        // One decode token, one split: hand the split's state to attention_combine.
+#pragma unroll
+        for (int k = 0; k < PER; k++) {
+          int e = tid + k * THREADS;
+          if (e < rows * D) {
+            int r = e / D, d = e % D;
+            size_t h = (size_t)(pbase + s) * heads + kvh * group + r;
+            part_acc[h * D + d] = acc[k];
+          }
+        }
+        for (int r = tid; r < rows; r += THREADS) {
+          size_t h = (size_t)(pbase + s) * heads + kvh * group + r;
+          part_m[h] = Ms[r];
+          part_l[h] = Ls[r];
+        }
+        continue;
+      }
+      // Merge split s into the rows' running state (rows whose tokens reach it).
+#pragma unroll
+      for (int k = 0; k < PER; k++) {
+        int e = tid + k * THREADS;
+        if (e < rows * D) {
+          int r = e / D;
+          if (Pos[r] >= lo) {
+            if (s == s0) {
+              racc[k] = acc[k];
+            } else {
+              float mn = fmaxf(Mr[r], Ms[r]);
+              float a = __expf(__fsub_rn(Mr[r], mn)), b = __expf(__fsub_rn(Ms[r], mn));
+              racc[k] = __fadd_rn(__fmul_rn(racc[k], a), __fmul_rn(acc[k], b));
+            }
+          }
+        }
+      }
+      __syncthreads();
+      for (int r = tid; r < rows; r += THREADS) {
+        if (Pos[r] >= lo) {
+          if (s == s0) {
+            Mr[r] = Ms[r];
+            Lr[r] = Ls[r];
+          } else {
+            float mn = fmaxf(Mr[r], Ms[r]);
+            float a = __expf(__fsub_rn(Mr[r], mn)), b = __expf(__fsub_rn(Ms[r], mn));
+            Lr[r] = __fadd_rn(__fmul_rn(Lr[r], a), __fmul_rn(Ls[r], b));
+            Mr[r] = mn;
+          }
+        }
+      }
+    }
+    if (pbase >= 0) continue;
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < PER; k++) {
+      int e = tid + k * THREADS;
+      if (e < rows * D) {
+        int r = e / D, d = e % D;
+        out[(size_t)(t0 + r / group) * ld_out + (kvh * group + r % group) * D + d] = from_f32<T>(__fdiv_rn(racc[k], Lr[r]));
+      }
+    }
+  }
+}
+
+// Merges each listed decode token's splits in order, as attention_body's loop does, and writes
+// its output. Grid-stride over (token, head); a block's threads split the head's values.
+template <typename T>
+__device__ void attention_combine_body(const int* __restrict__ step, const float* __restrict__ part_m,
+                                       const float* __restrict__ part_l, const float* __restrict__ part_acc,
+                                       T* __restrict__ out, int ld_out, int heads, int hd) {
+  int count = step[H_COMBINE];
+  const int* list = step + step[H_COMBINE_OFF];
+  for (int w = blockIdx.x; w < count * heads; w += gridDim.x) {
+    const int* c = list + 3 * (w / heads);
+    int h = w % heads, t = c[0], splits = c[1], base = c[2];
+    for (int d = threadIdx.x; d < hd; d += blockDim.x) {
+      size_t i0 = (size_t)base * heads + h;
+      float m = part_m[i0], l = part_l[i0], acc = part_acc[i0 * hd + d];
+      for (int s = 1; s < splits; s++) {
+        size_t i = (size_t)(base + s) * heads + h;
+        float ms = part_m[i], ls = part_l[i];
+        float mn = fmaxf(m, ms);
+        float a = __expf(__fsub_rn(m, mn)), b = __expf(__fsub_rn(ms, mn));
+        acc = __fadd_rn(__fmul_rn(acc, a), __fmul_rn(part_acc[i * hd + d], b));
+        l = __fadd_rn(__fmul_rn(l, a), __fmul_rn(ls, b));
+        m = mn;
+      }
+      out[(size_t)t * ld_out + h * hd + d] = from_f32<T>(__fdiv_rn(acc, l));
+    }
+  }
+}
+
+// ---- logits ----
+
+// Per request: the top token (lowest id on ties), its logit and log Z = max + log sum exp(l -
+// max). Block: 256 threads, one request.
+extern "C" __global__ void greedy_summary(const int* __restrict__ step, const float* __restrict__ logits, int vocab,
+                                          int* __restrict__ top, float* __restrict__ top_logit, float* __restrict__ log_z) {
+  __shared__ float sv[256];
+  __shared__ int si[256];
+  __shared__ float shared[32];
+  int r = blockIdx.x;
+  if (r >= step[H_B]) return;
+  const float* l = logits + (size_t)r * vocab;
+  float best = -INFINITY;
+  int best_i = 0x7fffffff;
+  for (int i = threadIdx.x; i < vocab; i += blockDim.x) {
+    float v = l[i];
+    if (v > best || (v == best && i < best_i)) {
+      best = v;
+      best_i = i;
+    }
+  }
+  sv[threadIdx.x] = best;
+  si[threadIdx.x] = best_i;
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) {
+      float ov = sv[threadIdx.x + s];
+      int oi = si[threadIdx.x + s];
+      if (ov > sv[threadIdx.x] || (ov == sv[threadIdx.x] && oi < si[threadIdx.x])) {
+        sv[threadIdx.x] = ov;
+        si[threadIdx.x] = oi;
+      }
     }
     __syncthreads();
-    int kmax = min(32, cols - k0);
-    for (int k = 0; k < kmax; k++) acc = fmaf(ws[threadIdx.x][k], xs[threadIdx.y][k], acc);
-    __syncthreads();
   }
-  if (o < rows && t < tokens) out[(long)t * rows + o] = acc;
-}
-
-// Rotates adjacent pairs of each head by the angles of the token's position. Grid: tokens.
-extern "C" __global__ void rope(float* v, const int* positions, const float* cos_table, const float* sin_table, int width, int head_dim) {
-  int t = blockIdx.x;
-  int half = head_dim / 2;
-  int base = positions[t] * half;
-  for (int p = threadIdx.x; p < width / 2; p += blockDim.x) {
-    int h = (2 * p) / head_dim;
-    int i = p % half;
-    long at = (long)t * width + h * head_dim + 2 * i;
-    float c = cos_table[base + i], s = sin_table[base + i];
-    float v0 = v[at], v1 = v[at + 1];
-    v[at] = v0 * c - v1 * s;
-    v[at + 1] = v0 * s + v1 * c;
+  float mx = sv[0];
+  float sum = 0.f;
+  for (int i = threadIdx.x; i < vocab; i += blockDim.x) sum = __fadd_rn(sum, __expf(__fsub_rn(l[i], mx)));
+  sum = block_sum(sum, shared);
+  if (threadIdx.x == 0) {
+    top[r] = si[0];
+    top_logit[r] = mx;
+    log_z[r] = __fadd_rn(mx, __logf(sum));
   }
 }
 
-// Stores each token's K and V at its KV slot. Grid: tokens.
-extern "C" __global__ void kv_store(float* k_pool, float* v_pool, const float* k, const float* v, const int* locs, int kv_dim) {
-  int t = blockIdx.x;
-  long dst = (long)locs[t] * kv_dim;
-  for (int i = threadIdx.x; i < kv_dim; i += blockDim.x) {
-    k_pool[dst + i] = k[(long)t * kv_dim + i];
-    v_pool[dst + i] = v[(long)t * kv_dim + i];
-  }
-}
+// ---- entry points: the templates for each 16-bit type ----
 
-// Causal attention of one query head of one token over its request's context, read through
-// its req_to_token row. Grid: (heads, tokens); block THREADS; dynamic shared: context floats.
-extern "C" __global__ void attention(float* out, const float* q, const float* k_pool, const float* v_pool,
-                                     const int* req_to_token, const int* token_row, const int* positions,
-                                     int max_ctx, int heads, int kv_heads, int head_dim) {
-  extern __shared__ float scores[];
-  __shared__ float shared[THREADS];
-  int h = blockIdx.x, t = blockIdx.y;
-  int kv_dim = kv_heads * head_dim;
-  int kvh = h / (heads / kv_heads);
-  int ctx = positions[t] + 1;
-  const int* row = req_to_token + (long)token_row[t] * max_ctx;
-  const float* qh = q + (long)t * heads * head_dim + h * head_dim;
-  float scale = rsqrtf((float)head_dim);
-  float local_max = -INFINITY;
-  for (int j = threadIdx.x; j < ctx; j += THREADS) {
-    const float* kr = k_pool + (long)row[j] * kv_dim + kvh * head_dim;
-    float s = 0.f;
-    for (int i = 0; i < head_dim; i++) s = fmaf(qh[i], kr[i], s);
-    s *= scale;
-    scores[j] = s;
-    local_max = fmaxf(local_max, s);
-  }
-  float m = block_max(local_max, shared);
-  float local_sum = 0.f;
-  for (int j = threadIdx.x; j < ctx; j += THREADS) {
-    float e = __expf(scores[j] - m);
-    scores[j] = e;
-    local_sum += e;
-  }
-  float inv = 1.f / block_sum(local_sum, shared);
-  for (int i = threadIdx.x; i < head_dim; i += THREADS) {
-    float acc = 0.f;
-    for (int j = 0; j < ctx; j++) acc = fmaf(v_pool[(long)row[j] * kv_dim + kvh * head_dim + i], scores[j] * inv, acc);
-    out[(long)t * heads * head_dim + h * head_dim + i] = acc;
-  }
-}
+#define FOR_TYPES(X) X(bf16, bf16) X(f16, f16)
 
-// a = silu(a) * b. Grid-stride.
-extern "C" __global__ void swiglu(float* a, const float* b, long n) {
-  for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) {
-    float v = a[i];
-    a[i] = v * (1.f / (1.f + __expf(-v))) * b[i];
-  }
-}
+#define ENTRY_EMBED(T, N) \
+  extern "C" __global__ void embed_##N(const int* step, float* x, const T* emb, int dim, int ld) { embed_body<T>(step, x, emb, dim, ld); }
+FOR_TYPES(ENTRY_EMBED)
 
-// x += y. Grid-stride.
-extern "C" __global__ void add(float* x, const float* y, long n) {
-  for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) x[i] += y[i];
-}
+#define ENTRY_RMSNORM(T, N)                                                                                      \
+  extern "C" __global__ void __launch_bounds__(256) rmsnorm_##N(const int* step, T* out, int ld_out, const float* x, \
+                                                               const float* w, int dim, float eps, int last) {     \
+    rmsnorm_body<T>(step, out, ld_out, x, w, dim, eps, last);                                                    \
+  }
+FOR_TYPES(ENTRY_RMSNORM)
+
+#define ENTRY_QKV(T, N)                                                                                                  \
+  extern "C" __global__ void __launch_bounds__(128) qkv_post_##N(                                                       \
+      const int* step, const float* qkv, float* q_out, T* kcache, T* vcache, const float* q_norm, const float* k_norm, \
+      const float* cos_t, const float* sin_t, int heads, int kv_heads, int hd, int neox, float eps) {                   \
+    qkv_post_body<T>(step, qkv, q_out, kcache, vcache, q_norm, k_norm, cos_t, sin_t, heads, kv_heads, hd, neox, eps);   \
+  }
+FOR_TYPES(ENTRY_QKV)
+
+#define ENTRY_SWIGLU(T, N) \
+  extern "C" __global__ void swiglu_##N(const int* step, T* hn, int ld, const float* h, int hidden) { swiglu_body<T>(step, hn, ld, h, hidden); }
+FOR_TYPES(ENTRY_SWIGLU)
+
+#define ENTRY_COMBINE(T, N)                                                                                        \
+  extern "C" __global__ void attention_combine_##N(const int* step, const float* pm, const float* pl, const float* pa, \
+                                                   T* out, int ld_out, int heads, int hd) {                          \
+    attention_combine_body<T>(step, pm, pl, pa, out, ld_out, heads, hd);                                           \
+  }
+FOR_TYPES(ENTRY_COMBINE)
+
+// Matrix products: "s" tiles (64 rows x BN tokens, 4 warps along the rows) for few tokens, "l"
+// tiles (128 x 128, 2 x 2 warps) for many. Both walk k in the same k16 steps.
+#define GEMM_ARGS                                                                                                 \
+  const int *step, int n_index, const void *W, const void *X, float *out, float *ws, const float *bias, int M, \
+      int Kp, int ldo, int k_per_split, int splits, int accumulate
+#define GEMM_PASS(T) step, n_index, (const T*)W, (const T*)X, out, ws, bias, M, Kp, ldo, k_per_split, splits, accumulate
+#define ENTRY_GEMM(T, N)                                                                                      \
+  extern "C" __global__ void __launch_bounds__(128) gemm_s8_##N(GEMM_ARGS) { gemm_body<T, 64, 8, 64, 4, 1, 4>(GEMM_PASS(T)); }    \
+  extern "C" __global__ void __launch_bounds__(128) gemm_s16_##N(GEMM_ARGS) { gemm_body<T, 64, 16, 64, 4, 1, 4>(GEMM_PASS(T)); }  \
+  extern "C" __global__ void __launch_bounds__(128) gemm_s32_##N(GEMM_ARGS) { gemm_body<T, 64, 32, 64, 4, 1, 4>(GEMM_PASS(T)); }  \
+  extern "C" __global__ void __launch_bounds__(128) gemm_s64_##N(GEMM_ARGS) { gemm_body<T, 64, 64, 64, 4, 1, 4>(GEMM_PASS(T)); }  \
+  extern "C" __global__ void __launch_bounds__(128) gemm_l_##N(GEMM_ARGS) { gemm_body<T, 128, 128, 32, 2, 2, 3>(GEMM_PASS(T)); }
+FOR_TYPES(ENTRY_GEMM)
+
+// Attention: KV type x activation type x head width x rows per tile (8 for decode, 64 or 32 for
+// extend tiles).
+#define ATT_ARGS                                                                                                  \
+  const int *step, const float *q, const void *kcache, const void *vcache, const int *req_to_token, int max_ctx, \
+      void *out, int ld_out, float *pm, float *pl, float *pa, int heads, int kv_heads, float scale, int list
+#define ATT_ENTRY(N, T, D, R)                                                                                    \
+  extern "C" __global__ void __launch_bounds__(128) attention_##N##_d##D##_r##R(ATT_ARGS) {                      \
+    attention_body<T, T, D, R>(step, q, (const T*)kcache, (const T*)vcache, req_to_token, max_ctx, (T*)out, ld_out, \
+                               pm, pl, pa, heads, kv_heads, scale, list);                                          \
+  }
+#define ATT_TYPE(N, T)                                                                     \
+  ATT_ENTRY(N, T, 8, 8) ATT_ENTRY(N, T, 8, 64) ATT_ENTRY(N, T, 16, 8) ATT_ENTRY(N, T, 16, 64)   \
+  ATT_ENTRY(N, T, 32, 8) ATT_ENTRY(N, T, 32, 64) ATT_ENTRY(N, T, 64, 8) ATT_ENTRY(N, T, 64, 64) \
+  ATT_ENTRY(N, T, 96, 8) ATT_ENTRY(N, T, 96, 32) ATT_ENTRY(N, T, 128, 8) ATT_ENTRY(N, T, 128, 32)
+ATT_TYPE(bf16, bf16)
+ATT_TYPE(f16, f16)

@@ -14,6 +14,7 @@ public final class ReqToTokenPool {
   private final int maxContextLen;
   private final int[] reqToToken;
   private final int[] freeSlots;
+  private final int[] dirtyFrom;
   private int freeCount;
 
   public ReqToTokenPool(int size, int maxContextLen) {
@@ -29,6 +30,7 @@ public final class ReqToTokenPool {
     this.maxContextLen = maxContextLen;
     this.reqToToken = new int[size * maxContextLen];
     this.freeSlots = new int[size];
+    this.dirtyFrom = new int[size];
     clear();
   }
 
@@ -77,6 +79,24 @@ public final class ReqToTokenPool {
           "positions " + from + ".." + (from + len) + " outside context " + maxContextLen);
     }
     System.arraycopy(kvSlots, srcOff, reqToToken, slot * maxContextLen + from, len);
+    if (from < dirtyFrom[slot]) {
+      dirtyFrom[slot] = from;
+    }
+  }
+
+  /**
+   * The lowest position of row {@code slot} written since {@link #markSynced}: a device backend
+   * that mirrors the table copies the row from there (Integer.MAX_VALUE: nothing written).
+   */
+  public int dirtyFrom(int slot) {
+    checkSlot(slot);
+    return dirtyFrom[slot];
+  }
+
+  /** Records that a mirror of row {@code slot} now agrees with it. */
+  public void markSynced(int slot) {
+    checkSlot(slot);
+    dirtyFrom[slot] = Integer.MAX_VALUE;
   }
 
   public void write(int slot, int from, int[] kvSlots) {
@@ -103,6 +123,7 @@ public final class ReqToTokenPool {
 
   public void clear() {
     Arrays.fill(reqToToken, 0);
+    Arrays.fill(dirtyFrom, 0);
     for (int i = 0; i < size; i++) {
       freeSlots[i] = size - 1 - i;
     }

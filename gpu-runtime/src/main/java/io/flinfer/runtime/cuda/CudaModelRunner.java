@@ -1,99 +1,113 @@
 package io.flinfer.runtime.cuda;
 
-import static jcuda.driver.JCudaDriver.cuCtxCreate;
-import static jcuda.driver.JCudaDriver.cuCtxDestroy;
-import static jcuda.driver.JCudaDriver.cuCtxSetCurrent;
-import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
-import static jcuda.driver.JCudaDriver.cuDeviceGet;
-import static jcuda.driver.JCudaDriver.cuInit;
+import static jcuda.driver.JCudaDriver.cuGraphDestroy;
+import static jcuda.driver.JCudaDriver.cuGraphExecDestroy;
+import static jcuda.driver.JCudaDriver.cuGraphInstantiate;
+import static jcuda.driver.JCudaDriver.cuGraphLaunch;
 import static jcuda.driver.JCudaDriver.cuLaunchKernel;
-import static jcuda.driver.JCudaDriver.cuMemAlloc;
-import static jcuda.driver.JCudaDriver.cuMemFree;
-import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoHAsync;
 import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
-import static jcuda.driver.JCudaDriver.cuMemsetD32;
-import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
-import static jcuda.driver.JCudaDriver.cuModuleLoadData;
+import static jcuda.driver.JCudaDriver.cuMemcpyHtoDAsync;
+import static jcuda.driver.JCudaDriver.cuStreamBeginCapture;
+import static jcuda.driver.JCudaDriver.cuStreamEndCapture;
+import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 
-import io.flinfer.memcache.KvPool;
+import io.flinfer.memcache.KvStoreType;
 import io.flinfer.memcache.ReqToTokenPool;
+import io.flinfer.runtime.forward.DeviceMemory;
 import io.flinfer.runtime.forward.ForwardBatch;
+import io.flinfer.runtime.forward.Logits;
 import io.flinfer.runtime.forward.ModelRunner;
 import io.flinfer.runtime.kernel.RopeTable;
 import io.flinfer.runtime.model.LlamaModel;
-import io.flinfer.runtime.model.LlamaWeights;
 import io.flinfer.runtime.model.ModelConfig;
-import io.flinfer.runtime.tensor.WeightMatrix;
-import java.io.IOException;
-import java.io.InputStream;
-import java.util.ArrayList;
+import io.flinfer.runtime.model.RopeConfig;
+import java.nio.ByteOrder;
+import java.nio.FloatBuffer;
+import java.nio.IntBuffer;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import jcuda.Pointer;
 import jcuda.Sizeof;
-import jcuda.driver.CUcontext;
-import jcuda.driver.CUdevice;
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUfunction;
-import jcuda.driver.CUmodule;
-import jcuda.driver.JCudaDriver;
+import jcuda.driver.CUgraph;
+import jcuda.driver.CUgraphExec;
+import jcuda.driver.CUstreamCaptureMode;
 
 /**
- * The CUDA backend: the same batched forward pass as the CPU backend, on one device through JCuda's
- * driver API and the PTX kernels packaged in the jar. Owns a context, the weights (as fp32), the KV
- * pool and the request-to-token table in device memory, and the activation buffers. The request
- * table is mirrored for each batch's requests before the step.
+ * The CUDA backend: the forward pass of {@link io.flinfer.runtime.forward.CpuModelRunner} on one
+ * device, through JCuda's driver API and the kernels packaged in the jar. It owns the weights (in
+ * 16-bit, see {@link DeviceWeights}), the KV cache and a mirror of the request-to-token table in
+ * device memory, and the activation buffers.
+ *
+ * <p>A step uploads its integers once ({@link StepPlan}) from pinned memory; the kernels read every
+ * size from there, so a pure decode step replays a CUDA graph captured for its batch-size bucket.
+ * The request table is updated on the device from {@code out_cache_loc}, plus the few entries the
+ * host changed below a prefix. The logits stay on the device except where a request needs its full
+ * row: greedy requests get their token, its logit and log Z from a summary kernel.
  */
 public final class CudaModelRunner implements ModelRunner {
-  static final String PTX = "/cuda/flinfer_kernels.ptx";
-  private static final int THREADS = 256;
+  /** Batch sizes that get a captured decode graph (a batch uses the smallest that holds it). */
+  static final int[] BUCKETS = {
+    1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 80, 96, 128, 160, 192, 224, 256, 320, 384, 448, 512
+  };
+
+  /** Bytes for flash-decoding's per-split states. */
+  private static final long PARTIAL_BYTES = 64L << 20;
+
+  private static final int INITIAL_TOKENS = 512;
 
   private final ModelConfig c;
   private final ReqToTokenPool reqToToken;
-  private final CUcontext context = new CUcontext();
-  private final List<CUdeviceptr> allocations = new ArrayList<>();
-  private final CUfunction embedding;
-  private final CUfunction rmsnorm;
-  private final CUfunction matmul;
-  private final CUfunction rope;
-  private final CUfunction kvStore;
-  private final CUfunction attention;
-  private final CUfunction swiglu;
-  private final CUfunction add;
+  private final CudaContext cu;
+  private final DeviceDtype dtype;
   private final DeviceWeights w;
-  private final CUdeviceptr[] kPool;
-  private final CUdeviceptr[] vPool;
+  private final GemmShape qkvShape;
+  private final GemmShape oShape;
+  private final GemmShape upShape;
+  private final GemmShape downShape;
+  private final GemmShape lmShape;
+  private final int dimP;
+  private final int qDimP;
+  private final int hiddenP;
+  private final int partialCapacity;
+  private final StepPlan plan;
   private final CUdeviceptr reqTable;
   private final CUdeviceptr cos;
   private final CUdeviceptr sin;
-  private final StepInputs inputs = new StepInputs();
-  private int capacity;
-  private int inputCapacity;
-  private CUdeviceptr stepInts;
-  private CUdeviceptr x, xb, q, k, v, att, hb, hb2, last, logitsDev;
-  private int logitsCapacity;
+  private final int maxCtx;
+  private final int requestCapacity;
+  private final Map<Integer, CUgraphExec> graphs = new HashMap<>();
+  private final boolean useGraphs;
 
-  /** The fp32 weights on the device. */
-  private record DeviceWeights(
-      CUdeviceptr embedding,
-      CUdeviceptr[] rmsAtt,
-      CUdeviceptr[] wq,
-      CUdeviceptr[] wk,
-      CUdeviceptr[] wv,
-      CUdeviceptr[] wo,
-      CUdeviceptr[] rmsFfn,
-      CUdeviceptr[] w1,
-      CUdeviceptr[] w2,
-      CUdeviceptr[] w3,
-      CUdeviceptr rmsFinal,
-      CUdeviceptr classifier) {}
+  private CUdeviceptr kCache;
+  private CUdeviceptr vCache;
+  private long layerKvElements;
 
-  public CudaModelRunner(LlamaModel model, KvPool kv, ReqToTokenPool reqToToken, int threads) {
-    this(model, kv, reqToToken, threads, 0);
+  // Activation buffers, for tokenCapacity tokens and requestCapacity requests.
+  private int tokenCapacity;
+  private CUdeviceptr x, xn, qkv, qf, att, h, hn, splitWs, last, logits, summary;
+  private CUdeviceptr partM, partL, partAcc;
+  private int stepCapacity;
+  private CUdeviceptr stepDev;
+  private Pointer stepHost;
+  private IntBuffer stepInts;
+  private Pointer summaryHost;
+  private IntBuffer summaryInts;
+  private FloatBuffer summaryFloats;
+  private Pointer logitsHost;
+  private FloatBuffer logitsFloats;
+  private Launches launches;
+
+  public CudaModelRunner(LlamaModel model, ReqToTokenPool reqToToken, int threads) {
+    this(model, reqToToken, threads, 0);
   }
 
   /** On device {@code deviceIndex} (the one Flink's external resource framework assigned). */
   public CudaModelRunner(
-      LlamaModel model, KvPool kv, ReqToTokenPool reqToToken, int threads, int deviceIndex) {
+      LlamaModel model, ReqToTokenPool reqToToken, int threads, int deviceIndex) {
     CudaProbe.unavailableReason()
         .ifPresent(
             reason -> {
@@ -101,137 +115,53 @@ public final class CudaModelRunner implements ModelRunner {
             });
     this.c = model.config();
     this.reqToToken = reqToToken;
-    JCudaDriver.setExceptionsEnabled(true);
-    cuInit(0);
-    CUdevice device = new CUdevice();
-    cuDeviceGet(device, deviceIndex);
-    cuCtxCreate(context, 0, device);
-    CUmodule module = new CUmodule();
-    cuModuleLoadData(module, ptx());
-    embedding = function(module, "embedding");
-    rmsnorm = function(module, "rmsnorm");
-    matmul = function(module, "matmul");
-    rope = function(module, "rope");
-    kvStore = function(module, "kv_store");
-    attention = function(module, "attention");
-    swiglu = function(module, "swiglu");
-    add = function(module, "add");
-    w = upload(model.weights());
-    long rows =
-        (long) kv.size() + 1 + 64; // usable slots, the padding slot(s) and a margin for paged pools
-    kPool = new CUdeviceptr[c.layers()];
-    vPool = new CUdeviceptr[c.layers()];
-    for (int l = 0; l < c.layers(); l++) {
-      kPool[l] = alloc(rows * c.kvDim() * Sizeof.FLOAT);
-      vPool[l] = alloc(rows * c.kvDim() * Sizeof.FLOAT);
+    this.maxCtx = reqToToken.maxContextLen();
+    this.requestCapacity = reqToToken.size();
+    int hd = c.headDim();
+    if (!AttentionKernels.supportsHeadDim(hd)) {
+      throw new IllegalArgumentException(
+          "the cuda backend has no attention kernel for heads of " + hd + " values");
     }
-    reqTable = alloc((long) reqToToken.size() * reqToToken.maxContextLen() * Sizeof.INT);
-    cuMemsetD32(reqTable, 0, (long) reqToToken.size() * reqToToken.maxContextLen());
-    RopeTable table =
-        RopeTable.of(
-            c.headDim(), Math.max(c.contextLength(), reqToToken.maxContextLen()), c.ropeTheta());
-    cos = upload(table.cos());
-    sin = upload(table.sin());
-    ensureCapacity(16);
-  }
-
-  private static byte[] ptx() {
-    try (InputStream in = CudaModelRunner.class.getResourceAsStream(PTX)) {
-      if (in == null) {
-        throw new IllegalStateException("PTX resource " + PTX + " is missing from the jar");
+    this.cu = new CudaContext(deviceIndex);
+    try {
+      this.dtype = DeviceDtype.forModel(model.weights());
+      this.w = new DeviceWeights(cu, dtype, c, model.weights());
+      qkvShape = GemmShape.of(c.qDim() + 2 * c.kvDim(), c.dim());
+      oShape = GemmShape.of(c.dim(), c.qDim());
+      upShape = GemmShape.of(2 * c.hiddenDim(), c.dim());
+      downShape = GemmShape.of(c.dim(), c.hiddenDim());
+      lmShape = GemmShape.of(c.vocabSize(), c.dim());
+      dimP = GemmShape.padded(c.dim());
+      qDimP = GemmShape.padded(c.qDim());
+      hiddenP = GemmShape.padded(c.hiddenDim());
+      long partialBytes = (long) c.heads() * (hd + 2) * Sizeof.FLOAT;
+      partialCapacity = (int) Math.max(1, PARTIAL_BYTES / partialBytes);
+      plan = new StepPlan(c.heads(), c.kvHeads(), AttentionKernels.manyRows(hd), partialCapacity);
+      reqTable = cu.alloc((long) requestCapacity * maxCtx * Sizeof.INT);
+      RopeTable rope = RopeTable.of(hd, Math.max(c.contextLength(), maxCtx), c.rope());
+      cos = upload(rope.cos());
+      sin = upload(rope.sin());
+      useGraphs = !"false".equals(System.getProperty("flinfer.cuda.graphs"));
+      for (String v : new String[] {"s8", "s16", "s32", "s64", "l"}) {
+        cu.allowSharedMemory(
+            cu.function("gemm_" + v + "_" + dtype.suffix()), GemmShape.sharedBytes(v));
       }
-      byte[] b = in.readAllBytes();
-      byte[] z = new byte[b.length + 1]; // null-terminated for cuModuleLoadData
-      System.arraycopy(b, 0, z, 0, b.length);
-      return z;
-    } catch (IOException e) {
-      throw new IllegalStateException("cannot read " + PTX, e);
-    }
-  }
-
-  private static CUfunction function(CUmodule module, String name) {
-    CUfunction f = new CUfunction();
-    cuModuleGetFunction(f, module, name);
-    return f;
-  }
-
-  private CUdeviceptr alloc(long bytes) {
-    CUdeviceptr p = new CUdeviceptr();
-    cuMemAlloc(p, Math.max(bytes, 4));
-    allocations.add(p);
-    return p;
-  }
-
-  private CUdeviceptr upload(float[] host) {
-    CUdeviceptr p = alloc((long) host.length * Sizeof.FLOAT);
-    cuMemcpyHtoD(p, Pointer.to(host), (long) host.length * Sizeof.FLOAT);
-    return p;
-  }
-
-  private CUdeviceptr upload(WeightMatrix m) {
-    float[] host = new float[m.rows() * m.cols()];
-    for (int r = 0; r < m.rows(); r++) {
-      m.decodeRow(r, host, r * m.cols());
-    }
-    return upload(host);
-  }
-
-  private CUdeviceptr[] upload(WeightMatrix[] ms) {
-    CUdeviceptr[] out = new CUdeviceptr[ms.length];
-    for (int i = 0; i < ms.length; i++) {
-      out[i] = upload(ms[i]);
-    }
-    return out;
-  }
-
-  private CUdeviceptr[] upload(float[][] vs) {
-    CUdeviceptr[] out = new CUdeviceptr[vs.length];
-    for (int i = 0; i < vs.length; i++) {
-      out[i] = upload(vs[i]);
-    }
-    return out;
-  }
-
-  private DeviceWeights upload(LlamaWeights lw) {
-    CUdeviceptr emb = upload(lw.tokenEmbedding());
-    CUdeviceptr cls = lw.classifier() == lw.tokenEmbedding() ? emb : upload(lw.classifier());
-    return new DeviceWeights(
-        emb,
-        upload(lw.rmsAtt()),
-        upload(lw.wq()),
-        upload(lw.wk()),
-        upload(lw.wv()),
-        upload(lw.wo()),
-        upload(lw.rmsFfn()),
-        upload(lw.w1()),
-        upload(lw.w2()),
-        upload(lw.w3()),
-        upload(lw.rmsFinal()),
-        cls);
-  }
-
-  private void ensureCapacity(int tokens) {
-    if (tokens <= capacity) {
-      return;
-    }
-    int n = Math.max(tokens, capacity * 2);
-    for (CUdeviceptr p : new CUdeviceptr[] {x, xb, q, k, v, att, hb, hb2, last}) {
-      if (p != null) {
-        cuMemFree(p);
-        allocations.remove(p);
+      for (int rows : new int[] {StepPlan.FEW_ROWS, AttentionKernels.manyRows(hd)}) {
+        cu.allowSharedMemory(
+            cu.function(AttentionKernels.name(dtype.suffix(), hd, rows)),
+            AttentionKernels.sharedBytes(hd, rows));
       }
+      allocateWorkspace(INITIAL_TOKENS);
+    } catch (RuntimeException | Error e) {
+      cu.close();
+      throw e;
     }
-    long f = Sizeof.FLOAT;
-    x = alloc(n * c.dim() * f);
-    xb = alloc(n * c.dim() * f);
-    q = alloc(n * c.dim() * f);
-    k = alloc(n * c.kvDim() * f);
-    v = alloc(n * c.kvDim() * f);
-    att = alloc(n * c.dim() * f);
-    hb = alloc((long) n * c.hiddenDim() * f);
-    hb2 = alloc((long) n * c.hiddenDim() * f);
-    last = alloc(n * c.dim() * f);
-    capacity = n;
+  }
+
+  private CUdeviceptr upload(float[] v) {
+    CUdeviceptr p = cu.alloc((long) v.length * Sizeof.FLOAT);
+    cuMemcpyHtoD(p, Pointer.to(v), (long) v.length * Sizeof.FLOAT);
+    return p;
   }
 
   @Override
@@ -244,229 +174,479 @@ public final class CudaModelRunner implements ModelRunner {
     return "cuda";
   }
 
+  /** Bytes of weights on the device. */
+  public long weightBytes() {
+    return w.bytes;
+  }
+
   @Override
-  public void forward(ForwardBatch batch, float[] logits) {
-    cuCtxSetCurrent(context);
+  public long weightBytesPerStep() {
+    long b = 0;
+    for (GemmShape g : new GemmShape[] {qkvShape, oShape, upShape, downShape}) {
+      b += (long) g.rows() * g.paddedCols() * Sizeof.SHORT;
+    }
+    return b * c.layers() + (long) lmShape.rows() * lmShape.paddedCols() * Sizeof.SHORT;
+  }
+
+  @Override
+  public DeviceMemory memory() {
+    cu.makeCurrent();
+    return cu.memory();
+  }
+
+  /** As SGLang on a large device: what is left holds activations, graphs and the JIT's needs. */
+  @Override
+  public double defaultMemFractionStatic() {
+    return 0.85;
+  }
+
+  @Override
+  public List<KvStoreType> kvStoreTypes() {
+    return List.of(dtype.kvType());
+  }
+
+  @Override
+  public void allocateKv(int size, int pageSize, KvStoreType type) {
+    if (kCache != null) {
+      throw new IllegalStateException("the KV cache is already allocated");
+    }
+    if (type != dtype.kvType()) {
+      throw new IllegalArgumentException(
+          "the cuda backend keeps this model's KV cache in "
+              + dtype.kvType()
+              + " (its weights' type), not "
+              + type);
+    }
+    cu.makeCurrent();
+    layerKvElements = ((long) size + pageSize) * c.kvDim();
+    long bytes = layerKvElements * c.layers() * Sizeof.SHORT;
+    kCache = cu.alloc(bytes);
+    vCache = cu.alloc(bytes);
+    rebuildLaunches();
+  }
+
+  // ---- buffers ----
+
+  private void allocateWorkspace(int tokens) {
+    for (CUdeviceptr p :
+        new CUdeviceptr[] {x, xn, qkv, qf, att, h, hn, splitWs, last, logits, summary}) {
+      cu.free(p);
+    }
+    cu.free(partM);
+    cu.free(partL);
+    cu.free(partAcc);
+    long f = Sizeof.FLOAT;
+    long s = Sizeof.SHORT;
+    int b = requestCapacity;
+    x = cu.alloc(tokens * (long) c.dim() * f);
+    xn = cu.alloc(tokens * (long) dimP * s);
+    qkv = cu.alloc(tokens * (long) qkvShape.rows() * f);
+    qf = cu.alloc(tokens * (long) c.qDim() * f);
+    att = cu.alloc(tokens * (long) qDimP * s);
+    h = cu.alloc(tokens * (long) upShape.rows() * f);
+    hn = cu.alloc(tokens * (long) hiddenP * s);
+    long ws = 0;
+    for (GemmShape g : new GemmShape[] {qkvShape, oShape, upShape, downShape}) {
+      ws = Math.max(ws, g.workspaceFloats(tokens));
+    }
+    ws = Math.max(ws, lmShape.workspaceFloats(b));
+    splitWs = cu.alloc(ws * f);
+    last = cu.alloc(b * (long) dimP * s);
+    logits = cu.alloc(b * (long) c.vocabSize() * f);
+    summary = cu.alloc(3L * b * f);
+    partM = cu.alloc((long) partialCapacity * c.heads() * f);
+    partL = cu.alloc((long) partialCapacity * c.heads() * f);
+    partAcc = cu.alloc((long) partialCapacity * c.heads() * c.headDim() * f);
+    if (summaryHost == null) {
+      summaryHost = cu.allocHost(3L * b * f);
+      java.nio.ByteBuffer bb = summaryHost.getByteBuffer(0, 3L * b * f);
+      summaryInts = bb.order(ByteOrder.nativeOrder()).asIntBuffer();
+      summaryFloats = bb.order(ByteOrder.nativeOrder()).asFloatBuffer();
+    }
+    tokenCapacity = tokens;
+    ensureStepCapacity(StepPlan.HEADER_INTS + 8 * tokens + 64 * b);
+    rebuildLaunches();
+  }
+
+  private void ensureStepCapacity(int ints) {
+    if (ints <= stepCapacity) {
+      return;
+    }
+    cu.free(stepDev);
+    cu.freeHost(stepHost);
+    stepCapacity = Math.max(ints, 2 * stepCapacity);
+    stepDev = cu.alloc((long) stepCapacity * Sizeof.INT);
+    stepHost = cu.allocHost((long) stepCapacity * Sizeof.INT);
+    stepInts =
+        stepHost
+            .getByteBuffer(0, (long) stepCapacity * Sizeof.INT)
+            .order(ByteOrder.nativeOrder())
+            .asIntBuffer();
+    rebuildLaunches();
+  }
+
+  private void rebuildLaunches() {
+    for (CUgraphExec g : graphs.values()) {
+      cuGraphExecDestroy(g);
+    }
+    graphs.clear();
+    launches = kCache == null || stepDev == null ? null : new Launches();
+  }
+
+  // ---- the step ----
+
+  @Override
+  public void forward(ForwardBatch batch, Logits out) {
+    if (kCache == null) {
+      throw new IllegalStateException("allocateKv must be called before forward");
+    }
+    cu.makeCurrent();
     int n = batch.numTokens();
     int b = batch.batchSize();
-    ensureCapacity(n);
-    uploadStep(batch);
-    int dim = c.dim();
-    int kvDim = c.kvDim();
-    int hidden = c.hiddenDim();
-    CUdeviceptr ids = at(stepInts, inputs.idsOffset());
-    CUdeviceptr positions = at(stepInts, inputs.positionsOffset());
-    CUdeviceptr locs = at(stepInts, inputs.locsOffset());
-    CUdeviceptr rows = at(stepInts, inputs.rowsOffset());
-    CUdeviceptr lastIdx = at(stepInts, inputs.lastTokenOffset());
-    int maxCtx = 0;
     for (int t = 0; t < n; t++) {
-      maxCtx = Math.max(maxCtx, batch.position(t) + 1);
-    }
-    launch(
-        embedding,
-        n,
-        1,
-        THREADS,
-        1,
-        0,
-        Pointer.to(x),
-        Pointer.to(w.embedding()),
-        Pointer.to(ids),
-        ints(dim));
-    for (int l = 0; l < c.layers(); l++) {
-      launch(
-          rmsnorm,
-          n,
-          1,
-          THREADS,
-          1,
-          0,
-          Pointer.to(xb),
-          Pointer.to(x),
-          Pointer.to(w.rmsAtt()[l]),
-          Pointer.to(new CUdeviceptr()),
-          ints(dim),
-          floats(c.normEps()));
-      gemm(q, w.wq()[l], xb, dim, dim, n);
-      gemm(k, w.wk()[l], xb, kvDim, dim, n);
-      gemm(v, w.wv()[l], xb, kvDim, dim, n);
-      launch(
-          rope,
-          n,
-          1,
-          128,
-          1,
-          0,
-          Pointer.to(q),
-          Pointer.to(positions),
-          Pointer.to(cos),
-          Pointer.to(sin),
-          ints(dim),
-          ints(c.headDim()));
-      launch(
-          rope,
-          n,
-          1,
-          128,
-          1,
-          0,
-          Pointer.to(k),
-          Pointer.to(positions),
-          Pointer.to(cos),
-          Pointer.to(sin),
-          ints(kvDim),
-          ints(c.headDim()));
-      launch(
-          kvStore,
-          n,
-          1,
-          THREADS,
-          1,
-          0,
-          Pointer.to(kPool[l]),
-          Pointer.to(vPool[l]),
-          Pointer.to(k),
-          Pointer.to(v),
-          Pointer.to(locs),
-          ints(kvDim));
-      launch(
-          attention,
-          c.heads(),
-          n,
-          THREADS,
-          1,
-          maxCtx * Sizeof.FLOAT,
-          Pointer.to(att),
-          Pointer.to(q),
-          Pointer.to(kPool[l]),
-          Pointer.to(vPool[l]),
-          Pointer.to(reqTable),
-          Pointer.to(rows),
-          Pointer.to(positions),
-          ints(reqToToken.maxContextLen()),
-          ints(c.heads()),
-          ints(c.kvHeads()),
-          ints(c.headDim()));
-      gemm(xb, w.wo()[l], att, dim, dim, n);
-      elementwise(add, x, xb, (long) n * dim);
-      launch(
-          rmsnorm,
-          n,
-          1,
-          THREADS,
-          1,
-          0,
-          Pointer.to(xb),
-          Pointer.to(x),
-          Pointer.to(w.rmsFfn()[l]),
-          Pointer.to(new CUdeviceptr()),
-          ints(dim),
-          floats(c.normEps()));
-      gemm(hb, w.w1()[l], xb, hidden, dim, n);
-      gemm(hb2, w.w3()[l], xb, hidden, dim, n);
-      elementwise(swiglu, hb, hb2, (long) n * hidden);
-      gemm(xb, w.w2()[l], hb, dim, hidden, n);
-      elementwise(add, x, xb, (long) n * dim);
-    }
-    launch(
-        rmsnorm,
-        b,
-        1,
-        THREADS,
-        1,
-        0,
-        Pointer.to(last),
-        Pointer.to(x),
-        Pointer.to(w.rmsFinal()),
-        Pointer.to(lastIdx),
-        ints(dim),
-        floats(c.normEps()));
-    long logitsBytes = (long) b * c.vocabSize() * Sizeof.FLOAT;
-    if (logitsCapacity < b) {
-      if (logitsDev != null) {
-        cuMemFree(logitsDev);
-        allocations.remove(logitsDev);
+      if (batch.position(t) >= maxCtx) {
+        throw new IllegalArgumentException(
+            "position " + batch.position(t) + " is beyond the context length");
       }
-      logitsDev = alloc(logitsBytes);
-      logitsCapacity = b;
     }
-    gemm(logitsDev, w.classifier(), last, c.vocabSize(), dim, b);
-    cuCtxSynchronize();
-    cuMemcpyDtoH(Pointer.to(logits), logitsDev, logitsBytes);
-  }
-
-  /** Step integers in one copy; request-table rows of the batch's requests up to their length. */
-  private void uploadStep(ForwardBatch batch) {
-    int[] packed = inputs.pack(batch);
-    if (inputCapacity < inputs.length()) {
-      if (stepInts != null) {
-        cuMemFree(stepInts);
-        allocations.remove(stepInts);
+    boolean decode = batch.isDecode() && useGraphs;
+    int bucket = decode ? bucket(b) : n;
+    if (Math.max(n, bucket) > tokenCapacity) {
+      allocateWorkspace(Math.max(Math.max(n, bucket), 2 * tokenCapacity));
+    }
+    int[] packed = plan.pack(batch, reqToToken);
+    ensureStepCapacity(plan.length());
+    stepInts.position(0);
+    stepInts.put(packed, 0, plan.length());
+    cuMemcpyHtoDAsync(stepDev, stepHost, (long) plan.length() * Sizeof.INT, cu.stream());
+    if (decode) {
+      CUgraphExec g = graphs.get(bucket);
+      if (g == null) {
+        g = capture(bucket);
+        graphs.put(bucket, g);
       }
-      inputCapacity = Math.max(inputs.length(), inputCapacity * 2);
-      stepInts = alloc((long) inputCapacity * Sizeof.INT);
+      cuGraphLaunch(g, cu.stream());
+    } else {
+      launches.enqueue(n, b, false);
     }
-    cuMemcpyHtoD(stepInts, Pointer.to(packed), (long) inputs.length() * Sizeof.INT);
-    int maxCtx = reqToToken.maxContextLen();
-    int[] table = reqToToken.table();
-    for (int r = 0; r < batch.batchSize(); r++) {
-      int slot = batch.reqPoolIdx(r);
-      int len = batch.prefixLen(r) + batch.extendLen(r);
-      long off = (long) slot * maxCtx;
-      cuMemcpyHtoD(
-          at(reqTable, off),
-          Pointer.to(table).withByteOffset(off * Sizeof.INT),
-          (long) len * Sizeof.INT);
+    copyBack(batch, out);
+    for (int r = 0; r < b; r++) {
+      reqToToken.markSynced(batch.reqPoolIdx(r));
     }
   }
 
-  private static CUdeviceptr at(CUdeviceptr base, long ints) {
-    return base.withByteOffset(ints * Sizeof.INT);
+  static int bucket(int b) {
+    for (int k : BUCKETS) {
+      if (k >= b) {
+        return k;
+      }
+    }
+    return b;
   }
 
-  private void gemm(
-      CUdeviceptr out, CUdeviceptr weights, CUdeviceptr in, int rows, int cols, int tokens) {
-    launch(
-        matmul,
-        (rows + 31) / 32,
-        (tokens + 7) / 8,
-        32,
-        8,
-        0,
-        Pointer.to(out),
-        Pointer.to(weights),
-        Pointer.to(in),
-        ints(rows),
-        ints(cols),
-        ints(tokens));
+  private CUgraphExec capture(int bucket) {
+    CUgraph graph = new CUgraph();
+    cuStreamBeginCapture(cu.stream(), CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+    launches.enqueue(bucket, bucket, true);
+    cuStreamEndCapture(cu.stream(), graph);
+    CUgraphExec exec = new CUgraphExec();
+    cuGraphInstantiate(exec, graph, 0);
+    cuGraphDestroy(graph);
+    return exec;
   }
 
-  private void elementwise(CUfunction f, CUdeviceptr a, CUdeviceptr b, long n) {
-    int blocks = (int) Math.min(4096, (n + THREADS - 1) / THREADS);
-    launch(f, blocks, 1, THREADS, 1, 0, Pointer.to(a), Pointer.to(b), Pointer.to(new long[] {n}));
-  }
-
-  private static Pointer ints(int v) {
-    return Pointer.to(new int[] {v});
-  }
-
-  private static Pointer floats(float v) {
-    return Pointer.to(new float[] {v});
-  }
-
-  private static void launch(
-      CUfunction f, int gx, int gy, int bx, int by, int shared, Pointer... args) {
-    cuLaunchKernel(f, gx, gy, 1, bx, by, 1, shared, null, Pointer.to(args), null);
+  /** The greedy summary of every request, and the full rows of those that need them. */
+  private void copyBack(ForwardBatch batch, Logits out) {
+    int b = batch.batchSize();
+    int vocab = c.vocabSize();
+    long f = Sizeof.FLOAT;
+    cuMemcpyDtoHAsync(summaryHost, summary, 3L * requestCapacity * f, cu.stream());
+    int full = 0;
+    for (int r = 0; r < b; r++) {
+      if (!batch.isGreedyOnly(r)) {
+        full++;
+      }
+    }
+    if (full > 0) {
+      if (logitsHost == null) {
+        logitsHost = cu.allocHost((long) requestCapacity * vocab * f);
+        logitsFloats =
+            logitsHost
+                .getByteBuffer(0, (long) requestCapacity * vocab * f)
+                .order(ByteOrder.nativeOrder())
+                .asFloatBuffer();
+      }
+      int r = 0;
+      while (r < b) {
+        if (batch.isGreedyOnly(r)) {
+          r++;
+          continue;
+        }
+        int end = r;
+        while (end < b && !batch.isGreedyOnly(end)) {
+          end++;
+        }
+        long off = (long) r * vocab * f;
+        cuMemcpyDtoHAsync(
+            logitsHost.withByteOffset(off),
+            logits.withByteOffset(off),
+            (long) (end - r) * vocab * f,
+            cu.stream());
+        r = end;
+      }
+    }
+    cuStreamSynchronize(cu.stream());
+    out.reset(b);
+    for (int r = 0; r < b; r++) {
+      out.setGreedy(
+          r,
+          summaryInts.get(r),
+          summaryFloats.get(requestCapacity + r),
+          summaryFloats.get(2 * requestCapacity + r));
+      if (!batch.isGreedyOnly(r)) {
+        logitsFloats.position(r * vocab);
+        logitsFloats.get(out.rows(), r * vocab, vocab);
+        out.markFull(r);
+      }
+    }
   }
 
   @Override
   public void close() {
-    cuCtxSetCurrent(context);
-    for (CUdeviceptr p : allocations) {
-      cuMemFree(p);
+    cu.makeCurrent();
+    for (CUgraphExec g : graphs.values()) {
+      cuGraphExecDestroy(g);
     }
-    allocations.clear();
-    cuCtxDestroy(context);
+    graphs.clear();
+    cu.close();
+  }
+
+  // ---- launches ----
+
+  /** Every kernel launch of a step, with its argument block built once. */
+  private final class Launches {
+    private final int layers = c.layers();
+    private final String t = dtype.suffix();
+    private final Pointer update;
+    private final Pointer embed;
+    private final Pointer[] normAttn = new Pointer[layers];
+    private final Gemm[] qkvGemm = new Gemm[layers];
+    private final Pointer[] qkvPost = new Pointer[layers];
+    private final Pointer[] attFew = new Pointer[layers];
+    private final Pointer[] attMany = new Pointer[layers];
+    private final Pointer combine;
+    private final Gemm[] oGemm = new Gemm[layers];
+    private final Pointer[] normFfn = new Pointer[layers];
+    private final Gemm[] upGemm = new Gemm[layers];
+    private final Pointer swiglu;
+    private final Gemm[] downGemm = new Gemm[layers];
+    private final Pointer normLast;
+    private final Gemm lmGemm;
+    private final Pointer greedy;
+    private final int hd = c.headDim();
+    private final int manyRows = AttentionKernels.manyRows(hd);
+    private final CUfunction attFewFn =
+        cu.function(AttentionKernels.name(t, hd, StepPlan.FEW_ROWS));
+    private final CUfunction attManyFn = cu.function(AttentionKernels.name(t, hd, manyRows));
+    private final CUfunction updateFn = cu.function("update_req_to_token");
+    private final CUfunction embedFn = cu.function("embed_" + t);
+    private final CUfunction normFn = cu.function("rmsnorm_" + t);
+    private final CUfunction qkvPostFn = cu.function("qkv_post_" + t);
+    private final CUfunction combineFn = cu.function("attention_combine_" + t);
+    private final CUfunction swigluFn = cu.function("swiglu_" + t);
+    private final CUfunction greedyFn = cu.function("greedy_summary");
+    private final CUfunction reduceFn = cu.function("gemm_reduce");
+    private final Map<String, CUfunction> gemmFns = new HashMap<>();
+    private final boolean fewRowsDecode = c.groupSize() <= StepPlan.FEW_ROWS;
+
+    Launches() {
+      for (String v : new String[] {"s8", "s16", "s32", "s64", "l"}) {
+        gemmFns.put(v, cu.function("gemm_" + v + "_" + t));
+      }
+      float eps = c.normEps();
+      update = KernelArgs.of(stepDev, reqTable, maxCtx);
+      embed = KernelArgs.of(stepDev, x, w.embedding, c.dim(), dimP);
+      float scale = (float) (1.0 / Math.sqrt(hd));
+      int neox = c.rope().style() == RopeConfig.Style.NEOX ? 1 : 0;
+      for (int l = 0; l < layers; l++) {
+        CUdeviceptr kl = kCache.withByteOffset(l * layerKvElements * Sizeof.SHORT);
+        CUdeviceptr vl = vCache.withByteOffset(l * layerKvElements * Sizeof.SHORT);
+        normAttn[l] = KernelArgs.of(stepDev, xn, dimP, x, w.attnNorm[l], c.dim(), eps, 0);
+        qkvGemm[l] = new Gemm(qkvShape, StepPlan.H_N, w.qkv[l], xn, qkv, w.qkvBias[l], false);
+        qkvPost[l] =
+            KernelArgs.of(
+                stepDev,
+                qkv,
+                qf,
+                kl,
+                vl,
+                w.qNorm[l],
+                w.kNorm[l],
+                cos,
+                sin,
+                c.heads(),
+                c.kvHeads(),
+                hd,
+                neox,
+                eps);
+        attFew[l] = attentionArgs(kl, vl, scale, 0);
+        attMany[l] = attentionArgs(kl, vl, scale, 1);
+        oGemm[l] = new Gemm(oShape, StepPlan.H_N, w.wo[l], att, x, null, true);
+        normFfn[l] = KernelArgs.of(stepDev, xn, dimP, x, w.ffnNorm[l], c.dim(), eps, 0);
+        upGemm[l] = new Gemm(upShape, StepPlan.H_N, w.gateUp[l], xn, h, null, false);
+        downGemm[l] = new Gemm(downShape, StepPlan.H_N, w.down[l], hn, x, null, true);
+      }
+      combine = KernelArgs.of(stepDev, partM, partL, partAcc, att, qDimP, c.heads(), hd);
+      swiglu = KernelArgs.of(stepDev, hn, hiddenP, h, c.hiddenDim());
+      normLast = KernelArgs.of(stepDev, last, dimP, x, w.finalNorm, c.dim(), eps, 1);
+      lmGemm = new Gemm(lmShape, StepPlan.H_B, w.classifier, last, logits, null, false);
+      CUdeviceptr top = summary;
+      CUdeviceptr topLogit = summary.withByteOffset((long) requestCapacity * Sizeof.FLOAT);
+      CUdeviceptr logZ = summary.withByteOffset(2L * requestCapacity * Sizeof.FLOAT);
+      greedy = KernelArgs.of(stepDev, logits, c.vocabSize(), top, topLogit, logZ);
+    }
+
+    private Pointer attentionArgs(CUdeviceptr kl, CUdeviceptr vl, float scale, int list) {
+      return KernelArgs.of(
+          stepDev,
+          qf,
+          kl,
+          vl,
+          reqTable,
+          maxCtx,
+          att,
+          qDimP,
+          partM,
+          partL,
+          partAcc,
+          c.heads(),
+          c.kvHeads(),
+          scale,
+          list);
+    }
+
+    /**
+     * Enqueues a step of {@code n} tokens and {@code b} requests (in a graph: the bucket's sizes,
+     * the kernels reading the true ones from the step buffer).
+     */
+    void enqueue(int n, int b, boolean graph) {
+      String v = GemmShape.variant(n);
+      launch(updateFn, 32, 256, 0, update);
+      launch(embedFn, n, 128, 0, embed);
+      int sms = cu.multiprocessors();
+      int decodeGrid = Math.min(n * c.kvHeads(), 8 * sms);
+      int few = graph ? (fewRowsDecode ? decodeGrid : 0) : plan.itemsFewRows();
+      int many = graph ? (fewRowsDecode ? 0 : decodeGrid) : plan.itemsManyRows();
+      int combines = graph ? n * c.heads() : plan.combines() * c.heads();
+      for (int l = 0; l < layers; l++) {
+        launch(normFn, n, 256, 0, normAttn[l]);
+        qkvGemm[l].enqueue(v, n);
+        launch(qkvPostFn, n, 128, 0, qkvPost[l]);
+        if (few > 0) {
+          launch(
+              attFewFn,
+              Math.min(few, 8 * sms),
+              128,
+              AttentionKernels.sharedBytes(hd, StepPlan.FEW_ROWS),
+              attFew[l]);
+        }
+        if (many > 0) {
+          launch(
+              attManyFn,
+              Math.min(many, 8 * sms),
+              128,
+              AttentionKernels.sharedBytes(hd, manyRows),
+              attMany[l]);
+        }
+        if (combines > 0) {
+          launch(
+              combineFn,
+              Math.min(combines, 4 * sms),
+              Math.min(128, (hd + 31) / 32 * 32),
+              0,
+              combine);
+        }
+        oGemm[l].enqueue(v, n);
+        launch(normFn, n, 256, 0, normFfn[l]);
+        upGemm[l].enqueue(v, n);
+        launch(swigluFn, n, 256, 0, swiglu);
+        downGemm[l].enqueue(v, n);
+      }
+      launch(normFn, b, 256, 0, normLast);
+      lmGemm.enqueue(GemmShape.variant(b), b);
+      launch(greedyFn, b, 256, 0, greedy);
+    }
+
+    private void launch(CUfunction f, int blocks, int threads, int shared, Pointer args) {
+      cuLaunchKernel(f, Math.max(1, blocks), 1, 1, threads, 1, 1, shared, cu.stream(), args, null);
+    }
+
+    private void launch(
+        CUfunction f, int gx, int gy, int gz, int threads, int shared, Pointer args) {
+      cuLaunchKernel(f, gx, gy, gz, threads, 1, 1, shared, cu.stream(), args, null);
+    }
+
+    /** One matrix product: its argument blocks, and its split-K reduction when split. */
+    private final class Gemm {
+      private final GemmShape shape;
+      private final Pointer args;
+      private final Pointer reduceArgs;
+
+      Gemm(
+          GemmShape shape,
+          int nIndex,
+          CUdeviceptr weights,
+          CUdeviceptr in,
+          CUdeviceptr out,
+          CUdeviceptr bias,
+          boolean accumulate) {
+        this.shape = shape;
+        int acc = accumulate ? 1 : 0;
+        args =
+            KernelArgs.of(
+                stepDev,
+                nIndex,
+                weights,
+                in,
+                out,
+                splitWs,
+                bias,
+                shape.rows(),
+                shape.paddedCols(),
+                shape.rows(),
+                shape.colsPerSplit(),
+                shape.splits(),
+                acc);
+        reduceArgs =
+            KernelArgs.of(
+                stepDev,
+                nIndex,
+                splitWs,
+                out,
+                bias,
+                shape.rows(),
+                shape.rows(),
+                shape.splits(),
+                acc);
+      }
+
+      void enqueue(String variant, int tokens) {
+        int gx = (shape.rows() + GemmShape.tileRows(variant) - 1) / GemmShape.tileRows(variant);
+        int gy = (tokens + GemmShape.tileTokens(variant) - 1) / GemmShape.tileTokens(variant);
+        launch(
+            gemmFns.get(variant),
+            gx,
+            gy,
+            shape.splits(),
+            128,
+            GemmShape.sharedBytes(variant),
+            args);
+        if (shape.splits() > 1) {
+          long total = (long) tokens * shape.rows();
+          int blocks = (int) Math.min(4096, (total + 255) / 256);
+          launch(reduceFn, blocks, 1, 1, 256, 0, reduceArgs);
+        }
+      }
+    }
   }
 }

@@ -1,6 +1,7 @@
 package io.flinfer.runtime.forward;
 
 import io.flinfer.memcache.KvPool;
+import io.flinfer.memcache.KvStoreType;
 import io.flinfer.memcache.ReqToTokenPool;
 import io.flinfer.runtime.kernel.Attention;
 import io.flinfer.runtime.kernel.Ops;
@@ -12,6 +13,7 @@ import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.model.LlamaWeights;
 import io.flinfer.runtime.model.ModelConfig;
 import io.flinfer.runtime.tensor.WeightMatrix;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -25,12 +27,13 @@ public final class CpuModelRunner implements ModelRunner {
 
   private final ModelConfig c;
   private final LlamaWeights w;
-  private final KvPool kv;
+  private KvPool kv;
   private final ReqToTokenPool reqToToken;
   private final RopeTable rope;
   private final WorkerPool pool;
   private final MatMulTask matmul;
-  private final AttentionTask attention;
+  private final int threads;
+  private AttentionTask attention;
   private final SwiGluTask swiGlu = new SwiGluTask();
 
   private int capacity;
@@ -44,22 +47,60 @@ public final class CpuModelRunner implements ModelRunner {
   private float[] hb2;
   private float[] last = new float[0];
 
-  public CpuModelRunner(LlamaModel model, KvPool kv, ReqToTokenPool reqToToken, int threads) {
+  public CpuModelRunner(LlamaModel model, ReqToTokenPool reqToToken, int threads) {
     this.c = model.config();
     this.w = model.weights();
-    this.kv = kv;
     this.reqToToken = reqToToken;
-    if (kv.rowWidth() != c.kvDim() || kv.layers() != c.layers()) {
-      throw new IllegalArgumentException("KV pool shape does not match the model");
-    }
+    this.threads = threads;
     this.rope =
         RopeTable.of(
-            c.headDim(), Math.max(c.contextLength(), reqToToken.maxContextLen()), c.ropeTheta());
+            c.headDim(), Math.max(c.contextLength(), reqToToken.maxContextLen()), c.rope());
     this.pool = new WorkerPool(threads);
-    int maxCols = Math.max(c.dim(), c.hiddenDim());
+    int maxCols = Math.max(Math.max(c.dim(), c.qDim()), c.hiddenDim());
     this.matmul = new MatMulTask(threads, maxCols);
-    this.attention = new AttentionTask(threads, reqToToken.maxContextLen());
     ensureCapacity(16);
+  }
+
+  /** The runner over an existing pool (kernel tests that fill the pool themselves). */
+  public CpuModelRunner(LlamaModel model, KvPool kv, ReqToTokenPool reqToToken, int threads) {
+    this(model, reqToToken, threads);
+    useKv(kv);
+  }
+
+  @Override
+  public long weightBytesPerStep() {
+    return w.matrixBytes();
+  }
+
+  @Override
+  public DeviceMemory memory() {
+    return DirectMemory.now();
+  }
+
+  @Override
+  public List<KvStoreType> kvStoreTypes() {
+    return List.of(KvStoreType.FP32, KvStoreType.FP16, KvStoreType.BF16);
+  }
+
+  @Override
+  public void allocateKv(int size, int pageSize, KvStoreType type) {
+    useKv(new KvPool(size, c.layers(), c.kvHeads(), c.headDim(), pageSize, type));
+  }
+
+  private void useKv(KvPool pool) {
+    if (kv != null) {
+      throw new IllegalStateException("the KV pool is already allocated");
+    }
+    if (pool.rowWidth() != c.kvDim() || pool.layers() != c.layers()) {
+      throw new IllegalArgumentException("KV pool shape does not match the model");
+    }
+    this.kv = pool;
+    this.attention = new AttentionTask(threads, reqToToken.maxContextLen());
+  }
+
+  /** The KV pool, once allocated. */
+  public KvPool kvPool() {
+    return kv;
   }
 
   @Override
@@ -79,19 +120,24 @@ public final class CpuModelRunner implements ModelRunner {
     capacity = Math.max(tokens, capacity * 2);
     x = new float[capacity * c.dim()];
     xb = new float[capacity * c.dim()];
-    q = new float[capacity * c.dim()];
+    q = new float[capacity * c.qDim()];
     k = new float[capacity * c.kvDim()];
     v = new float[capacity * c.kvDim()];
-    att = new float[capacity * c.dim()];
+    att = new float[capacity * c.qDim()];
     hb = new float[capacity * c.hiddenDim()];
     hb2 = new float[capacity * c.hiddenDim()];
   }
 
   @Override
-  public void forward(ForwardBatch batch, float[] logits) {
+  public void forward(ForwardBatch batch, Logits out) {
+    if (kv == null) {
+      throw new IllegalStateException("allocateKv must be called before forward");
+    }
     int n = batch.numTokens();
     int dim = c.dim();
+    int qDim = c.qDim();
     int kvDim = c.kvDim();
+    int hd = c.headDim();
     int hidden = c.hiddenDim();
     ensureCapacity(n);
     for (int t = 0; t < n; t++) {
@@ -111,8 +157,17 @@ public final class CpuModelRunner implements ModelRunner {
       matmul(xb, n, w.wq()[l], q, w.wk()[l], k, w.wv()[l], v);
       for (int t = 0; t < n; t++) {
         int pos = batch.position(t);
-        Ops.rope(q, t * dim, dim, c.headDim(), rope, pos);
-        Ops.rope(k, t * kvDim, kvDim, c.headDim(), rope, pos);
+        if (c.qkvBias()) {
+          Ops.addBias(q, t * qDim, w.bq()[l]);
+          Ops.addBias(k, t * kvDim, w.bk()[l]);
+          Ops.addBias(v, t * kvDim, w.bv()[l]);
+        }
+        if (c.qkNorm()) {
+          Ops.headRmsNorm(q, t * qDim, qDim, hd, w.qNorm()[l], c.normEps());
+          Ops.headRmsNorm(k, t * kvDim, kvDim, hd, w.kNorm()[l], c.normEps());
+        }
+        Ops.rope(q, t * qDim, qDim, hd, rope, pos);
+        Ops.rope(k, t * kvDim, kvDim, hd, rope, pos);
       }
       kv.setKv(l, batch.outCacheLocArray(), 0, n, k, v);
       attention.startLayer(l);
@@ -136,7 +191,11 @@ public final class CpuModelRunner implements ModelRunner {
       int t = batch.tokenOffset(r) + batch.extendLen(r) - 1;
       Ops.rmsNorm(last, r * dim, x, t * dim, w.rmsFinal(), dim, c.normEps());
     }
-    matmul(last, b, w.classifier(), logits, null, null, null, null);
+    out.reset(b);
+    matmul(last, b, w.classifier(), out.rows(), null, null, null, null);
+    for (int r = 0; r < b; r++) {
+      out.markFull(r);
+    }
   }
 
   /** Multiply-adds of attention: every token against its whole context, keys and values. */
@@ -335,7 +394,7 @@ public final class CpuModelRunner implements ModelRunner {
     @Override
     public void run(int part, int parts) {
       int hd = c.headDim();
-      int dim = c.dim();
+      int dim = c.qDim();
       int[] table = reqToToken.table();
       int maxCtx = reqToToken.maxContextLen();
       int group = c.groupSize();
@@ -386,7 +445,7 @@ public final class CpuModelRunner implements ModelRunner {
       for (int k = 0; k < used; k++) {
         int r = p.members[p.token[u] + k / group];
         int t = batch.tokenOffset(r);
-        offsets[k] = t * c.dim() + (kvHead * group + k % group) * c.headDim();
+        offsets[k] = t * c.qDim() + (kvHead * group + k % group) * c.headDim();
         rows[k] = batch.reqPoolIdx(r) * maxCtx;
         lasts[k] = batch.position(t);
       }

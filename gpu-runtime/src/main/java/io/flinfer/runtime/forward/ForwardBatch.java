@@ -18,6 +18,7 @@ public final class ForwardBatch {
   private int[] prefixLens = new int[8];
   private int[] extendLens = new int[8];
   private int[] tokenOffsets = new int[8];
+  private boolean[] greedyOnly = new boolean[8];
   private int[] inputIds = new int[64];
   private int[] positions = new int[64];
   private int[] outCacheLoc = new int[64];
@@ -45,6 +46,7 @@ public final class ForwardBatch {
       prefixLens = Arrays.copyOf(prefixLens, n);
       extendLens = Arrays.copyOf(extendLens, n);
       tokenOffsets = Arrays.copyOf(tokenOffsets, n);
+      greedyOnly = Arrays.copyOf(greedyOnly, n);
     }
     if (numTokens + len > inputIds.length) {
       int n = Math.max(inputIds.length * 2, numTokens + len);
@@ -58,6 +60,7 @@ public final class ForwardBatch {
     prefixLens[r] = prefixLen;
     extendLens[r] = len;
     tokenOffsets[r] = numTokens;
+    greedyOnly[r] = false;
     System.arraycopy(ids, from, inputIds, numTokens, len);
     System.arraycopy(locs, locFrom, outCacheLoc, numTokens, len);
     for (int i = 0; i < len; i++) {
@@ -66,6 +69,20 @@ public final class ForwardBatch {
     }
     numTokens += len;
     return this;
+  }
+
+  /**
+   * Asks only for the last added request's greedy choice (see {@link Logits}): its sampling needs
+   * no more than the top token, so a device backend may skip copying its row of logits.
+   */
+  public ForwardBatch greedyOnly() {
+    greedyOnly[batchSize - 1] = true;
+    return this;
+  }
+
+  /** Whether request r needs only its greedy choice. */
+  public boolean isGreedyOnly(int r) {
+    return greedyOnly[r];
   }
 
   public int batchSize() {

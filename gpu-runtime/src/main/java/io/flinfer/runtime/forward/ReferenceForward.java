@@ -3,6 +3,7 @@ package io.flinfer.runtime.forward;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.model.LlamaWeights;
 import io.flinfer.runtime.model.ModelConfig;
+import io.flinfer.runtime.model.RopeConfig;
 import io.flinfer.runtime.tensor.WeightMatrix;
 
 /**
@@ -26,7 +27,6 @@ public final class ReferenceForward {
 
   /** Feeds the next token and returns the logits for the position after it. */
   public float[] next(int token) {
-    int dim = c.dim();
     int kvDim = c.kvDim();
     int hd = c.headDim();
     int pos = position++;
@@ -36,11 +36,20 @@ public final class ReferenceForward {
       float[] q = matvec(w.wq()[l], xb);
       float[] k = matvec(w.wk()[l], xb);
       float[] v = matvec(w.wv()[l], xb);
+      if (c.qkvBias()) {
+        add(q, w.bq()[l]);
+        add(k, w.bk()[l]);
+        add(v, w.bv()[l]);
+      }
+      if (c.qkNorm()) {
+        q = headNorm(q, w.qNorm()[l]);
+        k = headNorm(k, w.kNorm()[l]);
+      }
       rope(q, pos);
       rope(k, pos);
       System.arraycopy(k, 0, keyCache[l], pos * kvDim, kvDim);
       System.arraycopy(v, 0, valueCache[l], pos * kvDim, kvDim);
-      float[] out = new float[dim];
+      float[] out = new float[c.qDim()];
       for (int h = 0; h < c.heads(); h++) {
         int kvh = h / c.groupSize();
         float[] scores = new float[pos + 1];
@@ -104,17 +113,33 @@ public final class ReferenceForward {
     return out;
   }
 
+  /** Each head of {@code v} RMS-normalised with {@code weight}. */
+  private float[] headNorm(float[] v, float[] weight) {
+    int hd = c.headDim();
+    float[] out = new float[v.length];
+    for (int h = 0; h < v.length; h += hd) {
+      float[] head = java.util.Arrays.copyOfRange(v, h, h + hd);
+      System.arraycopy(rmsNorm(head, weight), 0, out, h, hd);
+    }
+    return out;
+  }
+
+  /** Pair i of each head, (2i, 2i+1) or with NEOX rope (i, i + hd/2), turned by pos * freq(i). */
   private void rope(float[] vec, int pos) {
     int hd = c.headDim();
-    for (int i = 0; i < vec.length; i += 2) {
-      int pair = (i % hd) / 2;
-      double angle = pos / Math.pow(c.ropeTheta(), (2.0 * pair) / hd);
-      double cos = Math.cos(angle);
-      double sin = Math.sin(angle);
-      double v0 = vec[i];
-      double v1 = vec[i + 1];
-      vec[i] = (float) (v0 * cos - v1 * sin);
-      vec[i + 1] = (float) (v0 * sin + v1 * cos);
+    boolean neox = c.rope().style() == RopeConfig.Style.NEOX;
+    for (int h = 0; h < vec.length; h += hd) {
+      for (int pair = 0; pair < hd / 2; pair++) {
+        int a = h + (neox ? pair : 2 * pair);
+        int b = a + (neox ? hd / 2 : 1);
+        double angle = pos * c.rope().frequency(pair, hd);
+        double cos = Math.cos(angle);
+        double sin = Math.sin(angle);
+        double v0 = vec[a];
+        double v1 = vec[b];
+        vec[a] = (float) (v0 * cos - v1 * sin);
+        vec[b] = (float) (v0 * sin + v1 * cos);
+      }
     }
   }
 

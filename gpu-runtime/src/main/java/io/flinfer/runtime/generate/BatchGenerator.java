@@ -1,11 +1,11 @@
 package io.flinfer.runtime.generate;
 
-import io.flinfer.memcache.KvPool;
 import io.flinfer.memcache.ReqToTokenPool;
 import io.flinfer.memcache.SimpleTokenToKvPoolAllocator;
 import io.flinfer.memcache.TokenToKvPoolAllocator;
 import io.flinfer.runtime.forward.CpuModelRunner;
 import io.flinfer.runtime.forward.ForwardBatch;
+import io.flinfer.runtime.forward.Logits;
 import io.flinfer.runtime.forward.ModelRunner;
 import io.flinfer.runtime.forward.ModelRunnerFactory;
 import io.flinfer.runtime.model.LlamaModel;
@@ -25,7 +25,7 @@ public final class BatchGenerator implements AutoCloseable {
   private final ModelRunner runner;
   private final Sampler sampler;
   private final ForwardBatch batch = new ForwardBatch();
-  private float[] logits = new float[0];
+  private final Logits logits;
 
   public BatchGenerator(LlamaModel model, int maxBatch, int maxContext, int threads) {
     this(model, maxBatch, maxContext, threads, CpuModelRunner::new);
@@ -37,15 +37,9 @@ public final class BatchGenerator implements AutoCloseable {
     int ctx = Math.min(maxContext, model.config().contextLength());
     this.reqToToken = new ReqToTokenPool(maxBatch, ctx);
     this.allocator = new SimpleTokenToKvPoolAllocator(maxBatch * ctx);
-    KvPool kv =
-        new KvPool(
-            maxBatch * ctx,
-            model.config().layers(),
-            model.config().kvHeads(),
-            model.config().headDim(),
-            1);
-    this.runner = backend.create(model, kv, reqToToken, threads);
+    this.runner = backend.createWithKv(model, reqToToken, threads, maxBatch * ctx);
     this.sampler = new Sampler(model.config().vocabSize());
+    this.logits = new Logits(model.config().vocabSize());
   }
 
   public int maxContext() {
@@ -58,10 +52,6 @@ public final class BatchGenerator implements AutoCloseable {
     if (n > reqToToken.availableSize()) {
       throw new IllegalArgumentException(
           n + " requests exceed the batch limit " + reqToToken.availableSize());
-    }
-    int vocab = model.config().vocabSize();
-    if (logits.length < n * vocab) {
-      logits = new float[n * vocab];
     }
     int[] slot = new int[n];
     int[][] history = new int[n][];
@@ -87,6 +77,9 @@ public final class BatchGenerator implements AutoCloseable {
         System.arraycopy(loc, 0, kvSlots[r], 0, promptLen);
         reqToToken.write(slot[r], 0, loc);
         batch.add(slot[r], 0, q.promptIds(), 0, promptLen, loc, 0);
+        if (greedyOnly(q)) {
+          batch.greedyOnly();
+        }
         done[r] = q.maxNewTokens() == 0;
       }
       int[] order = new int[n];
@@ -107,13 +100,7 @@ public final class BatchGenerator implements AutoCloseable {
           GenerationRequest q = requests.get(r);
           int tok =
               sampler.sample(
-                  logits,
-                  b * vocab,
-                  q.params(),
-                  history[r],
-                  q.promptIds().length,
-                  len[r],
-                  produced[r]);
+                  logits, b, q.params(), history[r], q.promptIds().length, len[r], produced[r]);
           history[r][len[r]++] = tok;
           listener.onToken(r, produced[r], tok, sampler.lastLogprob());
           produced[r]++;
@@ -136,6 +123,9 @@ public final class BatchGenerator implements AutoCloseable {
           reqToToken.write(slot[r], len[r] - 1, loc);
           one[0] = history[r][len[r] - 1];
           batch.add(slot[r], len[r] - 1, one, 0, 1, loc, 0);
+          if (greedyOnly(requests.get(r))) {
+            batch.greedyOnly();
+          }
         }
       }
       int[][] out = new int[n][];
@@ -154,6 +144,10 @@ public final class BatchGenerator implements AutoCloseable {
         }
       }
     }
+  }
+
+  private static boolean greedyOnly(GenerationRequest q) {
+    return q.params().isGreedy() && !q.params().hasPenalties();
   }
 
   private static int countAllocated(int[] slots, int upTo) {

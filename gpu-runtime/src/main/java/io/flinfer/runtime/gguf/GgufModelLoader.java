@@ -4,43 +4,176 @@ import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.model.LlamaWeights;
 import io.flinfer.runtime.model.ModelConfig;
 import io.flinfer.runtime.model.ModelFormatException;
+import io.flinfer.runtime.model.RopeConfig;
 import io.flinfer.runtime.tensor.GgmlType;
 import io.flinfer.runtime.tensor.WeightMatrix;
 import io.flinfer.runtime.tokenizer.Tokenizer;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
 
-/** Loads a {@code llama}-architecture GGUF model with the tokenizer in its metadata. */
+/**
+ * Loads a GGUF model of a supported family ({@link ModelFamily}) with the tokenizer in its
+ * metadata. Everything in the file that would change the math is either implemented or a load error
+ * naming the key or tensor: never silently ignored.
+ */
 public final class GgufModelLoader {
+  /** Metadata keys (after the architecture prefix) whose meaning Flinfer does not implement. */
+  private static final List<String> UNSUPPORTED_KEYS =
+      List.of(
+          "expert_count",
+          "attention.layer_norm_epsilon",
+          "attention.clamp_kqv",
+          "attention.scale",
+          "attn_logit_softcapping",
+          "final_logit_softcapping",
+          "logit_softcapping",
+          "embedding_scale",
+          "residual_scale",
+          "logit_scale");
+
+  private static final Set<String> LAYER_TENSORS =
+      Set.of(
+          "attn_norm.weight",
+          "attn_q.weight",
+          "attn_k.weight",
+          "attn_v.weight",
+          "attn_qkv.weight",
+          "attn_q.bias",
+          "attn_k.bias",
+          "attn_v.bias",
+          "attn_q_norm.weight",
+          "attn_k_norm.weight",
+          "attn_output.weight",
+          "ffn_norm.weight",
+          "ffn_gate.weight",
+          "ffn_up.weight",
+          "ffn_down.weight");
+
+  private static final Set<String> MODEL_TENSORS =
+      Set.of("token_embd.weight", "output_norm.weight", "output.weight", "rope_freqs.weight");
+
   private GgufModelLoader() {}
 
   public static LlamaModel load(Path path) {
     GgufFile f = GgufFile.open(path);
     String name = path.toString();
     String arch = f.getString("general.architecture", null);
-    if (!"llama".equals(arch)) {
-      throw new ModelFormatException(name, "architecture " + arch + " is not supported (llama is)");
+    ModelFamily family = ModelFamily.of(arch);
+    if (family == null) {
+      throw new ModelFormatException(
+          name, "architecture " + arch + " is not supported (" + ModelFamily.supported() + " are)");
     }
+    String k = arch + ".";
+    for (String key : UNSUPPORTED_KEYS) {
+      Object v = f.get(k + key);
+      if (v != null && !(v instanceof Number && ((Number) v).doubleValue() == 0)) {
+        throw new ModelFormatException(
+            name, "metadata " + k + key + " = " + v + " changes the model's math: not supported");
+      }
+    }
+    checkTensorNames(f, name);
     Tokenizer tokenizer = GgufTokenizers.read(f);
-    int dim = f.requireInt("llama.embedding_length");
-    int heads = f.requireInt("llama.attention.head_count");
+    int dim = f.requireInt(k + "embedding_length");
+    int heads = f.requireInt(k + "attention.head_count");
+    int kvHeads = f.getInt(k + "attention.head_count_kv", heads);
+    int headDim = f.getInt(k + "attention.key_length", dim / heads);
+    int valueDim = f.getInt(k + "attention.value_length", headDim);
+    if (valueDim != headDim) {
+      throw new ModelFormatException(
+          name, "value heads of " + valueDim + " with key heads of " + headDim + ": not supported");
+    }
+    int rot = f.getInt(k + "rope.dimension_count", headDim);
+    if (rot != headDim) {
+      throw new ModelFormatException(
+          name, "partial RoPE (" + rot + " of " + headDim + " dims) is not supported");
+    }
+    int context = f.requireInt(k + "context_length");
+    int window = f.getInt(k + "attention.sliding_window", 0);
+    if (window > 0 && window < context) {
+      // Within the window, sliding-window attention is plain causal attention.
+      System.err.printf(
+          "%s: sliding window of %d positions, shorter than the context of %d: serving contexts"
+              + " up to %d%n",
+          path.getFileName(), window, context, window);
+      context = window;
+    }
+    boolean bias = f.tensors().containsKey("blk.0.attn_q.bias");
+    boolean qkNorm = f.tensors().containsKey("blk.0.attn_q_norm.weight");
     ModelConfig config =
         new ModelConfig(
+            arch,
             dim,
-            f.requireInt("llama.feed_forward_length"),
-            f.requireInt("llama.block_count"),
+            f.requireInt(k + "feed_forward_length"),
+            f.requireInt(k + "block_count"),
             heads,
-            f.getInt("llama.attention.head_count_kv", heads),
+            kvHeads,
+            headDim,
             tokenizer.vocabSize(),
-            f.requireInt("llama.context_length"),
-            f.getFloat("llama.rope.freq_base", 10000f),
-            f.getFloat("llama.attention.layer_norm_rms_epsilon", 1e-5f));
-    int rot = f.getInt("llama.rope.dimension_count", config.headDim());
-    if (rot != config.headDim()) {
+            context,
+            f.getFloat(k + "attention.layer_norm_rms_epsilon", 1e-5f),
+            rope(f, k, family, headDim, name),
+            bias,
+            qkNorm);
+    LlamaWeights weights = weights(f, config, name);
+    weights.validate(config, name);
+    return new LlamaModel(path.getFileName().toString(), config, weights, tokenizer);
+  }
+
+  /** Every tensor must be one the forward pass reads: an unknown one would be silently unused. */
+  private static void checkTensorNames(GgufFile f, String name) {
+    for (String t : f.tensors().keySet()) {
+      if (MODEL_TENSORS.contains(t)) {
+        continue;
+      }
+      if (t.startsWith("blk.")) {
+        int dot = t.indexOf('.', 4);
+        if (dot > 0 && LAYER_TENSORS.contains(t.substring(dot + 1))) {
+          continue;
+        }
+      }
       throw new ModelFormatException(
-          name, "partial RoPE (" + rot + " of " + config.headDim() + " dims) is not supported");
+          name, "tensor " + t + " is not part of any forward pass Flinfer implements");
     }
-    int layers = config.layers();
+  }
+
+  private static RopeConfig rope(
+      GgufFile f, String k, ModelFamily family, int headDim, String name) {
+    float theta = f.getFloat(k + "rope.freq_base", 10000f);
+    float[] factors = null;
+    if (f.tensors().containsKey("rope_freqs.weight")) {
+      factors = vector(f, "rope_freqs.weight");
+    }
+    String scaling = f.getString(k + "rope.scaling.type", "none");
+    switch (scaling) {
+      case "none":
+        break;
+      case "linear":
+        {
+          float factor = f.getFloat(k + "rope.scaling.factor", 1f);
+          if (!(factor > 0)) {
+            throw new ModelFormatException(name, "rope.scaling.factor must be positive");
+          }
+          if (factors == null) {
+            factors = new float[headDim / 2];
+            java.util.Arrays.fill(factors, 1f);
+          }
+          for (int i = 0; i < factors.length; i++) {
+            factors[i] *= factor;
+          }
+          break;
+        }
+      default:
+        throw new ModelFormatException(
+            name, "metadata " + k + "rope.scaling.type = " + scaling + " is not supported");
+    }
+    return new RopeConfig(family.ropeStyle(), theta, factors);
+  }
+
+  private static LlamaWeights weights(GgufFile f, ModelConfig c, String name) {
+    int layers = c.layers();
     WeightMatrix embedding = matrix(f, "token_embd.weight");
     WeightMatrix classifier =
         f.tensors().containsKey("output.weight") ? matrix(f, "output.weight") : embedding;
@@ -53,34 +186,73 @@ public final class GgufModelLoader {
     WeightMatrix[] w1 = new WeightMatrix[layers];
     WeightMatrix[] w2 = new WeightMatrix[layers];
     WeightMatrix[] w3 = new WeightMatrix[layers];
+    float[][] bq = c.qkvBias() ? new float[layers][] : null;
+    float[][] bk = c.qkvBias() ? new float[layers][] : null;
+    float[][] bv = c.qkvBias() ? new float[layers][] : null;
+    float[][] qNorm = c.qkNorm() ? new float[layers][] : null;
+    float[][] kNorm = c.qkNorm() ? new float[layers][] : null;
     for (int l = 0; l < layers; l++) {
       String p = "blk." + l + ".";
       rmsAtt[l] = vector(f, p + "attn_norm.weight");
       rmsFfn[l] = vector(f, p + "ffn_norm.weight");
-      wq[l] = matrix(f, p + "attn_q.weight");
-      wk[l] = matrix(f, p + "attn_k.weight");
-      wv[l] = matrix(f, p + "attn_v.weight");
+      if (f.tensors().containsKey(p + "attn_qkv.weight")) {
+        // Fused projection: rows q, then k, then v.
+        WeightMatrix qkv = matrix(f, p + "attn_qkv.weight");
+        if (qkv.rows() != c.qDim() + 2 * c.kvDim()) {
+          throw new ModelFormatException(
+              name, p + "attn_qkv has " + qkv.rows() + " rows, expected q + k + v");
+        }
+        wq[l] = qkv.rows(0, c.qDim());
+        wk[l] = qkv.rows(c.qDim(), c.kvDim());
+        wv[l] = qkv.rows(c.qDim() + c.kvDim(), c.kvDim());
+      } else {
+        wq[l] = matrix(f, p + "attn_q.weight");
+        wk[l] = matrix(f, p + "attn_k.weight");
+        wv[l] = matrix(f, p + "attn_v.weight");
+      }
       wo[l] = matrix(f, p + "attn_output.weight");
-      w1[l] = matrix(f, p + "ffn_gate.weight");
       w2[l] = matrix(f, p + "ffn_down.weight");
-      w3[l] = matrix(f, p + "ffn_up.weight");
+      if (f.tensors().containsKey(p + "ffn_gate.weight")) {
+        w1[l] = matrix(f, p + "ffn_gate.weight");
+        w3[l] = matrix(f, p + "ffn_up.weight");
+      } else {
+        // Fused gate and up projections: rows gate, then up.
+        WeightMatrix up = matrix(f, p + "ffn_up.weight");
+        if (up.rows() != 2 * c.hiddenDim()) {
+          throw new ModelFormatException(
+              name, p + "ffn_up has " + up.rows() + " rows and there is no ffn_gate");
+        }
+        w1[l] = up.rows(0, c.hiddenDim());
+        w3[l] = up.rows(c.hiddenDim(), c.hiddenDim());
+      }
+      if (c.qkvBias()) {
+        bq[l] = vector(f, p + "attn_q.bias");
+        bk[l] = vector(f, p + "attn_k.bias");
+        bv[l] = vector(f, p + "attn_v.bias");
+      }
+      if (c.qkNorm()) {
+        qNorm[l] = vector(f, p + "attn_q_norm.weight");
+        kNorm[l] = vector(f, p + "attn_k_norm.weight");
+      }
     }
-    LlamaWeights weights =
-        new LlamaWeights(
-            embedding,
-            rmsAtt,
-            wq,
-            wk,
-            wv,
-            wo,
-            rmsFfn,
-            w1,
-            w2,
-            w3,
-            vector(f, "output_norm.weight"),
-            classifier);
-    weights.validate(config, name);
-    return new LlamaModel(path.getFileName().toString(), config, weights, tokenizer);
+    return new LlamaWeights(
+        embedding,
+        rmsAtt,
+        wq,
+        wk,
+        wv,
+        wo,
+        rmsFfn,
+        w1,
+        w2,
+        w3,
+        vector(f, "output_norm.weight"),
+        classifier,
+        bq,
+        bk,
+        bv,
+        qNorm,
+        kNorm);
   }
 
   private static GgufFile.TensorInfo info(GgufFile f, String tensor) {
@@ -106,5 +278,10 @@ public final class GgufModelLoader {
     float[] v = new float[n];
     WeightMatrix.of(GgmlType.byId(t.typeId()), f.map(t), 1, n).decodeRow(0, v, 0);
     return v;
+  }
+
+  /** For tests: the set of per-layer tensor names the loader reads. */
+  static Set<String> layerTensorNames() {
+    return new HashSet<>(LAYER_TENSORS);
   }
 }

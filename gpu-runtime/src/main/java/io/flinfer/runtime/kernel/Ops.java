@@ -19,23 +19,45 @@ public final class Ops {
     }
   }
 
-  /** Rotates adjacent pairs (2i, 2i+1) of each head by the angles of {@code position}. */
+  /**
+   * Rotates each head's pairs by the angles of {@code position}: adjacent pairs (2i, 2i+1), or with
+   * NEOX-style rope the halves (i, i + headDim/2).
+   */
   public static void rope(
       float[] v, int off, int width, int headDim, RopeTable rope, int position) {
     float[] cos = rope.cos();
     float[] sin = rope.sin();
     int half = headDim / 2;
     int base = position * half;
+    int stride = rope.pairStride();
+    int step = stride == 1 ? 2 : 1;
     for (int h = 0; h < width; h += headDim) {
       for (int i = 0; i < half; i++) {
-        int p = off + h + 2 * i;
+        int p = off + h + i * step;
         float c = cos[base + i];
         float s = sin[base + i];
         float v0 = v[p];
-        float v1 = v[p + 1];
+        float v1 = v[p + stride];
         v[p] = v0 * c - v1 * s;
-        v[p + 1] = v0 * s + v1 * c;
+        v[p + stride] = v0 * s + v1 * c;
       }
+    }
+  }
+
+  /**
+   * RMS-normalises each of the {@code width / headDim} heads at {@code v[off..]} in place with the
+   * per-head weights {@code w} (Qwen3's q/k norm).
+   */
+  public static void headRmsNorm(float[] v, int off, int width, int headDim, float[] w, float eps) {
+    for (int h = off; h < off + width; h += headDim) {
+      rmsNorm(v, h, v, h, w, headDim, eps);
+    }
+  }
+
+  /** {@code v[off + i] += b[i]} for every i of {@code b}. */
+  public static void addBias(float[] v, int off, float[] b) {
+    for (int i = 0; i < b.length; i++) {
+      v[off + i] += b[i];
     }
   }
 

@@ -3,8 +3,9 @@ package io.flinfer.runtime.model;
 import io.flinfer.runtime.tensor.WeightMatrix;
 
 /**
- * Every weight of a Llama model. Matrices stay in their (mapped) files; only the small norm vectors
- * are on the heap.
+ * Every weight of a model. Matrices stay in their (mapped) files; only the small vectors (norms,
+ * biases) are on the heap. The optional tensors are null when the model has none: {@code bq, bk,
+ * bv} (Qwen2's projection biases), {@code qNorm, kNorm} (Qwen3's per-head q/k RMSNorm weights).
  */
 public record LlamaWeights(
     WeightMatrix tokenEmbedding,
@@ -18,7 +19,51 @@ public record LlamaWeights(
     WeightMatrix[] w2,
     WeightMatrix[] w3,
     float[] rmsFinal,
-    WeightMatrix classifier) {
+    WeightMatrix classifier,
+    float[][] bq,
+    float[][] bk,
+    float[][] bv,
+    float[][] qNorm,
+    float[][] kNorm) {
+
+  /** A Llama-2-style model: no biases, no q/k norms. */
+  public LlamaWeights(
+      WeightMatrix tokenEmbedding,
+      float[][] rmsAtt,
+      WeightMatrix[] wq,
+      WeightMatrix[] wk,
+      WeightMatrix[] wv,
+      WeightMatrix[] wo,
+      float[][] rmsFfn,
+      WeightMatrix[] w1,
+      WeightMatrix[] w2,
+      WeightMatrix[] w3,
+      float[] rmsFinal,
+      WeightMatrix classifier) {
+    this(
+        tokenEmbedding,
+        rmsAtt,
+        wq,
+        wk,
+        wv,
+        wo,
+        rmsFfn,
+        w1,
+        w2,
+        w3,
+        rmsFinal,
+        classifier,
+        null,
+        null,
+        null,
+        null,
+        null);
+  }
+
+  /** Whether the classifier is the token embedding (tied embeddings). */
+  public boolean tiedEmbeddings() {
+    return classifier == tokenEmbedding;
+  }
 
   /** Bytes of weights read by one forward step (every matrix once). */
   public long matrixBytes() {
@@ -34,22 +79,51 @@ public record LlamaWeights(
   public void validate(ModelConfig c, String source) {
     expect(tokenEmbedding, c.vocabSize(), c.dim(), "token embedding", source);
     expect(classifier, c.vocabSize(), c.dim(), "classifier", source);
-    if (rmsFinal.length != c.dim()) {
-      throw new ModelFormatException(
-          source, "final norm has " + rmsFinal.length + " values, expected " + c.dim());
-    }
+    vector(rmsFinal, c.dim(), "final norm", source);
     for (int l = 0; l < c.layers(); l++) {
-      expect(wq[l], c.dim(), c.dim(), "layer " + l + " wq", source);
-      expect(wk[l], c.kvDim(), c.dim(), "layer " + l + " wk", source);
-      expect(wv[l], c.kvDim(), c.dim(), "layer " + l + " wv", source);
-      expect(wo[l], c.dim(), c.dim(), "layer " + l + " wo", source);
-      expect(w1[l], c.hiddenDim(), c.dim(), "layer " + l + " w1", source);
-      expect(w2[l], c.dim(), c.hiddenDim(), "layer " + l + " w2", source);
-      expect(w3[l], c.hiddenDim(), c.dim(), "layer " + l + " w3", source);
-      if (rmsAtt[l].length != c.dim() || rmsFfn[l].length != c.dim()) {
-        throw new ModelFormatException(
-            source, "layer " + l + " norm weights do not have " + c.dim() + " values");
+      String p = "layer " + l + " ";
+      expect(wq[l], c.qDim(), c.dim(), p + "wq", source);
+      expect(wk[l], c.kvDim(), c.dim(), p + "wk", source);
+      expect(wv[l], c.kvDim(), c.dim(), p + "wv", source);
+      expect(wo[l], c.dim(), c.qDim(), p + "wo", source);
+      expect(w1[l], c.hiddenDim(), c.dim(), p + "w1", source);
+      expect(w2[l], c.dim(), c.hiddenDim(), p + "w2", source);
+      expect(w3[l], c.hiddenDim(), c.dim(), p + "w3", source);
+      vector(rmsAtt[l], c.dim(), p + "attention norm", source);
+      vector(rmsFfn[l], c.dim(), p + "feed-forward norm", source);
+    }
+    optional(c.qkvBias(), bq, c.qDim(), c, "q bias", source);
+    optional(c.qkvBias(), bk, c.kvDim(), c, "k bias", source);
+    optional(c.qkvBias(), bv, c.kvDim(), c, "v bias", source);
+    optional(c.qkNorm(), qNorm, c.headDim(), c, "q norm", source);
+    optional(c.qkNorm(), kNorm, c.headDim(), c, "k norm", source);
+  }
+
+  private static void optional(
+      boolean present, float[][] v, int n, ModelConfig c, String what, String source) {
+    if (!present) {
+      if (v != null) {
+        throw new ModelFormatException(source, what + " given but the model does not use it");
       }
+      return;
+    }
+    if (v == null || v.length != c.layers()) {
+      throw new ModelFormatException(source, what + " is missing");
+    }
+    for (int l = 0; l < v.length; l++) {
+      vector(v[l], n, "layer " + l + " " + what, source);
+    }
+  }
+
+  private static void vector(float[] v, int n, String what, String source) {
+    if (v == null || v.length != n) {
+      throw new ModelFormatException(
+          source,
+          what
+              + " has "
+              + (v == null ? "no" : String.valueOf(v.length))
+              + " values, expected "
+              + n);
     }
   }
 

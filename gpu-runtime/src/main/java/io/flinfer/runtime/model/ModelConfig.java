@@ -1,51 +1,108 @@
 package io.flinfer.runtime.model;
 
 /**
- * The shape of a Llama-architecture model.
+ * The description of a decoder-only transformer that one forward pass serves. What differs between
+ * model families (Llama, Qwen2, Qwen3, Phi-3) is data here: the head width, the rope, whether the
+ * q/k/v projections carry biases and whether queries and keys are RMS-normalised per head. Fused
+ * tensors in a file (Phi-3's {@code attn_qkv}) are split into views when loading, so they need no
+ * flag.
  *
+ * @param architecture the family's name as GGUF spells it ({@code llama}, {@code qwen2}, ...)
  * @param dim model width
  * @param hiddenDim feed-forward width
  * @param layers transformer blocks
  * @param heads query heads
  * @param kvHeads key/value heads (fewer than {@code heads} under grouped-query attention)
+ * @param headDim values per head (Qwen3: not {@code dim / heads})
  * @param vocabSize tokens in the vocabulary
  * @param contextLength the longest sequence the model takes
- * @param ropeTheta RoPE base frequency
  * @param normEps RMSNorm epsilon
+ * @param rope how positions rotate queries and keys
+ * @param qkvBias whether q, k and v have biases (Qwen2)
+ * @param qkNorm whether q and k are RMS-normalised per head before the rope (Qwen3)
  */
 public record ModelConfig(
+    String architecture,
     int dim,
     int hiddenDim,
     int layers,
     int heads,
     int kvHeads,
+    int headDim,
     int vocabSize,
     int contextLength,
-    float ropeTheta,
-    float normEps) {
+    float normEps,
+    RopeConfig rope,
+    boolean qkvBias,
+    boolean qkNorm) {
 
   public ModelConfig {
-    if (dim <= 0 || hiddenDim <= 0 || layers <= 0 || heads <= 0 || kvHeads <= 0) {
+    if (dim <= 0 || hiddenDim <= 0 || layers <= 0 || heads <= 0 || kvHeads <= 0 || headDim <= 0) {
       throw new IllegalArgumentException(
-          "model dimensions must be positive: " + describe(dim, hiddenDim, layers, heads, kvHeads));
-    }
-    if (dim % heads != 0) {
-      throw new IllegalArgumentException("dim " + dim + " is not a multiple of heads " + heads);
+          "model dimensions must be positive: "
+              + describe(dim, hiddenDim, layers, heads, kvHeads, headDim));
     }
     if (heads % kvHeads != 0) {
       throw new IllegalArgumentException(
           "heads " + heads + " is not a multiple of kv heads " + kvHeads);
     }
-    if ((dim / heads) % 2 != 0) {
-      throw new IllegalArgumentException("head size " + dim / heads + " must be even for RoPE");
+    if (headDim % 2 != 0) {
+      throw new IllegalArgumentException("head size " + headDim + " must be even for RoPE");
     }
     if (vocabSize <= 0 || contextLength <= 0) {
       throw new IllegalArgumentException(
           "vocab size and context length must be positive: " + vocabSize + ", " + contextLength);
     }
+    if (rope == null) {
+      throw new IllegalArgumentException("a rope description is required");
+    }
+    if (rope.freqFactors() != null && rope.freqFactors().length != headDim / 2) {
+      throw new IllegalArgumentException(
+          "rope frequency factors have "
+              + rope.freqFactors().length
+              + " values, a head of "
+              + headDim
+              + " needs "
+              + headDim / 2);
+    }
   }
 
-  private static String describe(int dim, int hiddenDim, int layers, int heads, int kvHeads) {
+  /** A Llama-2-style model: head width dim / heads, adjacent-pair rope, no biases or q/k norms. */
+  public ModelConfig(
+      int dim,
+      int hiddenDim,
+      int layers,
+      int heads,
+      int kvHeads,
+      int vocabSize,
+      int contextLength,
+      float ropeTheta,
+      float normEps) {
+    this(
+        "llama",
+        dim,
+        hiddenDim,
+        layers,
+        heads,
+        kvHeads,
+        checkedHeadDim(dim, heads),
+        vocabSize,
+        contextLength,
+        normEps,
+        RopeConfig.normal(ropeTheta),
+        false,
+        false);
+  }
+
+  private static int checkedHeadDim(int dim, int heads) {
+    if (heads <= 0 || dim <= 0 || dim % heads != 0) {
+      throw new IllegalArgumentException("dim " + dim + " is not a multiple of heads " + heads);
+    }
+    return dim / heads;
+  }
+
+  private static String describe(
+      int dim, int hiddenDim, int layers, int heads, int kvHeads, int headDim) {
     return "dim="
         + dim
         + " hidden="
@@ -55,15 +112,18 @@ public record ModelConfig(
         + " heads="
         + heads
         + " kvHeads="
-        + kvHeads;
+        + kvHeads
+        + " headDim="
+        + headDim;
   }
 
-  public int headDim() {
-    return dim / heads;
+  /** Width of all query heads together: the attention's output width. */
+  public int qDim() {
+    return heads * headDim;
   }
 
   public int kvDim() {
-    return kvHeads * headDim();
+    return kvHeads * headDim;
   }
 
   /** Query heads per KV head. */
@@ -71,9 +131,43 @@ public record ModelConfig(
     return heads / kvHeads;
   }
 
+  public float ropeTheta() {
+    return rope.theta();
+  }
+
   public ModelConfig withContextLength(int contextLength) {
     return new ModelConfig(
-        dim, hiddenDim, layers, heads, kvHeads, vocabSize, contextLength, ropeTheta, normEps);
+        architecture,
+        dim,
+        hiddenDim,
+        layers,
+        heads,
+        kvHeads,
+        headDim,
+        vocabSize,
+        contextLength,
+        normEps,
+        rope,
+        qkvBias,
+        qkNorm);
+  }
+
+  @Override
+  public String toString() {
+    return architecture
+        + "["
+        + describe(dim, hiddenDim, layers, heads, kvHeads, headDim)
+        + " vocab="
+        + vocabSize
+        + " ctx="
+        + contextLength
+        + " eps="
+        + normEps
+        + " rope="
+        + rope
+        + (qkvBias ? " qkv-bias" : "")
+        + (qkNorm ? " qk-norm" : "")
+        + "]";
   }
 
   /** Llama 2 110M shapes (the largest llama2.c TinyStories model), with a 32k vocabulary. */

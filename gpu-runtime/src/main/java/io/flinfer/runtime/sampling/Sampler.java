@@ -1,5 +1,6 @@
 package io.flinfer.runtime.sampling;
 
+import io.flinfer.runtime.forward.Logits;
 import io.flinfer.runtime.kernel.FastExp;
 import java.util.Arrays;
 
@@ -14,6 +15,7 @@ public final class Sampler {
 
   private final int vocab;
   private final float[] work;
+  private final float[] probs;
   private final int[] counts;
   private long[] packed;
   private float lastLogprob;
@@ -21,6 +23,7 @@ public final class Sampler {
   public Sampler(int vocab) {
     this.vocab = vocab;
     this.work = new float[vocab];
+    this.probs = new float[vocab];
     this.counts = new int[vocab];
     this.packed = new long[256];
   }
@@ -28,6 +31,28 @@ public final class Sampler {
   /** The log-probability of the token the last {@link #sample} call chose. */
   public float lastLogprob() {
     return lastLogprob;
+  }
+
+  /**
+   * Chooses token number {@code index} of request {@code r} of a step's {@link Logits}: from its
+   * full row, or, where the step gave only the greedy summary, that token.
+   */
+  public int sample(
+      Logits logits,
+      int r,
+      SamplingParams p,
+      int[] history,
+      int promptLen,
+      int historyLen,
+      long index) {
+    if (logits.isFull(r)) {
+      return sample(logits.rows(), r * vocab, p, history, promptLen, historyLen, index);
+    }
+    if (!p.isGreedy() || p.hasPenalties()) {
+      throw new IllegalStateException("request " + r + " needs its full row of logits");
+    }
+    lastLogprob = logits.maxLogit(r) - logits.logZ(r);
+    return logits.argmax(r);
   }
 
   /**
@@ -90,11 +115,15 @@ public final class Sampler {
     }
   }
 
-  /** Temperature, then min-p, top-k and top-p over the tempered distribution. */
-  private int sampleTruncated(float[] l, float max, SamplingParams p, float u) {
+  /**
+   * Temperature, then min-p, top-k and top-p over the tempered distribution. The logits {@code l}
+   * stay as they are: the reported log-probability is read from them afterwards.
+   */
+  private int sampleTruncated(float[] logitsIn, float max, SamplingParams p, float u) {
     float invT = 1f / p.temperature();
+    float[] l = probs;
     // Unnormalized probabilities, the largest being 1.
-    double total = sumExp(l, max, invT, l);
+    double total = sumExp(logitsIn, max, invT, l);
     boolean truncate = p.topK() > 0 && p.topK() < vocab || p.topP() < 1f || p.minP() > 0f;
     if (!truncate) {
       return walk(l, total * u);

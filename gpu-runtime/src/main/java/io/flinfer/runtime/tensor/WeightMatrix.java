@@ -67,6 +67,21 @@ public abstract class WeightMatrix {
   /** Decodes row {@code row} into {@code dst[off..off+cols)} as floats. */
   public abstract void decodeRow(int row, float[] dst, int off);
 
+  /**
+   * Rows {@code [from, from + count)} as a matrix of their own over the same bytes (a fused
+   * tensor's parts: Phi-3's {@code attn_qkv}, {@code ffn_up}).
+   */
+  public WeightMatrix rows(int from, int count) {
+    if (from < 0 || count <= 0 || from + count > rows) {
+      throw new IllegalArgumentException(
+          "rows " + from + ".." + (from + count) + " of a " + rows + "-row matrix");
+    }
+    long rowBytes = type().bytes(cols);
+    ByteBuffer b = data.duplicate();
+    b.position((int) (from * rowBytes)).limit((int) ((from + count) * rowBytes));
+    return of(type(), b.slice(), count, cols);
+  }
+
   /** Bytes of weight data read by one full pass over the matrix. */
   public long byteSize() {
     return type().bytes((long) rows * cols);

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.flinfer.memcache.KvPool;
 import io.flinfer.memcache.ReqToTokenPool;
 import io.flinfer.runtime.forward.CpuModelRunner;
 import io.flinfer.runtime.forward.ModelRunners;
@@ -38,8 +37,7 @@ class CudaBackendTest {
         .hasMessageContaining("backend cuda is not available");
     LlamaModel model = SharedFiles.stories260k();
     try (var runner =
-        ModelRunners.byName("auto")
-            .create(model, new KvPool(8, 5, 4, 8, 1), new ReqToTokenPool(1, 8), 1)) {
+        ModelRunners.byName("auto").createWithKv(model, new ReqToTokenPool(1, 8), 1, 8)) {
       assertThat(runner.backendName()).isEqualTo("cpu");
     }
   }

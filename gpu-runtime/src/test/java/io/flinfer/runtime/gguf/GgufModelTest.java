@@ -6,6 +6,7 @@ import io.flinfer.memcache.KvPool;
 import io.flinfer.memcache.ReqToTokenPool;
 import io.flinfer.runtime.forward.CpuModelRunner;
 import io.flinfer.runtime.forward.ForwardBatch;
+import io.flinfer.runtime.forward.Logits;
 import io.flinfer.runtime.generate.BatchGenerator;
 import io.flinfer.runtime.generate.GenerationRequest;
 import io.flinfer.runtime.model.LlamaModel;
@@ -72,7 +73,7 @@ class GgufModelTest {
     ModelConfig c = model.config();
     ReqToTokenPool reqToToken = new ReqToTokenPool(tokens.length, 128);
     KvPool kv = new KvPool(tokens.length * tokens.length, c.layers(), c.kvHeads(), c.headDim(), 1);
-    float[] all = new float[tokens.length * c.vocabSize()];
+    Logits all = new Logits(c.vocabSize());
     try (CpuModelRunner runner = new CpuModelRunner(model, kv, reqToToken, 1)) {
       // One request per prefix length, so each request's last-token logits cover a position.
       ForwardBatch batch = new ForwardBatch();
@@ -87,6 +88,6 @@ class GgufModelTest {
       }
       runner.forward(batch, all);
     }
-    return all;
+    return java.util.Arrays.copyOf(all.rows(), tokens.length * c.vocabSize());
   }
 }

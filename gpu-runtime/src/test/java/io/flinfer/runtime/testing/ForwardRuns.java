@@ -1,14 +1,13 @@
 package io.flinfer.runtime.testing;
 
-import io.flinfer.memcache.KvPool;
 import io.flinfer.memcache.ReqToTokenPool;
 import io.flinfer.runtime.forward.ForwardBatch;
+import io.flinfer.runtime.forward.Logits;
 import io.flinfer.runtime.forward.ModelRunner;
 import io.flinfer.runtime.forward.ModelRunnerFactory;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.model.ModelConfig;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Random;
@@ -22,9 +21,8 @@ public final class ForwardRuns {
       LlamaModel model, int[] tokens, int promptLen, ModelRunnerFactory backend, int threads) {
     ModelConfig c = model.config();
     ReqToTokenPool reqToToken = new ReqToTokenPool(1, 512);
-    KvPool kv = new KvPool(512, c.layers(), c.kvHeads(), c.headDim(), 1);
     List<float[]> out = new ArrayList<>();
-    try (ModelRunner runner = backend.create(model, kv, reqToToken, threads)) {
+    try (ModelRunner runner = backend.createWithKv(model, reqToToken, threads, 512)) {
       ForwardBatch batch = new ForwardBatch();
       int[] slots = new int[tokens.length];
       for (int i = 0; i < slots.length; i++) {
@@ -35,9 +33,9 @@ public final class ForwardRuns {
       while (pos < tokens.length) {
         int len = pos == 0 ? promptLen : 1;
         batch.reset().add(0, pos, tokens, pos, len, slots, pos);
-        float[] logits = new float[c.vocabSize()];
+        Logits logits = new Logits(c.vocabSize());
         runner.forward(batch, logits);
-        out.add(logits);
+        out.add(logits.row(0));
         pos += len;
       }
     }
@@ -59,7 +57,6 @@ public final class ForwardRuns {
     int n = tokens.length;
     int poolSize = 2048;
     ReqToTokenPool reqToToken = new ReqToTokenPool(n, 512);
-    KvPool kv = new KvPool(poolSize, c.layers(), c.kvHeads(), c.headDim(), 1);
     List<Integer> free = new ArrayList<>();
     for (int i = 1; i <= poolSize; i++) {
       free.add(i);
@@ -83,9 +80,9 @@ public final class ForwardRuns {
     for (int s = 0; s < n; s++) {
       firstChunk[s] = promptLen[s] >= 4 ? promptLen[s] / 2 : promptLen[s];
     }
-    try (ModelRunner runner = backend.create(model, kv, reqToToken, threads)) {
+    try (ModelRunner runner = backend.createWithKv(model, reqToToken, threads, poolSize)) {
       ForwardBatch batch = new ForwardBatch();
-      float[] logits = new float[n * c.vocabSize()];
+      Logits logits = new Logits(c.vocabSize());
       int[] member = new int[n];
       for (int step = 0; ; step++) {
         batch.reset();
@@ -106,7 +103,7 @@ public final class ForwardRuns {
           int s = member[b];
           pos[s] += batch.extendLen(b);
           if (pos[s] >= promptLen[s]) {
-            out.get(s).add(Arrays.copyOfRange(logits, b * c.vocabSize(), (b + 1) * c.vocabSize()));
+            out.get(s).add(logits.row(b));
           }
         }
       }
@@ -129,7 +126,6 @@ public final class ForwardRuns {
     ModelConfig c = model.config();
     int n = tokens.length;
     ReqToTokenPool reqToToken = new ReqToTokenPool(n, 512);
-    KvPool kv = new KvPool(2048, c.layers(), c.kvHeads(), c.headDim(), 1);
     int[][] slots = new int[n][];
     int next = prefixLen + 1;
     for (int s = 0; s < n; s++) {
@@ -140,9 +136,9 @@ public final class ForwardRuns {
       reqToToken.write(s, 0, slots[s]);
     }
     List<List<float[]>> out = new ArrayList<>();
-    try (ModelRunner runner = backend.create(model, kv, reqToToken, threads)) {
+    try (ModelRunner runner = backend.createWithKv(model, reqToToken, threads, 2048)) {
       ForwardBatch batch = new ForwardBatch();
-      float[] logits = new float[n * c.vocabSize()];
+      Logits logits = new Logits(c.vocabSize());
       runner.forward(batch.reset().add(0, 0, tokens[0], 0, prefixLen, slots[0], 0), logits);
       int[] pos = new int[n];
       batch.reset();
@@ -158,7 +154,7 @@ public final class ForwardRuns {
         int members = 0;
         for (int b = 0; b < batch.batchSize(); b++) {
           int s = batch.reqPoolIdx(b);
-          out.get(s).add(Arrays.copyOfRange(logits, b * c.vocabSize(), (b + 1) * c.vocabSize()));
+          out.get(s).add(logits.row(b));
           if (pos[s] < tokens[s].length) {
             member[members++] = s;
           }

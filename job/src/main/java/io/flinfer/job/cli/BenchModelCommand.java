@@ -3,6 +3,7 @@ package io.flinfer.job.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.flinfer.job.bench.BenchShape;
 import io.flinfer.job.bench.ModelBenchmark;
 import io.flinfer.runtime.forward.ModelRunnerFactory;
 import io.flinfer.runtime.forward.ModelRunners;
@@ -10,19 +11,23 @@ import io.flinfer.runtime.llama2c.Llama2cCheckpointLoader;
 import io.flinfer.runtime.llama2c.RandomCheckpointWriter;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.model.ModelConfig;
+import io.flinfer.runtime.model.ModelLoader;
+import io.flinfer.runtime.tensor.GgmlType;
 import io.flinfer.runtime.tokenizer.SyntheticVocabulary;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
- * Prints JSON with decode tokens/s per batch size and prefill tokens/s, on the test model and on a
- * random-weight model in Llama-2-110M shapes, with the machine's load before and after.
+ * Prints JSON with decode tokens/s per batch size and prefill tokens/s, on the test model and on
+ * random-weight models in real models' shapes, with the bytes and operations each figure implies
+ * and the machine's load before and after.
  */
 @Command(
     name = "bench-model",
@@ -67,21 +72,52 @@ public final class BenchModelCommand implements Callable<Integer> {
   double seconds;
 
   @Option(
+      names = "--prompts",
+      defaultValue = "own",
+      description =
+          "Decode batches where each sequence has its own prompt (own), all share one (shared),"
+              + " or both, reported apart (default: ${DEFAULT-VALUE}).")
+  String prompts;
+
+  @Option(
       names = "--models",
       split = ",",
       defaultValue = "test,llama-110m",
       description =
-          "test (the located model) and/or llama-110m (random weights) (default: ${DEFAULT-VALUE}).")
+          "test (the located model), a .gguf file, or random weights in a shape: llama-110m,"
+              + " llama-1b, llama-8b, qwen2.5-0.5b (default: ${DEFAULT-VALUE}).")
   List<String> models;
 
   @Option(
-      names = "--work-dir",
+      names = "--dtype",
       description =
-          "Where the random-weight checkpoint is written (default: ~/.cache/flinfer/bench).")
+          "Tensor type of the random-weight models: f32, f16, bf16 (default: f32 on the CPU, bf16"
+              + " on CUDA).")
+  String dtype;
+
+  @Option(
+      names = "--work-dir",
+      description = "Where random-weight models are written (default: ~/.cache/flinfer/bench).")
   Path workDir;
 
   @Option(names = "--threads", description = "Worker threads (default: all cores).")
   Integer threads;
+
+  @Option(
+      names = "--device-bandwidth-gbps",
+      defaultValue = "3350",
+      description =
+          "Memory bandwidth the decode figures are compared with, GB/s (default: an H100 SXM's"
+              + " ${DEFAULT-VALUE}).")
+  double bandwidthGbps;
+
+  @Option(
+      names = "--device-peak-tflops",
+      defaultValue = "989",
+      description =
+          "Dense 16-bit tensor throughput the prefill figures are compared with, TFLOP/s"
+              + " (default: an H100 SXM's ${DEFAULT-VALUE}).")
+  double peakTflops;
 
   @Override
   public Integer call() throws IOException {
@@ -92,57 +128,115 @@ public final class BenchModelCommand implements Callable<Integer> {
       System.err.println("error: " + e.getMessage());
       return 2;
     }
+    if (!List.of("own", "shared", "both").contains(prompts)) {
+      System.err.println("error: --prompts must be own, shared or both");
+      return 2;
+    }
+    boolean gpu = !backend.equals("cpu");
+    GgmlType type =
+        dtype != null
+            ? GgmlType.valueOf(dtype.toUpperCase(Locale.ROOT))
+            : gpu ? GgmlType.BF16 : GgmlType.F32;
     int n = threads != null ? threads : Runtime.getRuntime().availableProcessors();
     ObjectMapper json = new ObjectMapper();
     ObjectNode root = json.createObjectNode();
     root.put("backend", backend);
     root.put("threads", n);
     root.put("cores", Runtime.getRuntime().availableProcessors());
+    root.put("cpu", cpuModel());
     root.put("java", System.getProperty("java.vm.name") + " " + System.getProperty("java.version"));
+    root.put("sampling", "greedy; the runner returns each request's top token");
     root.put("load_average_before", loadAverage());
     ArrayNode results = root.putArray("models");
     for (String which : models) {
-      LlamaModel model =
-          "llama-110m".equals(which)
-              ? randomModel(workDir, ModelConfig.llama110M())
-              : modelOptions.locate().load();
+      LlamaModel model = load(which, type);
       System.err.printf("benchmarking %s %s with %d threads%n", which, model.config(), n);
-      results.add(bench(json, which, model, n, runners));
+      results.add(bench(json, which, model, n, runners, gpu));
     }
     root.put("load_average_after", loadAverage());
     System.out.println(json.writerWithDefaultPrettyPrinter().writeValueAsString(root));
     return 0;
   }
 
+  private LlamaModel load(String which, GgmlType type) throws IOException {
+    if (which.equals("test")) {
+      return modelOptions.locate().load();
+    }
+    if (which.endsWith(".gguf")) {
+      return ModelLoader.load(Path.of(which), null);
+    }
+    BenchShape shape = BenchShape.byId(which);
+    if (shape == null) {
+      throw new IllegalArgumentException("unknown model " + which);
+    }
+    return shape.load(type, workDir);
+  }
+
   private ObjectNode bench(
-      ObjectMapper json, String name, LlamaModel model, int n, ModelRunnerFactory runners) {
+      ObjectMapper json,
+      String name,
+      LlamaModel model,
+      int n,
+      ModelRunnerFactory runners,
+      boolean gpu) {
+    ModelConfig c = model.config();
     ModelBenchmark b = new ModelBenchmark(model, n, runners);
-    int prompt = Math.min(promptLen, model.config().contextLength() - decodeSteps - 1);
-    b.decode(4, prompt, decodeSteps, Math.min(1.0, seconds)); // warm the JIT
+    int prompt = Math.min(promptLen, c.contextLength() - decodeSteps - 1);
+    b.decode(4, prompt, decodeSteps, Math.min(1.0, seconds), false); // warm-up
     ObjectNode m = json.createObjectNode();
     m.put("model", name.equals("test") ? model.id() : name);
-    m.put("config", model.config().toString());
-    m.put("weight_bytes", model.weights().matrixBytes());
+    m.put("config", c.toString());
+    m.put("file_weight_bytes", model.weights().matrixBytes());
     ArrayNode decode = m.putArray("decode");
     for (int batch : batchSizes) {
-      ModelBenchmark.Result r = b.decode(batch, prompt, decodeSteps, seconds);
-      System.err.printf("  decode batch %d: %.1f tokens/s%n", batch, r.tokensPerSecond());
-      decode
-          .addObject()
-          .put("batch", batch)
-          .put("tokens_per_s", round(r.tokensPerSecond()))
-          .put("tokens", r.tokens())
-          .put("seconds", round(r.seconds()))
-          .put("context_at_end", r.contextAtEnd());
+      for (boolean shared : new boolean[] {false, true}) {
+        if (shared ? prompts.equals("own") : prompts.equals("shared")) {
+          continue;
+        }
+        ModelBenchmark.Result r = b.decode(batch, prompt, decodeSteps, seconds, shared);
+        double bytes =
+            ModelBenchmark.decodeBytesPerStep(
+                c, r.weightBytesPerStep(), batch, r.meanContext(), r.kvElementBytes());
+        double stepSeconds = r.seconds() / (r.tokens() / (double) batch);
+        double gbps = bytes / stepSeconds / 1e9;
+        System.err.printf(
+            "  decode batch %d (%s prompts): %.1f tokens/s, %.0f GB/s%n",
+            batch, shared ? "shared" : "own", r.tokensPerSecond(), gbps);
+        ObjectNode row =
+            decode
+                .addObject()
+                .put("batch", batch)
+                .put("prompts", shared ? "shared" : "own")
+                .put("tokens_per_s", round(r.tokensPerSecond()))
+                .put("tokens", r.tokens())
+                .put("seconds", round(r.seconds()))
+                .put("mean_context", round(r.meanContext()))
+                .put("bytes_per_step", (long) bytes)
+                .put("read_gb_per_s", round(gbps));
+        if (gpu) {
+          row.put("bandwidth_fraction", round3(gbps / bandwidthGbps));
+        }
+      }
     }
     ModelBenchmark.Result p = b.prefill(prefillRequests, prompt, 3);
+    double flops = ModelBenchmark.prefillFlopsPerToken(c, p.meanContext());
+    double tflops = flops * p.tokensPerSecond() / 1e12;
     System.err.printf(
-        "  prefill %d x %d: %.1f tokens/s%n", prefillRequests, prompt, p.tokensPerSecond());
-    m.putObject("prefill")
-        .put("requests", prefillRequests)
-        .put("prompt_len", prompt)
-        .put("tokens_per_s", round(p.tokensPerSecond()))
-        .put("seconds", round(p.seconds()));
+        "  prefill %d x %d: %.1f tokens/s, %.1f TFLOP/s%n",
+        prefillRequests, prompt, p.tokensPerSecond(), tflops);
+    ObjectNode pre =
+        m.putObject("prefill")
+            .put("requests", prefillRequests)
+            .put("prompt_len", prompt)
+            .put("tokens_per_s", round(p.tokensPerSecond()))
+            .put("seconds", round(p.seconds()))
+            .put("flops_per_token", (long) flops)
+            .put("tflops", round(tflops));
+    if (gpu) {
+      pre.put("peak_fraction", round3(tflops / peakTflops));
+      m.put("device_bandwidth_gbps", bandwidthGbps);
+      m.put("device_peak_tflops", peakTflops);
+    }
     return m;
   }
 
@@ -150,12 +244,9 @@ public final class BenchModelCommand implements Callable<Integer> {
     return ModelConfig.llama110M();
   }
 
-  /** The random-weight model in {@code config}'s shape, written once under {@code workDir}. */
+  /** The llama2.c random-weight model in {@code config}'s shape, written once under {@code dir}. */
   static LlamaModel randomModel(Path workDir, ModelConfig config) throws IOException {
-    Path dir =
-        workDir != null
-            ? workDir
-            : Path.of(System.getProperty("user.home"), ".cache", "flinfer", "bench");
+    Path dir = workDir != null ? workDir : BenchShape.defaultDir();
     Path file = dir.resolve("llama-110m-random.bin");
     System.err.println(
         "random-weight model at " + file + (Files.exists(file) ? "" : " (writing it)"));
@@ -165,6 +256,23 @@ public final class BenchModelCommand implements Callable<Integer> {
 
   private static double round(double v) {
     return Math.round(v * 100) / 100.0;
+  }
+
+  private static double round3(double v) {
+    return Math.round(v * 1000) / 1000.0;
+  }
+
+  static String cpuModel() {
+    try {
+      for (String line : Files.readAllLines(Path.of("/proc/cpuinfo"))) {
+        if (line.startsWith("model name")) {
+          return line.substring(line.indexOf(':') + 1).trim();
+        }
+      }
+    } catch (IOException e) {
+      // not Linux
+    }
+    return System.getProperty("os.arch");
   }
 
   static String loadAverage() {

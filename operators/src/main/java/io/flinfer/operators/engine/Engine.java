@@ -1,6 +1,6 @@
 package io.flinfer.operators.engine;
 
-import io.flinfer.memcache.KvPool;
+import io.flinfer.memcache.KvStoreType;
 import io.flinfer.memcache.PagedTokenToKvPoolAllocator;
 import io.flinfer.memcache.ReqToTokenPool;
 import io.flinfer.memcache.SimpleTokenToKvPoolAllocator;
@@ -11,6 +11,7 @@ import io.flinfer.memcache.prefix.PrefixMatch;
 import io.flinfer.memcache.prefix.RadixCache;
 import io.flinfer.runtime.forward.CpuModelRunner;
 import io.flinfer.runtime.forward.ForwardBatch;
+import io.flinfer.runtime.forward.Logits;
 import io.flinfer.runtime.forward.ModelRunner;
 import io.flinfer.runtime.forward.ModelRunnerFactory;
 import io.flinfer.runtime.model.LlamaModel;
@@ -45,6 +46,7 @@ public final class Engine implements AutoCloseable {
   private final TokenToKvPoolAllocator allocator;
   private final PrefixCache cache;
   private final ModelRunner runner;
+  private final KvStoreType kvStoreType;
   private final Sampler sampler;
   private final List<Req> waiting = new ArrayList<>();
   private final List<Req> running = new ArrayList<>();
@@ -53,7 +55,7 @@ public final class Engine implements AutoCloseable {
   private final List<String> warnings = new ArrayList<>();
   private final ForwardBatch fb = new ForwardBatch();
   private List<Req> batch = List.of();
-  private float[] logits = new float[0];
+  private final Logits logits;
   private Req chunked;
   private final NewTokenRatio newTokenRatio;
   private long cacheHitTokens;
@@ -78,21 +80,39 @@ public final class Engine implements AutoCloseable {
     this.vocab = c.vocabSize();
     this.contextLength = c.contextLength();
     int pageSize = config.pageSize();
-    int tokens = PoolSizing.poolTokens(c, config, warnings);
     this.reqToToken = new ReqToTokenPool(config.maxRunningRequests(), contextLength);
-    this.allocator =
-        pageSize == 1
-            ? new SimpleTokenToKvPoolAllocator(tokens)
-            : new PagedTokenToKvPoolAllocator(tokens, pageSize);
-    KvPool kv =
-        new KvPool(
-            allocator.size(), c.layers(), c.kvHeads(), c.headDim(), pageSize, config.kvStoreType());
+    this.runner = runners.create(model, reqToToken, config.threads());
+    try {
+      KvStoreType kvType =
+          config.kvStoreType() != null ? config.kvStoreType() : runner.kvStoreTypes().get(0);
+      if (!runner.kvStoreTypes().contains(kvType)) {
+        throw new IllegalArgumentException(
+            "the "
+                + runner.backendName()
+                + " backend stores KV as "
+                + runner.kvStoreTypes()
+                + ", not "
+                + kvType);
+      }
+      this.kvStoreType = kvType;
+      int tokens =
+          PoolSizing.poolTokens(
+              c, config, kvType, runner.memory(), runner.defaultMemFractionStatic(), warnings);
+      this.allocator =
+          pageSize == 1
+              ? new SimpleTokenToKvPoolAllocator(tokens)
+              : new PagedTokenToKvPoolAllocator(tokens, pageSize);
+      runner.allocateKv(allocator.size(), pageSize, kvType);
+    } catch (RuntimeException e) {
+      runner.close();
+      throw e;
+    }
     this.cache =
         config.radixCache()
             ? new RadixCache(reqToToken, allocator)
             : new ChunkCache(reqToToken, allocator);
-    this.runner = runners.create(model, kv, reqToToken, config.threads());
     this.sampler = new Sampler(vocab);
+    this.logits = new Logits(vocab);
     this.newTokenRatio = new NewTokenRatio(config);
   }
 
@@ -107,6 +127,16 @@ public final class Engine implements AutoCloseable {
   /** Sizing warnings from start-up. */
   public List<String> warnings() {
     return List.copyOf(warnings);
+  }
+
+  /** How the KV cache stores values (the configured type, or the backend's default). */
+  public KvStoreType kvStoreType() {
+    return kvStoreType;
+  }
+
+  /** The backend's name ("cpu", "cuda"). */
+  public String backendName() {
+    return runner.backendName();
   }
 
   /** KV tokens in the pool. */
@@ -339,11 +369,13 @@ public final class Engine implements AutoCloseable {
       int slot = r.cache.reqPoolIdx();
       reqToToken.write(slot, prefixLens[i], locs, off, r.extendInputLen);
       fb.add(slot, prefixLens[i], r.tokens, prefixLens[i], r.extendInputLen, locs, off);
+      if (r.greedyOnly()) {
+        fb.greedyOnly();
+      }
       off += r.extendInputLen;
     }
     prefillTokens += off;
     batch = reqs;
-    ensureLogits(n);
   }
 
   /**
@@ -475,10 +507,12 @@ public final class Engine implements AutoCloseable {
       int slot = r.cache.reqPoolIdx();
       reqToToken.write(slot, r.computedLen, locs, i, 1);
       fb.add(slot, r.computedLen, r.tokens, r.computedLen, 1, locs, i);
+      if (r.greedyOnly()) {
+        fb.greedyOnly();
+      }
     }
     decodeTokens += n;
     batch.addAll(running);
-    ensureLogits(batch.size());
   }
 
   /**
@@ -532,8 +566,7 @@ public final class Engine implements AutoCloseable {
         r.computedLen++;
       }
       int index = r.outputLen();
-      int token =
-          sampler.sample(logits, b * vocab, r.params(), r.tokens, r.promptLen(), r.len, index);
+      int token = sampler.sample(logits, b, r.params(), r.tokens, r.promptLen(), r.len, index);
       float logprob = sampler.lastLogprob();
       r.append(token);
       if (r.firstTokenNanos == 0) {
@@ -564,12 +597,6 @@ public final class Engine implements AutoCloseable {
       Set<Req> done = Collections.newSetFromMap(new IdentityHashMap<>());
       done.addAll(finished);
       running.removeIf(done::contains);
-    }
-  }
-
-  private void ensureLogits(int n) {
-    if (logits.length < n * vocab) {
-      logits = new float[Math.max(n, 8) * vocab];
     }
   }
 

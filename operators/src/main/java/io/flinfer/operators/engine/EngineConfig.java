@@ -4,8 +4,9 @@ import io.flinfer.memcache.KvStoreType;
 
 /**
  * The engine's settings. Immutable; build with {@link #builder()}, which validates. Zero for {@code
- * maxTotalTokens} means: size the KV pool from memory ({@code memFractionStatic}). With {@code
- * mixedChunk} (SGLang's {@code enable_mixed_chunk}) a prefill step also decodes the running
+ * maxTotalTokens} means: size the KV pool from memory ({@code memFractionStatic}); a null {@code
+ * kvStoreType}, the backend's default (fp32 on the CPU, the weights' 16-bit type on CUDA). With
+ * {@code mixedChunk} (SGLang's {@code enable_mixed_chunk}) a prefill step also decodes the running
  * requests, so arrivals do not stall them for a step.
  */
 public record EngineConfig(
@@ -33,7 +34,7 @@ public record EngineConfig(
   public static final class Builder {
     private int maxRunningRequests = 64;
     private int maxTotalTokens = 0;
-    private double memFractionStatic = 0.5;
+    private double memFractionStatic = 0;
     private int pageSize = 1;
     private int chunkedPrefillSize = 512;
     private int maxPrefillTokens = 4096;
@@ -41,7 +42,7 @@ public record EngineConfig(
     private boolean radixCache = true;
     private boolean mixedChunk = true;
     private int waitingQueueCapacity = 1024;
-    private KvStoreType kvStoreType = KvStoreType.FP32;
+    private KvStoreType kvStoreType = null;
     private int threads = Runtime.getRuntime().availableProcessors();
     private double initNewTokenRatio = 0.7;
     private double minNewTokenRatio = 0.1;
@@ -57,6 +58,7 @@ public record EngineConfig(
       return this;
     }
 
+    /** 0: the backend's default (0.5 on the CPU, 0.85 on CUDA). */
     public Builder memFractionStatic(double v) {
       memFractionStatic = v;
       return this;
@@ -98,6 +100,7 @@ public record EngineConfig(
       return this;
     }
 
+    /** Null: the backend's default. */
     public Builder kvStoreType(KvStoreType v) {
       kvStoreType = v;
       return this;
@@ -127,7 +130,8 @@ public record EngineConfig(
       check(maxRunningRequests >= 1, "max_running_requests must be >= 1");
       check(maxTotalTokens >= 0, "max_total_tokens must be >= 0 (0 = size from memory)");
       check(
-          memFractionStatic > 0 && memFractionStatic <= 1, "mem_fraction_static must be in (0, 1]");
+          memFractionStatic >= 0 && memFractionStatic <= 1,
+          "mem_fraction_static must be in (0, 1], or 0 for the backend's default");
       check(pageSize >= 1, "page_size must be >= 1");
       check(
           chunkedPrefillSize == 0 || chunkedPrefillSize >= pageSize,

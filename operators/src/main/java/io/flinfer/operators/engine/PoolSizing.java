@@ -2,6 +2,8 @@ package io.flinfer.operators.engine;
 
 import io.flinfer.memcache.KvCacheSizing;
 import io.flinfer.memcache.KvPool;
+import io.flinfer.memcache.KvStoreType;
+import io.flinfer.runtime.forward.DeviceMemory;
 import io.flinfer.runtime.model.ModelConfig;
 import java.util.List;
 
@@ -10,22 +12,27 @@ final class PoolSizing {
   private PoolSizing() {}
 
   /**
-   * As configured, else sized from memory by the {@code mem_fraction_static} rule, never more than
-   * the running requests can use, in whole pages. Sizing warnings go to {@code warnings}.
+   * As configured, else sized from the backend's memory ({@code memory}, measured after its
+   * weights) by the {@code mem_fraction_static} rule, never more than the running requests can use,
+   * in whole pages. Sizing warnings go to {@code warnings}.
    */
-  static int poolTokens(ModelConfig c, EngineConfig cfg, List<String> warnings) {
+  static int poolTokens(
+      ModelConfig c,
+      EngineConfig cfg,
+      KvStoreType type,
+      DeviceMemory memory,
+      double defaultFraction,
+      List<String> warnings) {
     long useful = (long) cfg.maxRunningRequests() * c.contextLength();
     int tokens = cfg.maxTotalTokens();
     if (tokens == 0) {
-      long cell =
-          KvPool.cellSizeBytes(c.layers(), c.kvHeads(), c.headDim(), cfg.kvStoreType().bytes());
-      long memory = Runtime.getRuntime().maxMemory(); // direct memory defaults to the same limit
+      long cell = KvPool.cellSizeBytes(c.layers(), c.kvHeads(), c.headDim(), type.bytes());
       KvCacheSizing sizing =
           KvCacheSizing.compute(
               new KvCacheSizing.Inputs(
-                  memory,
-                  memory,
-                  cfg.memFractionStatic(),
+                  memory.totalBytes(),
+                  memory.freeBytes(),
+                  cfg.memFractionStatic() > 0 ? cfg.memFractionStatic() : defaultFraction,
                   cell,
                   cfg.pageSize(),
                   c.contextLength(),

@@ -5,9 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.flinfer.memcache.ReqToTokenPool;
 import io.flinfer.runtime.forward.CpuModelRunner;
 import io.flinfer.runtime.forward.ForwardBatch;
+import io.flinfer.runtime.forward.ForwardingModelRunner;
+import io.flinfer.runtime.forward.Logits;
 import io.flinfer.runtime.forward.ModelRunner;
 import io.flinfer.runtime.model.LlamaModel;
-import io.flinfer.runtime.model.ModelConfig;
 import io.flinfer.runtime.sampling.SamplingParams;
 import io.flinfer.runtime.testing.SharedFiles;
 import java.util.ArrayList;
@@ -23,24 +24,18 @@ import org.junit.jupiter.api.Test;
 class SlotPlacementTest {
 
   /** Counts, over decode steps, tokens whose slot follows their request's previous token's. */
-  private static final class PlacementRecorder implements ModelRunner {
-    private final ModelRunner runner;
+  private static final class PlacementRecorder extends ForwardingModelRunner {
     private final ReqToTokenPool reqToToken;
     long decodeTokens;
     long adjacent;
 
     PlacementRecorder(ModelRunner runner, ReqToTokenPool reqToToken) {
-      this.runner = runner;
+      super(runner);
       this.reqToToken = reqToToken;
     }
 
     @Override
-    public ModelConfig config() {
-      return runner.config();
-    }
-
-    @Override
-    public void forward(ForwardBatch batch, float[] logits) {
+    public void forward(ForwardBatch batch, Logits logits) {
       if (batch.isDecode()) {
         for (int t = 0; t < batch.numTokens(); t++) {
           int row = batch.reqPoolIdx(batch.tokenRequest(t));
@@ -49,17 +44,7 @@ class SlotPlacementTest {
           adjacent += batch.outCacheLoc(t) == previous + 1 ? 1 : 0;
         }
       }
-      runner.forward(batch, logits);
-    }
-
-    @Override
-    public String backendName() {
-      return runner.backendName();
-    }
-
-    @Override
-    public void close() {
-      runner.close();
+      super.forward(batch, logits);
     }
   }
 
@@ -78,9 +63,9 @@ class SlotPlacementTest {
         new Engine(
             model,
             config,
-            (m, kv, pool, threads) -> {
+            (m, pool, threads) -> {
               PlacementRecorder r =
-                  new PlacementRecorder(new CpuModelRunner(m, kv, pool, threads), pool);
+                  new PlacementRecorder(new CpuModelRunner(m, pool, threads), pool);
               recorders.add(r);
               return r;
             })) {

@@ -6,18 +6,40 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.IntStream;
 
-/** Writes GGUF v3 files for tests, quantizing float tensors to the requested type. */
+/**
+ * Writes GGUF v3 files, encoding float rows to the requested tensor type (F32, F16, BF16, Q8_0,
+ * Q4_0). Tensors come from arrays or from a {@link RowSource} that computes each row, so a file of
+ * many gigabytes (a benchmark model) streams to disk without being held in memory; rows are encoded
+ * on the host's cores.
+ */
 public final class GgufWriter {
+  /** Computes one row of a tensor; called from several threads, for any row in any order. */
+  @FunctionalInterface
+  public interface RowSource {
+    void row(int row, float[] out);
+  }
+
+  private record Tensor(
+      String name, long[] dims, GgmlType type, int rows, int cols, RowSource src) {
+    long bytes() {
+      return type.bytes((long) rows * cols);
+    }
+  }
+
+  private static final int CHUNK_BYTES = 16 << 20;
+
   private final Map<String, Object> metadata = new LinkedHashMap<>();
-  private final List<Object[]> tensors = new ArrayList<>(); // name, dims, type, bytes
+  private final List<Tensor> tensors = new ArrayList<>();
 
   public GgufWriter put(String key, Object value) {
     metadata.put(key, value);
@@ -26,8 +48,15 @@ public final class GgufWriter {
 
   /** Adds a tensor of {@code rows} x {@code cols} floats (GGUF dims {cols, rows}). */
   public GgufWriter tensor(String name, GgmlType type, float[] values, int rows, int cols) {
+    return tensor(
+        name, type, rows, cols, (r, out) -> System.arraycopy(values, r * cols, out, 0, cols));
+  }
+
+  /** Adds a tensor of {@code rows} x {@code cols} whose rows {@code src} computes when written. */
+  public GgufWriter tensor(String name, GgmlType type, int rows, int cols, RowSource src) {
     long[] dims = rows == 1 ? new long[] {cols} : new long[] {cols, rows};
-    tensors.add(new Object[] {name, dims, type, encode(type, values)});
+    type.bytes(cols); // rows must fill whole blocks
+    tensors.add(new Tensor(name, dims, type, rows, cols, src));
     return this;
   }
 
@@ -101,30 +130,63 @@ public final class GgufWriter {
       le.value(e.getValue());
     }
     long offset = 0;
-    List<Long> offsets = new ArrayList<>();
-    for (Object[] t : tensors) {
-      long[] dims = (long[]) t[1];
-      le.str((String) t[0]);
-      le.i32(dims.length);
-      for (long d : dims) {
+    for (Tensor t : tensors) {
+      le.str(t.name());
+      le.i32(t.dims().length);
+      for (long d : t.dims()) {
         le.i64(d);
       }
-      le.i32(((GgmlType) t[2]).id());
+      le.i32(t.type().id());
       le.i64(offset);
-      offsets.add(offset);
-      offset += align(((byte[]) t[3]).length);
+      offset += align(t.bytes());
     }
     while (out.size() % 32 != 0) {
       out.write(0);
     }
-    for (Object[] t : tensors) {
-      byte[] bytes = (byte[]) t[3];
-      out.write(bytes);
-      for (long i = bytes.length; i < align(bytes.length); i++) {
-        out.write(0);
+    try (FileChannel ch =
+        FileChannel.open(
+            file,
+            StandardOpenOption.CREATE,
+            StandardOpenOption.WRITE,
+            StandardOpenOption.TRUNCATE_EXISTING)) {
+      ch.write(ByteBuffer.wrap(out.toByteArray()));
+      for (Tensor t : tensors) {
+        writeTensor(ch, t);
+        long pad = align(t.bytes()) - t.bytes();
+        if (pad > 0) {
+          ch.write(ByteBuffer.allocate((int) pad));
+        }
       }
     }
-    Files.write(file, out.toByteArray());
+  }
+
+  /** Encodes rows a chunk at a time, the chunk's rows in parallel, and appends them. */
+  private static void writeTensor(FileChannel ch, Tensor t) throws IOException {
+    int rowBytes = (int) t.type().bytes(t.cols());
+    int chunkRows = Math.max(1, CHUNK_BYTES / rowBytes);
+    ByteBuffer chunk =
+        ByteBuffer.allocateDirect(chunkRows * rowBytes).order(ByteOrder.LITTLE_ENDIAN);
+    ThreadLocal<float[]> rowBuf = ThreadLocal.withInitial(() -> new float[t.cols()]);
+    for (int r0 = 0; r0 < t.rows(); r0 += chunkRows) {
+      int n = Math.min(chunkRows, t.rows() - r0);
+      int first = r0;
+      IntStream.range(0, n)
+          .parallel()
+          .forEach(
+              i -> {
+                float[] row = rowBuf.get();
+                t.src().row(first + i, row);
+                byte[] enc = encode(t.type(), row);
+                ByteBuffer dst = chunk.duplicate();
+                dst.position(i * rowBytes);
+                dst.put(enc);
+              });
+      chunk.position(0).limit(n * rowBytes);
+      while (chunk.hasRemaining()) {
+        ch.write(chunk);
+      }
+      chunk.clear();
+    }
   }
 
   private static long align(long n) {

@@ -1,0 +1,92 @@
+package io.flinfer.runtime.cuda;
+
+/**
+ * How the device computes one weight matrix's product: its padded width and its K split. The split
+ * depends on the matrix's shape alone, never on the batch, so a token's outputs are summed the same
+ * way whatever else is in its step (a split that followed the batch would change bits). Matrices
+ * with few rows are split so that even a one-token step has work for every multiprocessor; each
+ * split keeps at least 256 columns.
+ *
+ * @param rows output features (M)
+ * @param paddedCols columns padded to a multiple of 64 (Kp)
+ * @param splits how many K ranges are summed separately, then in order
+ * @param colsPerSplit columns per split, a multiple of 64
+ */
+record GemmShape(int rows, int paddedCols, int splits, int colsPerSplit) {
+  /** Rows per tile of the few-token kernels. */
+  static final int TILE_ROWS = 64;
+
+  /** Tiles a one-token product should have at least (about two per multiprocessor of an H100). */
+  static final int TARGET_TILES = 256;
+
+  static final int MAX_SPLITS = 4;
+
+  static GemmShape of(int rows, int cols) {
+    if (rows <= 0 || cols <= 0) {
+      throw new IllegalArgumentException("matrix " + rows + "x" + cols);
+    }
+    int kp = padded(cols);
+    int tiles = (rows + TILE_ROWS - 1) / TILE_ROWS;
+    int splits = (TARGET_TILES + tiles - 1) / tiles;
+    splits = Math.max(1, Math.min(Math.min(splits, MAX_SPLITS), kp / 256));
+    int per = padded((kp + splits - 1) / splits);
+    splits = (kp + per - 1) / per;
+    return new GemmShape(rows, kp, splits, per);
+  }
+
+  /** {@code cols} rounded up to a multiple of 64. */
+  static int padded(int cols) {
+    return (cols + 63) / 64 * 64;
+  }
+
+  /** Floats of split-K workspace for {@code tokens} tokens (0 without splits). */
+  long workspaceFloats(int tokens) {
+    return splits == 1 ? 0 : (long) splits * tokens * rows;
+  }
+
+  /** The kernel variant for {@code tokens} tokens: tiles of 8, 16, 32 or 64 tokens, or large. */
+  static String variant(int tokens) {
+    if (tokens <= 8) {
+      return "s8";
+    }
+    if (tokens <= 16) {
+      return "s16";
+    }
+    if (tokens <= 32) {
+      return "s32";
+    }
+    if (tokens <= 64) {
+      return "s64";
+    }
+    return "l";
+  }
+
+  /** Tokens per tile of a variant. */
+  static int tileTokens(String variant) {
+    switch (variant) {
+      case "s8":
+        return 8;
+      case "s16":
+        return 16;
+      case "s32":
+        return 32;
+      case "s64":
+        return 64;
+      default:
+        return 128;
+    }
+  }
+
+  /** Rows per tile of a variant. */
+  static int tileRows(String variant) {
+    return variant.equals("l") ? 128 : TILE_ROWS;
+  }
+
+  /** Dynamic shared memory of a variant: its cp.async stages of weight and activation tiles. */
+  static int sharedBytes(String variant) {
+    if (variant.equals("l")) {
+      return 3 * (128 + 128) * (32 + 8) * 2;
+    }
+    return 4 * (TILE_ROWS + tileTokens(variant)) * (64 + 8) * 2;
+  }
+}

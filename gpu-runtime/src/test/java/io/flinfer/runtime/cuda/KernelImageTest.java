@@ -1,0 +1,50 @@
+package io.flinfer.runtime.cuda;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+
+/** The build compiled the kernels into a fat binary and packaged it where the runner loads it. */
+class KernelImageTest {
+  @Test
+  void everyKernelTheRunnerLaunchesIsInThePackagedImage() throws Exception {
+    try (InputStream in = CudaContext.class.getResourceAsStream(CudaContext.FATBIN)) {
+      assumeTrue(in != null || !nvccOnPath(), "nvcc is not installed, so the build skipped it");
+      assertThat(in).as("kernel image " + CudaContext.FATBIN).isNotNull();
+      byte[] image = in.readAllBytes();
+      // A CUDA fat binary starts with its magic number 0xBA55ED50, little-endian.
+      assertThat(image).startsWith(0x50, 0xED, 0x55, 0xBA);
+      String text = new String(image, StandardCharsets.ISO_8859_1);
+      for (DeviceDtype t : DeviceDtype.values()) {
+        String s = t.suffix();
+        for (String k :
+            new String[] {"embed_", "rmsnorm_", "qkv_post_", "swiglu_", "attention_combine_"}) {
+          assertThat(text).contains(k + s);
+        }
+        for (String v : new String[] {"s8", "s16", "s32", "s64", "l"}) {
+          assertThat(text).contains("gemm_" + v + "_" + s);
+        }
+        for (int hd : new int[] {8, 16, 32, 64, 96, 128}) {
+          assertThat(AttentionKernels.supportsHeadDim(hd)).isTrue();
+          assertThat(text).contains(AttentionKernels.name(s, hd, StepPlan.FEW_ROWS));
+          assertThat(text).contains(AttentionKernels.name(s, hd, AttentionKernels.manyRows(hd)));
+        }
+      }
+      assertThat(text).contains("update_req_to_token", "gemm_reduce", "greedy_summary");
+    }
+  }
+
+  private static boolean nvccOnPath() {
+    for (String dir : System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator)) {
+      if (Files.isExecutable(Path.of(dir, "nvcc"))) {
+        return true;
+      }
+    }
+    return false;
+  }
+}

@@ -1,0 +1,102 @@
+package io.flinfer.runtime.testing;
+
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.flinfer.runtime.model.LlamaModel;
+import io.flinfer.runtime.model.ModelLoader;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * llama.cpp's reference outputs for the zoo's random-weight models ({@code ../shared/golden/zoo}):
+ * for each prompt (token ids) the logits at its last position, the 32 greedy ids after it and the
+ * top-1 margin at each of those steps.
+ */
+public final class ZooGoldens {
+  private ZooGoldens() {}
+
+  /** One prompt's reference. */
+  public record Golden(int[] prompt, float[] logits, int[] greedy, float[] margins) {}
+
+  public static Path modelFile(String name) {
+    Path p = SharedFiles.root().resolve("models/zoo/" + name + ".gguf");
+    assumeTrue(Files.isRegularFile(p), "zoo model not found: " + p);
+    return p;
+  }
+
+  public static LlamaModel model(String name) {
+    return ModelLoader.load(modelFile(name), null);
+  }
+
+  public static List<Golden> goldens(String name) {
+    Path dir = SharedFiles.root().resolve("golden/zoo");
+    try {
+      List<String> prompts = Files.readAllLines(dir.resolve(name + ".prompts.txt"));
+      Golden[] out = new Golden[prompts.size()];
+      for (int i = 0; i < out.length; i++) {
+        String p = name + ".p" + (i + 1);
+        out[i] =
+            new Golden(
+                ints(prompts.get(i)),
+                floats32(Files.readAllBytes(dir.resolve(p + ".logits.f32"))),
+                ints(Files.readString(dir.resolve(p + ".greedy"))),
+                floats(Files.readString(dir.resolve(p + ".margin"))));
+      }
+      return List.of(out);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** max |a - b| / max |a|, the zoo's measure. */
+  public static double maxRel(float[] reference, float[] actual) {
+    double scale = 0;
+    double err = 0;
+    for (int i = 0; i < reference.length; i++) {
+      scale = Math.max(scale, Math.abs(reference[i]));
+      err = Math.max(err, Math.abs(reference[i] - actual[i]));
+    }
+    return err / scale;
+  }
+
+  /**
+   * The first step where {@code actual} leaves the reference's greedy ids, or -1 if it never does
+   * (over the shorter of the two).
+   */
+  public static int firstDifference(int[] reference, int[] actual) {
+    for (int i = 0; i < Math.min(reference.length, actual.length); i++) {
+      if (reference[i] != actual[i]) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  private static int[] ints(String line) {
+    String t = line.trim();
+    return t.isEmpty()
+        ? new int[0]
+        : Arrays.stream(t.split("\\s+")).mapToInt(Integer::parseInt).toArray();
+  }
+
+  private static float[] floats(String line) {
+    String[] parts = line.trim().split("\\s+");
+    float[] f = new float[parts.length];
+    for (int i = 0; i < f.length; i++) {
+      f[i] = Float.parseFloat(parts[i]);
+    }
+    return f;
+  }
+
+  private static float[] floats32(byte[] raw) {
+    float[] f = new float[raw.length / 4];
+    ByteBuffer.wrap(raw).order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer().get(f);
+    return f;
+  }
+}
