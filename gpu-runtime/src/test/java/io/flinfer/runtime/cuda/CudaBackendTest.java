@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.flinfer.memcache.ReqToTokenPool;
 import io.flinfer.runtime.forward.CpuModelRunner;
+import io.flinfer.runtime.forward.ModelRunnerFactory;
 import io.flinfer.runtime.forward.ModelRunners;
 import io.flinfer.runtime.generate.BatchGenerator;
 import io.flinfer.runtime.generate.GenerationRequest;
@@ -13,21 +14,19 @@ import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.sampling.SamplingParams;
 import io.flinfer.runtime.testing.ForwardRuns;
 import io.flinfer.runtime.testing.SharedFiles;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 /**
- * The CUDA backend against the CPU backend on stories260K. Tests that need a device are skipped,
- * with the probe's reason, where there is none.
+ * The CUDA backend on stories260K: the golden tokens, the CPU backend's logits within 16-bit
+ * rounding, and a request's logits the same bits however it is batched, chunked or split across
+ * flash-decoding blocks, with graphs or without. Device tests skip with the probe's reason where
+ * there is no device.
  */
 class CudaBackendTest {
-
-  private static void assumeDevice() {
-    assumeTrue(
-        CudaProbe.available(),
-        () -> "needs a CUDA device: " + CudaProbe.unavailableReason().orElse(""));
-  }
+  private static final ModelRunnerFactory CUDA = CudaModelRunner::new;
 
   @Test
   void withoutADeviceTheProbeSaysWhyAndAutoFallsBackToTheCpu() {
@@ -44,10 +43,10 @@ class CudaBackendTest {
 
   @Test
   void greedyGenerationGivesTheGoldenTokens() {
-    assumeDevice();
+    CudaDevice.assume();
     LlamaModel model = SharedFiles.stories260k();
     int[] prompt = model.tokenizer().encode("Once upon a time", true);
-    try (BatchGenerator g = new BatchGenerator(model, 1, 512, 1, CudaModelRunner::new)) {
+    try (BatchGenerator g = new BatchGenerator(model, 1, 512, 1, CUDA)) {
       int[] out =
           g.generate(
                   List.of(new GenerationRequest(prompt, SamplingParams.GREEDY, 64, true)),
@@ -57,45 +56,113 @@ class CudaBackendTest {
   }
 
   @Test
-  void logitsAgreeWithTheCpuBackend() {
-    assumeDevice();
+  void logitsAgreeWithTheCpuBackendWithin16BitRounding() {
+    CudaDevice.assume();
     LlamaModel model = SharedFiles.stories260k();
-    int[] tokens = new Random(5).ints(48, 3, model.config().vocabSize()).toArray();
-    List<float[]> cpu = ForwardRuns.alone(model, tokens, 12, CpuModelRunner::new, 1);
-    List<float[]> gpu = ForwardRuns.alone(model, tokens, 12, CudaModelRunner::new, 1);
+    int[] tokens = new Random(5).ints(300, 3, model.config().vocabSize()).toArray();
+    List<float[]> cpu = ForwardRuns.alone(model, tokens, 200, CpuModelRunner::new, 1);
+    List<float[]> gpu = ForwardRuns.alone(model, tokens, 200, CUDA, 1);
+    double worst = 0;
     for (int step = 0; step < cpu.size(); step++) {
-      float scale = 0;
-      float err = 0;
-      for (int i = 0; i < cpu.get(step).length; i++) {
-        scale = Math.max(scale, Math.abs(cpu.get(step)[i]));
-        err = Math.max(err, Math.abs(cpu.get(step)[i] - gpu.get(step)[i]));
-      }
-      assertThat(err / scale).as("step %d", step).isLessThan(1e-4f);
+      worst = Math.max(worst, CudaDevice.maxRel(cpu.get(step), gpu.get(step)));
     }
+    System.out.printf("stories260K: CUDA against CPU, max relative logit difference %.2e%n", worst);
+    assertThat(worst).isLessThan(1e-2);
   }
 
   @Test
-  void batchInvarianceHoldsBitForBitOnTheDevice() {
-    assumeDevice();
+  void batchInvarianceHoldsBitForBit() {
+    CudaDevice.assume();
     LlamaModel model = SharedFiles.stories260k();
     Random rnd = new Random(42);
     int[][] tokens = new int[6][];
     int[] promptLen = new int[6];
     for (int s = 0; s < 6; s++) {
-      tokens[s] = rnd.ints(8 + rnd.nextInt(60), 3, model.config().vocabSize()).toArray();
+      tokens[s] = rnd.ints(8 + rnd.nextInt(400), 3, model.config().vocabSize()).toArray();
       promptLen[s] = 2 + rnd.nextInt(tokens[s].length - 4);
     }
-    List<List<float[]>> mixed =
-        ForwardRuns.mixed(model, tokens, promptLen, rnd, CudaModelRunner::new, 1);
+    List<List<float[]>> mixed = ForwardRuns.mixed(model, tokens, promptLen, rnd, CUDA, 1);
     for (int s = 0; s < 6; s++) {
-      List<float[]> alone =
-          ForwardRuns.alone(model, tokens[s], promptLen[s], CudaModelRunner::new, 1);
+      List<float[]> alone = ForwardRuns.alone(model, tokens[s], promptLen[s], CUDA, 1);
       assertThat(mixed.get(s)).hasSameSizeAs(alone);
       for (int i = 0; i < alone.size(); i++) {
         assertThat(mixed.get(s).get(i))
             .as("sequence %d step %d", s, i)
             .containsExactly(alone.get(i));
       }
+    }
+  }
+
+  /**
+   * Decoding past 256 positions splits the context across blocks (flash-decoding) and merges the
+   * splits; an extend covering the same positions loops over them in one block. A restored request
+   * is prefilled again, so both must give the same bits.
+   */
+  @Test
+  void aTokenDecodedAcrossSplitsEqualsTheSameTokenInAnExtend() {
+    CudaDevice.assume();
+    LlamaModel model = SharedFiles.stories260k();
+    int[] tokens = new Random(9).ints(600, 3, model.config().vocabSize()).toArray();
+    List<float[]> decoded = ForwardRuns.alone(model, tokens, 100, CUDA, 1);
+    for (int prompt : new int[] {257, 300, 513, 600}) {
+      List<float[]> extended = ForwardRuns.chunked(model, tokens, prompt, 200, CUDA, 1);
+      assertThat(extended.get(0))
+          .as("position %d", prompt - 1)
+          .containsExactly(decoded.get(prompt - 100));
+    }
+  }
+
+  /** Seventy decodes take the large-tile kernels; alone, a request takes the few-token ones. */
+  @Test
+  void aWideDecodeBatchGivesEachRequestItsAloneBits() {
+    CudaDevice.assume();
+    LlamaModel model = SharedFiles.stories260k();
+    Random rnd = new Random(3);
+    int n = 70;
+    int[][] tokens = new int[n][];
+    int[] promptLen = new int[n];
+    for (int s = 0; s < n; s++) {
+      tokens[s] = rnd.ints(40, 3, model.config().vocabSize()).toArray();
+      promptLen[s] = 30;
+    }
+    List<List<float[]>> together = ForwardRuns.lockstep(model, tokens, promptLen, CUDA, 1);
+    for (int s = 0; s < n; s += 9) {
+      List<float[]> alone = ForwardRuns.alone(model, tokens[s], promptLen[s], CUDA, 1);
+      for (int i = 0; i < alone.size(); i++) {
+        assertThat(together.get(s).get(i))
+            .as("sequence %d step %d", s, i)
+            .containsExactly(alone.get(i));
+      }
+    }
+  }
+
+  @Test
+  void graphsGiveTheBitsOfDirectLaunches() {
+    CudaDevice.assume();
+    LlamaModel model = SharedFiles.stories260k();
+    Random rnd = new Random(11);
+    int n = 12;
+    int[][] tokens = new int[n][];
+    int[] promptLen = new int[n];
+    for (int s = 0; s < n; s++) {
+      tokens[s] = rnd.ints(60, 3, model.config().vocabSize()).toArray();
+      promptLen[s] = 20 + s;
+    }
+    List<List<float[]>> graphs = ForwardRuns.lockstep(model, tokens, promptLen, CUDA, 1);
+    List<List<float[]>> direct;
+    System.setProperty("flinfer.cuda.graphs", "false");
+    try {
+      direct = ForwardRuns.lockstep(model, tokens, promptLen, CUDA, 1);
+    } finally {
+      System.clearProperty("flinfer.cuda.graphs");
+    }
+    List<float[]> a = new ArrayList<>();
+    List<float[]> b = new ArrayList<>();
+    graphs.forEach(a::addAll);
+    direct.forEach(b::addAll);
+    assertThat(a).hasSameSizeAs(b);
+    for (int i = 0; i < a.size(); i++) {
+      assertThat(a.get(i)).as("row %d", i).containsExactly(b.get(i));
     }
   }
 }

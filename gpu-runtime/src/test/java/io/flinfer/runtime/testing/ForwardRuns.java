@@ -19,10 +19,25 @@ public final class ForwardRuns {
   /** Prompt in one extend, then one decode step per remaining token; logits of every step. */
   public static List<float[]> alone(
       LlamaModel model, int[] tokens, int promptLen, ModelRunnerFactory backend, int threads) {
+    return chunked(model, tokens, promptLen, promptLen, backend, threads);
+  }
+
+  /**
+   * The prompt in extends of at most {@code chunk} tokens, then one decode step per remaining
+   * token; the logits of the prompt's last extend and of every decode step.
+   */
+  public static List<float[]> chunked(
+      LlamaModel model,
+      int[] tokens,
+      int promptLen,
+      int chunk,
+      ModelRunnerFactory backend,
+      int threads) {
     ModelConfig c = model.config();
-    ReqToTokenPool reqToToken = new ReqToTokenPool(1, 512);
+    int ctx = Math.max(512, tokens.length);
+    ReqToTokenPool reqToToken = new ReqToTokenPool(1, ctx);
     List<float[]> out = new ArrayList<>();
-    try (ModelRunner runner = backend.createWithKv(model, reqToToken, threads, 512)) {
+    try (ModelRunner runner = backend.createWithKv(model, reqToToken, threads, ctx)) {
       ForwardBatch batch = new ForwardBatch();
       int[] slots = new int[tokens.length];
       for (int i = 0; i < slots.length; i++) {
@@ -30,12 +45,14 @@ public final class ForwardRuns {
       }
       reqToToken.write(0, 0, slots);
       int pos = 0;
+      Logits logits = new Logits(c.vocabSize());
       while (pos < tokens.length) {
-        int len = pos == 0 ? promptLen : 1;
+        int len = pos < promptLen ? Math.min(chunk, promptLen - pos) : 1;
         batch.reset().add(0, pos, tokens, pos, len, slots, pos);
-        Logits logits = new Logits(c.vocabSize());
         runner.forward(batch, logits);
-        out.add(logits.row(0));
+        if (pos + len >= promptLen) {
+          out.add(logits.row(0));
+        }
         pos += len;
       }
     }
@@ -55,8 +72,14 @@ public final class ForwardRuns {
       int threads) {
     ModelConfig c = model.config();
     int n = tokens.length;
-    int poolSize = 2048;
-    ReqToTokenPool reqToToken = new ReqToTokenPool(n, 512);
+    int poolSize = 0;
+    int ctx = 512;
+    for (int[] t : tokens) {
+      poolSize += t.length;
+      ctx = Math.max(ctx, t.length);
+    }
+    poolSize = Math.max(2048, poolSize);
+    ReqToTokenPool reqToToken = new ReqToTokenPool(n, ctx);
     List<Integer> free = new ArrayList<>();
     for (int i = 1; i <= poolSize; i++) {
       free.add(i);
@@ -167,6 +190,55 @@ public final class ForwardRuns {
           int s = member[m];
           batch.add(s, pos[s], tokens[s], pos[s], 1, slots[s], pos[s]);
           pos[s]++;
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Every sequence's prompt in one extend, then all decode together, one token each per step, while
+   * any has tokens left: the logits of each sequence's prompt and of each of its decodes.
+   */
+  public static List<List<float[]>> lockstep(
+      LlamaModel model, int[][] tokens, int[] promptLen, ModelRunnerFactory backend, int threads) {
+    ModelConfig c = model.config();
+    int n = tokens.length;
+    int ctx = 0;
+    for (int[] t : tokens) {
+      ctx = Math.max(ctx, t.length);
+    }
+    ReqToTokenPool reqToToken = new ReqToTokenPool(n, ctx);
+    int[][] slots = new int[n][];
+    int next = 1;
+    for (int s = 0; s < n; s++) {
+      slots[s] = new int[tokens[s].length];
+      for (int i = 0; i < slots[s].length; i++) {
+        slots[s][i] = next++;
+      }
+      reqToToken.write(s, 0, slots[s]);
+    }
+    List<List<float[]>> out = new ArrayList<>();
+    try (ModelRunner runner = backend.createWithKv(model, reqToToken, threads, next)) {
+      ForwardBatch batch = new ForwardBatch();
+      Logits logits = new Logits(c.vocabSize());
+      int[] pos = new int[n];
+      for (int s = 0; s < n; s++) {
+        out.add(new ArrayList<>());
+        batch.add(s, 0, tokens[s], 0, promptLen[s], slots[s], 0);
+        pos[s] = promptLen[s];
+      }
+      while (batch.batchSize() > 0) {
+        runner.forward(batch, logits);
+        for (int b = 0; b < batch.batchSize(); b++) {
+          out.get(batch.reqPoolIdx(b)).add(logits.row(b));
+        }
+        batch.reset();
+        for (int s = 0; s < n; s++) {
+          if (pos[s] < tokens[s].length) {
+            batch.add(s, pos[s], tokens[s], pos[s], 1, slots[s], pos[s]);
+            pos[s]++;
+          }
         }
       }
     }

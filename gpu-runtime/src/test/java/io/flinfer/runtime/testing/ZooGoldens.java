@@ -54,6 +54,18 @@ public final class ZooGoldens {
     }
   }
 
+  /** The reference prompts alone (token ids), without the outputs. */
+  public static List<int[]> prompts(String name) {
+    try {
+      return Files.readAllLines(SharedFiles.root().resolve("golden/zoo/" + name + ".prompts.txt"))
+          .stream()
+          .map(ZooGoldens::ints)
+          .toList();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
   /** max |a - b| / max |a|, the zoo's measure. */
   public static double maxRel(float[] reference, float[] actual) {
     double scale = 0;

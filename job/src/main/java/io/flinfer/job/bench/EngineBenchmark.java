@@ -5,6 +5,8 @@ import io.flinfer.operators.engine.EngineConfig;
 import io.flinfer.operators.engine.EngineStats;
 import io.flinfer.operators.engine.Req;
 import io.flinfer.operators.engine.TokenEvent;
+import io.flinfer.runtime.forward.CpuModelRunner;
+import io.flinfer.runtime.forward.ModelRunnerFactory;
 import io.flinfer.runtime.model.LlamaModel;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -55,14 +57,20 @@ public final class EngineBenchmark {
   }
 
   private final LlamaModel model;
+  private final ModelRunnerFactory backend;
 
   public EngineBenchmark(LlamaModel model) {
+    this(model, CpuModelRunner::new);
+  }
+
+  public EngineBenchmark(LlamaModel model, ModelRunnerFactory backend) {
     this.model = model;
+    this.backend = backend;
   }
 
   /** Serves {@code w} on a fresh engine. */
   public Result run(EngineConfig config, Workload w) {
-    try (Engine engine = Engine.create(model, config)) {
+    try (Engine engine = new Engine(model, config, backend)) {
       return serve(engine, w);
     }
   }
@@ -72,7 +80,7 @@ public final class EngineBenchmark {
    * cached prefixes after the first waves and its slots come back in eviction order.
    */
   public List<Result> runWaves(EngineConfig config, List<Workload> waves) {
-    try (Engine engine = Engine.create(model, config)) {
+    try (Engine engine = new Engine(model, config, backend)) {
       List<Result> out = new ArrayList<>();
       for (Workload w : waves) {
         out.add(serve(engine, w));

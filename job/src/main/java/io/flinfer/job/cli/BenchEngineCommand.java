@@ -2,9 +2,13 @@ package io.flinfer.job.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.flinfer.job.bench.BenchShape;
 import io.flinfer.job.bench.EngineBenchmark;
 import io.flinfer.operators.engine.EngineConfig;
+import io.flinfer.runtime.forward.ModelRunnerFactory;
+import io.flinfer.runtime.forward.ModelRunners;
 import io.flinfer.runtime.model.LlamaModel;
+import io.flinfer.runtime.tensor.GgmlType;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -34,8 +38,20 @@ public final class BenchEngineCommand implements Callable<Integer> {
       names = "--models",
       split = ",",
       defaultValue = "test,llama-110m",
-      description = "test and/or llama-110m (default: ${DEFAULT-VALUE}).")
+      description =
+          "test, llama-110m, or another random-weight shape of bench-model's (llama-1b, llama-8b,"
+              + " qwen2.5-0.5b) (default: ${DEFAULT-VALUE}).")
   List<String> models;
+
+  @Option(names = "--backend", defaultValue = "cpu", description = "cpu (default), cuda, or auto.")
+  String backend;
+
+  @Option(
+      names = "--dtype",
+      description =
+          "Tensor type of the random-weight shapes other than llama-110m: f32, f16, bf16"
+              + " (default: f32 on the CPU, bf16 on CUDA).")
+  String dtype;
 
   @Option(
       names = "--workloads",
@@ -55,22 +71,44 @@ public final class BenchEngineCommand implements Callable<Integer> {
     root.put("cores", Runtime.getRuntime().availableProcessors());
     root.put("load_average_before", BenchModelCommand.loadAverage());
     ObjectNode all = root.putObject("models");
+    ModelRunnerFactory runners;
+    try {
+      runners = ModelRunners.byName(backend);
+    } catch (IllegalArgumentException e) {
+      System.err.println("error: " + e.getMessage());
+      return 2;
+    }
+    root.put("backend", backend);
     for (String which : models) {
-      boolean big = "llama-110m".equals(which);
-      LlamaModel model =
-          big
-              ? BenchModelCommand.randomModel(null, BenchModelCommand.llama110mConfig())
-              : modelOptions.locate().load();
+      boolean big = !"test".equals(which);
+      LlamaModel model;
+      if ("llama-110m".equals(which)) {
+        model = BenchModelCommand.randomModel(null, BenchModelCommand.llama110mConfig());
+      } else if (big) {
+        BenchShape shape = BenchShape.byId(which);
+        if (shape == null) {
+          System.err.println("error: unknown model " + which);
+          return 2;
+        }
+        GgmlType type =
+            dtype != null
+                ? GgmlType.valueOf(dtype.toUpperCase(java.util.Locale.ROOT))
+                : backend.equals("cpu") ? GgmlType.F32 : GgmlType.BF16;
+        model = shape.load(type, null);
+      } else {
+        model = modelOptions.locate().load();
+      }
       System.err.println("benchmarking the engine on " + which + " " + model.config());
-      all.set(which, bench(json, model, big));
+      all.set(which, bench(json, model, big, runners));
     }
     root.put("load_average_after", BenchModelCommand.loadAverage());
     System.out.println(json.writerWithDefaultPrettyPrinter().writeValueAsString(root));
     return 0;
   }
 
-  private ObjectNode bench(ObjectMapper json, LlamaModel model, boolean big) {
-    EngineBenchmark b = new EngineBenchmark(model);
+  private ObjectNode bench(
+      ObjectMapper json, LlamaModel model, boolean big, ModelRunnerFactory runners) {
+    EngineBenchmark b = new EngineBenchmark(model, runners);
     int n = threads != null ? threads : Runtime.getRuntime().availableProcessors();
     EngineConfig.Builder base =
         EngineConfig.builder()
@@ -235,6 +273,11 @@ public final class BenchEngineCommand implements Callable<Integer> {
         r.prefillComputed(),
         r.prefillMinimum(),
         100 * r.schedulerFraction());
+  }
+
+  /** Runs this command alone: a GPU machine can run it with the Flink-free jars only. */
+  public static void main(String[] args) {
+    System.exit(new picocli.CommandLine(new BenchEngineCommand()).execute(args));
   }
 
   private static double round(double v) {

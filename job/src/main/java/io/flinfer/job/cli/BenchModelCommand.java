@@ -254,6 +254,11 @@ public final class BenchModelCommand implements Callable<Integer> {
     return Llama2cCheckpointLoader.load(file, SyntheticVocabulary::of);
   }
 
+  /** Runs this command alone: a GPU machine can run it with the Flink-free jars only. */
+  public static void main(String[] args) {
+    System.exit(new picocli.CommandLine(new BenchModelCommand()).execute(args));
+  }
+
   private static double round(double v) {
     return Math.round(v * 100) / 100.0;
   }

@@ -1,0 +1,49 @@
+package io.flinfer.runtime.cuda;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import org.junit.jupiter.api.Test;
+
+/** The K split of a product follows the matrix's shape alone and covers its columns exactly. */
+class GemmShapeTest {
+
+  @Property
+  void splitsCoverThePaddedColumnsInWholeTiles(
+      @ForAll @IntRange(min = 1, max = 200_000) int rows,
+      @ForAll @IntRange(min = 1, max = 30_000) int cols) {
+    GemmShape g = GemmShape.of(rows, cols);
+    assertThat(g.paddedCols() % 64).isZero();
+    assertThat(g.paddedCols()).isBetween(cols, cols + 63);
+    assertThat(g.colsPerSplit() % 64).isZero();
+    assertThat(g.splits()).isBetween(1, GemmShape.MAX_SPLITS);
+    assertThat((long) g.splits() * g.colsPerSplit()).isGreaterThanOrEqualTo(g.paddedCols());
+    assertThat((long) (g.splits() - 1) * g.colsPerSplit()).isLessThan(g.paddedCols());
+    assertThat(GemmShape.of(rows, cols)).isEqualTo(g);
+  }
+
+  @Test
+  void matricesWithFewRowsAreSplitSoOneTokenFillsTheDevice() {
+    // Llama 3.1 8B: q/k/v stacked (6144 rows), o and down (4096), gate/up (28672), classifier.
+    assertThat(GemmShape.of(6144, 4096).splits()).isEqualTo(3);
+    assertThat(GemmShape.of(4096, 4096).splits()).isEqualTo(4);
+    assertThat(GemmShape.of(4096, 14336).splits()).isEqualTo(4);
+    assertThat(GemmShape.of(28672, 4096).splits()).isEqualTo(1);
+    assertThat(GemmShape.of(128256, 4096).splits()).isEqualTo(1);
+    // stories260K's narrow matrices cannot be split into 256-column pieces.
+    assertThat(GemmShape.of(512, 64).splits()).isEqualTo(1);
+    assertThat(GemmShape.of(64, 172).paddedCols()).isEqualTo(192);
+  }
+
+  @Test
+  void theKernelVariantFollowsTheTokenCount() {
+    assertThat(GemmShape.variant(1)).isEqualTo("s8");
+    assertThat(GemmShape.variant(9)).isEqualTo("s16");
+    assertThat(GemmShape.variant(64)).isEqualTo("s64");
+    assertThat(GemmShape.variant(65)).isEqualTo("l");
+    assertThat(GemmShape.sharedBytes("l")).isEqualTo(61440);
+    assertThat(GemmShape.sharedBytes("s64")).isLessThanOrEqualTo(227 * 1024);
+  }
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Packs what the checks on a lent GPU machine need into .device/ (ignored by git), in bundles
+# that each fit one call's 64 MiB: `runtime` (a jlink'd Java runtime with the modules' jars and
+# their few Flink-free dependencies) and the shared models the device tests read (zoo-a, zoo-b).
+# Run from the repository root after `mvn -B install -DskipTests`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SHARED=${FLINFER_SHARED:-../shared}
+V=0.1.0-SNAPSHOT
+M2=${M2_REPO:-$HOME/.m2/repository}
+rm -rf .device
+mkdir -p .device/runtime/lib .device/zoo-a .device/zoo-b
+
+jre=$(mktemp -d)
+jlink --add-modules java.base,jdk.incubator.vector,java.management,jdk.management,jdk.unsupported,java.logging,java.xml,java.sql \
+  --strip-debug --no-man-pages --no-header-files --compress=2 --output "$jre/jre" 2>/dev/null
+tar -C "$jre" -cJf .device/runtime/jre.tar.xz jre
+rm -rf "$jre"
+
+lib=.device/runtime/lib
+cp memcache/target/flinfer-memcache-$V.jar gpu-runtime/target/flinfer-gpu-runtime-$V.jar \
+  gpu-runtime/target/flinfer-gpu-runtime-$V-tests.jar operators/target/flinfer-operators-$V.jar \
+  job/target/flinfer-job-$V.jar "$lib"/
+mvn -B -q dependency:get -Dartifact=org.junit.platform:junit-platform-console-standalone:1.13.4 >/dev/null
+for jar in org/junit/platform/junit-platform-console-standalone/1.13.4/junit-platform-console-standalone-1.13.4.jar \
+  org/assertj/assertj-core/3.26.3/assertj-core-3.26.3.jar \
+  org/jcuda/jcuda/12.6.0/jcuda-12.6.0.jar \
+  info/picocli/picocli/4.7.6/picocli-4.7.6.jar \
+  com/fasterxml/jackson/core/jackson-core/2.19.2/jackson-core-2.19.2.jar \
+  com/fasterxml/jackson/core/jackson-databind/2.19.2/jackson-databind-2.19.2.jar \
+  com/fasterxml/jackson/core/jackson-annotations/2.19.2/jackson-annotations-2.19.2.jar; do
+  cp "$M2/$jar" "$lib"/
+done
+# JCuda's natives less the 24 MB PTX compiler it does not use here.
+natives=$(mktemp -d)
+(cd "$natives" && unzip -q "$M2/org/jcuda/jcuda-natives/12.6.0/jcuda-natives-12.6.0-linux-x86_64.jar" \
+  && rm lib/libJNvPTXCompiler-* lib/libJNvrtc-* lib/libJCudaRuntime-* \
+  && zip -q -r jcuda-natives-12.6.0-linux-x86_64.jar META-INF lib)
+mv "$natives/jcuda-natives-12.6.0-linux-x86_64.jar" "$lib"/
+rm -rf "$natives"
+
+# zoo-a: stories260K and the long-context model; zoo-b: the other families.
+mkdir -p .device/zoo-a/models/stories260K .device/zoo-a/golden
+cp "$SHARED"/models/stories260K/{stories260K.bin,tok512.bin} .device/zoo-a/models/stories260K/
+cp "$SHARED"/golden/stories260K-greedy.txt .device/zoo-a/golden/
+bundle() {
+  local dir=.device/$1; shift
+  mkdir -p "$dir/models/zoo" "$dir/golden/zoo"
+  for m in "$@"; do
+    xz -T0 -c "$SHARED/models/zoo/$m.gguf" > "$dir/models/zoo/$m.gguf.xz"
+    cp "$SHARED/golden/zoo/$m.prompts.txt" "$dir/golden/zoo/"
+  done
+}
+bundle zoo-a qwen2-tiny llama-q-Q8_0
+bundle zoo-b llama3-tiny qwen3-tiny phi3-tiny
+du -sh .device/*
