@@ -15,6 +15,7 @@ public final class ReqToTokenPool {
   private final int[] reqToToken;
   private final int[] freeSlots;
   private final int[] dirtyFrom;
+  private final boolean[] taken;
   private int freeCount;
 
   public ReqToTokenPool(int size, int maxContextLen) {
@@ -31,6 +32,7 @@ public final class ReqToTokenPool {
     this.reqToToken = new int[size * maxContextLen];
     this.freeSlots = new int[size];
     this.dirtyFrom = new int[size];
+    this.taken = new boolean[size];
     clear();
   }
 
@@ -54,20 +56,28 @@ public final class ReqToTokenPool {
     int[] out = new int[n];
     for (int i = 0; i < n; i++) {
       out[i] = freeSlots[--freeCount];
+      taken[out[i]] = true;
     }
     return out;
   }
 
   /** Takes one request slot, or returns -1 when none is free. */
   public int allocOne() {
-    return freeCount == 0 ? -1 : freeSlots[--freeCount];
+    if (freeCount == 0) {
+      return -1;
+    }
+    int slot = freeSlots[--freeCount];
+    taken[slot] = true;
+    return slot;
   }
 
+  /** Returns a request slot; freeing one that is not taken (twice, or never) is an error. */
   public void free(int slot) {
     checkSlot(slot);
-    if (freeCount == size) {
-      throw new IllegalStateException("request slot freed twice: " + slot);
+    if (!taken[slot]) {
+      throw new IllegalStateException("request slot " + slot + " freed twice, or never taken");
     }
+    taken[slot] = false;
     freeSlots[freeCount++] = slot;
   }
 
@@ -124,6 +134,7 @@ public final class ReqToTokenPool {
   public void clear() {
     Arrays.fill(reqToToken, 0);
     Arrays.fill(dirtyFrom, 0);
+    Arrays.fill(taken, false);
     for (int i = 0; i < size; i++) {
       freeSlots[i] = size - 1 - i;
     }

@@ -8,8 +8,10 @@ package io.flinfer.memcache;
  * slots hit, and a long-lived pool whose slots come back in eviction order spreads them quickly. So
  * a request's next token takes the slot right after its previous one when that is free, and a
  * request that cannot continue its run starts a new one at a wholly free aligned group of {@value
- * #GROUP} slots, which no other run is growing into. Only when no group is wholly free does a run
- * start at any free slot.
+ * #GROUP} slots, which no other run is growing into. When no group is wholly free (a full pool
+ * evicts only what a step lacks, so free slots are few), a run starts in the middle of the longest
+ * stretch of free slots: runs started in the same stretch then halve it, each with room to grow,
+ * instead of taking its slots in turn.
  */
 public final class SimpleTokenToKvPoolAllocator extends GroupedFreeAllocator {
   /** Slots per run-start group: a power of two dividing 64. */
@@ -58,22 +60,6 @@ public final class SimpleTokenToKvPoolAllocator extends GroupedFreeAllocator {
   /** Aligned groups of {@value #GROUP} slots that are wholly free: where new runs start. */
   public int freeGroups() {
     return freeGroups;
-  }
-
-  /**
-   * What is missing, and a wholly free group for every request that cannot continue its run: free
-   * slots are taken by continuing runs and left over by ended ones, so a pool kept at its last free
-   * slots would have no whole group left, and runs would start anywhere, interleaved.
-   */
-  @Override
-  public int roomShortfall(int need, int[] lastLocs) {
-    int newRuns = 0;
-    for (int loc : lastLocs) {
-      if (loc <= 0 || loc >= size || !isFree(loc + 1)) {
-        newRuns++;
-      }
-    }
-    return Math.max(need - freeCount, (newRuns - freeGroups) * GROUP);
   }
 
   @Override
@@ -143,7 +129,7 @@ public final class SimpleTokenToKvPoolAllocator extends GroupedFreeAllocator {
 
   /**
    * The first slot of a wholly free group, searched from where the last one was found; without one,
-   * the first free slot from there on. The caller has checked that a slot is free.
+   * the middle of the longest stretch of free slots. The caller has checked that a slot is free.
    */
   private int runStart() {
     int words = free.length;
@@ -160,13 +146,44 @@ public final class SimpleTokenToKvPoolAllocator extends GroupedFreeAllocator {
       }
       throw new IllegalStateException(freeGroups + " free groups counted, none found");
     }
-    for (int k = 0; k < words; k++) {
-      int w = cursor + k < words ? cursor + k : cursor + k - words;
-      if (free[w] != 0) {
-        return (w << 6) + Long.numberOfTrailingZeros(free[w]);
+    int bestStart = -1;
+    int bestLen = 0;
+    int start = -1;
+    for (int s = 1; s <= size; ) {
+      long word = free[s >> 6] >>> (s & 63);
+      if (word == 0) {
+        // The rest of this word is taken: close any stretch.
+        if (start >= 0 && s - start > bestLen) {
+          bestStart = start;
+          bestLen = s - start;
+        }
+        start = -1;
+        s = ((s >> 6) + 1) << 6;
+        continue;
       }
+      if ((word & 1) == 0) {
+        if (start >= 0 && s - start > bestLen) {
+          bestStart = start;
+          bestLen = s - start;
+        }
+        start = -1;
+        s += Long.numberOfTrailingZeros(word);
+        continue;
+      }
+      if (start < 0) {
+        start = s;
+      }
+      s += Math.min(64 - (s & 63), Long.numberOfTrailingZeros(~word));
     }
-    throw new IllegalStateException("no free slot, though " + freeCount + " were counted");
+    if (start >= 0 && size + 1 - start > bestLen) {
+      bestStart = start;
+      bestLen = size + 1 - start;
+    }
+    if (bestStart < 0) {
+      throw new IllegalStateException("no free slot, though " + freeCount + " were counted");
+    }
+    // The stretch's first slot may continue whatever run ends before it: start halfway in.
+    return bestStart + bestLen / 2;
   }
 
   private boolean groupIsFree(int slot) {

@@ -43,15 +43,6 @@ public interface TokenToKvPoolAllocator {
     return alloc(seqLens.length);
   }
 
-  /**
-   * Slots to free (by evicting cache) before requests take {@code need} slots, request i's first
-   * new one after its token at slot {@code lastLocs[i]} (-1: none): at least what is missing; an
-   * allocator that places each request's tokens side by side may ask for room to do so.
-   */
-  default int roomShortfall(int need, int[] lastLocs) {
-    return need - availableSize();
-  }
-
   /** Slots needed to grow requests as {@link #allocExtend} would, counted without allocating. */
   default int slotsNeededForExtend(int prefixLen, int seqLen) {
     return seqLen - prefixLen;

@@ -17,6 +17,9 @@ class PoolsTest {
     assertThat(p.get(slots[1], 3)).isEqualTo(8);
     p.free(slots[1]);
     assertThat(p.availableSize()).isEqualTo(1);
+    // A double free while other rows are taken: two requests would otherwise share a row.
+    assertThatThrownBy(() -> p.free(slots[1])).hasMessageContaining("twice");
+    assertThat(p.availableSize()).isEqualTo(1);
     assertThatThrownBy(() -> p.write(slots[0], 7, new int[] {1, 2}))
         .isInstanceOf(IndexOutOfBoundsException.class);
     p.free(slots[0]);

@@ -62,7 +62,7 @@ class SimpleTokenToKvPoolAllocatorTest {
   }
 
   @Test
-  void withoutAWholeFreeGroupARunStartsAtAnyFreeSlot() {
+  void withoutAWholeFreeGroupARunStartsAtAFreeSlot() {
     SimpleTokenToKvPoolAllocator a = new SimpleTokenToKvPoolAllocator(2 * GROUP - 1);
     int[] all = a.alloc(2 * GROUP - 1);
     assertThat(a.freeGroups()).isZero();
@@ -73,22 +73,29 @@ class SimpleTokenToKvPoolAllocatorTest {
     assertThat(a.availableSize()).isEqualTo(1);
   }
 
+  /**
+   * In a full pool that evicts only what a step lacks, runs that cannot continue share the few free
+   * stretches: each starts halfway into the longest one, so several runs split a stretch and each
+   * keeps room to grow, rather than taking its slots in turn.
+   */
   @Test
-  void theShortfallCountsMissingSlotsAndAGroupForEachRunThatCannotContinue() {
+  void runsStartedInAFullPoolSplitTheLongestFreeStretch() {
     SimpleTokenToKvPoolAllocator a = new SimpleTokenToKvPoolAllocator(4 * GROUP);
-    // Slot 0 is the padding slot, so the first group is never wholly free: three are.
-    assertThat(a.freeGroups()).isEqualTo(3);
-    int[] r = a.alloc(3);
-    assertThat(r).containsExactly(GROUP, GROUP + 1, GROUP + 2);
-    assertThat(a.freeGroups()).isEqualTo(2);
-    // A request continuing after slot GROUP + 2 needs no new group; new requests (-1) do.
-    assertThat(a.roomShortfall(3, new int[] {GROUP + 2, -1, -1})).isLessThanOrEqualTo(0);
-    assertThat(a.roomShortfall(4, new int[] {GROUP + 2, -1, -1, -1})).isEqualTo(GROUP);
-    // A request whose next slot is taken needs one too.
-    assertThat(a.roomShortfall(2, new int[] {GROUP, GROUP + 1})).isLessThanOrEqualTo(0);
-    assertThat(a.roomShortfall(1, new int[] {GROUP + 1, -1, -1, -1})).isEqualTo(2 * GROUP);
-    // Missing slots count first.
-    assertThat(a.roomShortfall(4 * GROUP, new int[] {GROUP + 2})).isEqualTo(3);
+    int[] all = a.alloc(4 * GROUP);
+    // Free an unaligned stretch of 24 slots (no whole group) and a short one elsewhere.
+    int[] stretch = new int[24];
+    for (int i = 0; i < 24; i++) {
+      stretch[i] = 20 + i;
+    }
+    a.free(stretch);
+    a.free(new int[] {60, 61});
+    assertThat(a.freeGroups()).isZero();
+    int[] starts = a.allocDecode(new int[] {5, 5, 5}, new int[] {1, 2, 3});
+    // 24 free from 20: the first starts at 32; the longest stretch left is 20..31, then 33..43.
+    assertThat(starts).containsExactly(32, 26, 38);
+    // Each can now grow a few slots before meeting the next.
+    int[] next = a.allocDecode(new int[] {6, 6, 6}, starts);
+    assertThat(next).containsExactly(33, 27, 39);
   }
 
   /** Random extends, decodes and frees against a model of which slots are held. */

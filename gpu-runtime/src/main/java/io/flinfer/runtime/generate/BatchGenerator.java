@@ -26,6 +26,7 @@ public final class BatchGenerator implements AutoCloseable {
   private final Sampler sampler;
   private final ForwardBatch batch = new ForwardBatch();
   private final Logits logits;
+  private final int[] endTokens;
 
   public BatchGenerator(LlamaModel model, int maxBatch, int maxContext, int threads) {
     this(model, maxBatch, maxContext, threads, CpuModelRunner::new);
@@ -40,6 +41,7 @@ public final class BatchGenerator implements AutoCloseable {
     this.runner = backend.createWithKv(model, reqToToken, threads, maxBatch * ctx);
     this.sampler = new Sampler(model.config().vocabSize());
     this.logits = new Logits(model.config().vocabSize());
+    this.endTokens = model.tokenizer().endTokens();
   }
 
   public int maxContext() {
@@ -104,7 +106,7 @@ public final class BatchGenerator implements AutoCloseable {
           history[r][len[r]++] = tok;
           listener.onToken(r, produced[r], tok, sampler.lastLogprob());
           produced[r]++;
-          boolean eos = q.stopAtEos() && tok == model.tokenizer().eosId();
+          boolean eos = q.stopAtEos() && isEnd(tok);
           if (eos || produced[r] >= q.maxNewTokens() || len[r] >= history[r].length) {
             done[r] = true;
           } else {
@@ -144,6 +146,15 @@ public final class BatchGenerator implements AutoCloseable {
         }
       }
     }
+  }
+
+  private boolean isEnd(int token) {
+    for (int e : endTokens) {
+      if (e == token) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static boolean greedyOnly(GenerationRequest q) {

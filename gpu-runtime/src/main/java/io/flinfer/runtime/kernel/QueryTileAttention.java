@@ -3,7 +3,6 @@ package io.flinfer.runtime.kernel;
 import io.flinfer.memcache.KvPool;
 import io.flinfer.memcache.KvStoreType;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
@@ -34,12 +33,12 @@ public final class QueryTileAttention {
   /** Eight elements of a key or value row: the head is read in chunks of eight. */
   private static final VectorSpecies<Float> ROW = FloatVector.SPECIES_256;
 
-  private static final ByteOrder NATIVE = ByteOrder.nativeOrder();
   private static final FloatVector ZERO = FloatVector.zero(S);
   private static final FloatVector MINUS_INFINITY =
       FloatVector.broadcast(S, Float.NEGATIVE_INFINITY);
 
   private final KvPool kv;
+  private final KvStoreType storeType;
   private final int headDim;
   private final int rowWidth;
   private final float[] queries;
@@ -53,20 +52,21 @@ public final class QueryTileAttention {
   /** Scratch for one thread: contexts up to {@code maxContext} positions. */
   public QueryTileAttention(KvPool kv, int maxContext) {
     if (!supports(kv)) {
-      throw new IllegalArgumentException("query tiles need an fp32 KV pool and heads of 8k");
+      throw new IllegalArgumentException("query tiles need heads a multiple of 8 wide");
     }
     this.kv = kv;
+    this.storeType = kv.storeType();
     this.headDim = kv.headDim();
     this.rowWidth = kv.rowWidth();
     this.queries = new float[headDim * LANES];
     this.scores = new float[maxContext * LANES];
     this.outputs = new float[headDim * LANES];
-    this.suffix = new TileSuffix(headDim, rowWidth, scores, outputs);
+    this.suffix = new TileSuffix(storeType, headDim, rowWidth, scores, outputs);
   }
 
-  /** Whether tiles can serve this pool: fp32 keys and values, heads a multiple of 8 wide. */
+  /** Whether tiles can serve this pool: heads a multiple of 8 wide (in any store type). */
   public static boolean supports(KvPool kv) {
-    return kv.storeType() == KvStoreType.FP32 && kv.headDim() % ROW.length() == 0;
+    return kv.headDim() % ROW.length() == 0;
   }
 
   /**
@@ -220,7 +220,7 @@ public final class QueryTileAttention {
     }
     float scale = 1f / (float) Math.sqrt(headDim);
     for (int j = 0; j < context; j++) {
-      int e = (reqToToken[rowBase + j] * rowWidth + kvOff) * 4;
+      int e = reqToToken[rowBase + j] * rowWidth + kvOff;
       FloatVector c0 = FloatVector.zero(S);
       FloatVector c1 = FloatVector.zero(S);
       FloatVector c2 = FloatVector.zero(S);
@@ -230,7 +230,7 @@ public final class QueryTileAttention {
       FloatVector c6 = FloatVector.zero(S);
       FloatVector c7 = FloatVector.zero(S);
       for (int i = 0; i < headDim; i += 8) {
-        load(keys, e + i * 4);
+        load(keys, e + i);
         int qi = i * LANES;
         c0 = query(qi).fma(element(0), c0);
         c1 = query(qi + LANES).fma(element(1), c1);
@@ -272,7 +272,7 @@ public final class QueryTileAttention {
     FloatVector q6 = query(6 * LANES);
     FloatVector q7 = query(7 * LANES);
     for (int j = 0; j < context; j++) {
-      load(keys, (reqToToken[rowBase + j] * rowWidth + kvOff) * 4);
+      load(keys, reqToToken[rowBase + j] * rowWidth + kvOff);
       FloatVector s =
           q0.fma(element(0), ZERO)
               .add(q1.fma(element(1), ZERO))
@@ -291,11 +291,12 @@ public final class QueryTileAttention {
   }
 
   /**
-   * Copies eight floats of a pool buffer to {@link #row}: one vector load, where reading them one
-   * by one from the buffer costs several times more.
+   * Copies eight values of a pool buffer, from value {@code element} on, to {@link #row} as floats:
+   * one vector load (and, for a 16-bit pool, conversion), where reading them one by one from the
+   * buffer costs several times more.
    */
-  private void load(ByteBuffer buffer, int byteOffset) {
-    FloatVector.fromByteBuffer(ROW, buffer, byteOffset, NATIVE).intoArray(row, 0);
+  private void load(ByteBuffer buffer, int element) {
+    KvVectors.load(buffer, element, storeType).intoArray(row, 0);
   }
 
   /** Element i of {@link #row} in every lane. */
@@ -330,7 +331,7 @@ public final class QueryTileAttention {
     FloatVector a6 = FloatVector.zero(S);
     FloatVector a7 = FloatVector.zero(S);
     for (int j = 0; j < shared; j++) {
-      int e = (reqToToken[rowBase + j] * rowWidth + off) * 4;
+      int e = reqToToken[rowBase + j] * rowWidth + off;
       FloatVector p = FloatVector.fromArray(S, scores, j * LANES).mul(inv);
       load(values, e);
       a0 = p.fma(element(0), a0);
@@ -343,7 +344,7 @@ public final class QueryTileAttention {
       a7 = p.fma(element(7), a7);
     }
     for (int j = shared; j < context; j++) {
-      int e = (reqToToken[rowBase + j] * rowWidth + off) * 4;
+      int e = reqToToken[rowBase + j] * rowWidth + off;
       FloatVector p = FloatVector.fromArray(S, scores, j * LANES).mul(inv);
       load(values, e);
       VectorMask<Float> live = last.compare(VectorOperators.GE, (float) j);

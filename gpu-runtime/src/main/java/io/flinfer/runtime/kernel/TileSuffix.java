@@ -1,7 +1,7 @@
 package io.flinfer.runtime.kernel;
 
+import io.flinfer.memcache.KvStoreType;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -14,8 +14,7 @@ import jdk.incubator.vector.VectorSpecies;
 final class TileSuffix {
   private static final VectorSpecies<Float> S = FloatVector.SPECIES_256;
   private static final int LANES = S.length();
-  private static final ByteOrder NATIVE = ByteOrder.nativeOrder();
-
+  private final KvStoreType storeType;
   private final int headDim;
   private final int rowWidth;
   private final float scale;
@@ -27,7 +26,8 @@ final class TileSuffix {
   private final int[] pairOffset = new int[LANES];
   private final int[] pairLane = new int[LANES];
 
-  TileSuffix(int headDim, int rowWidth, float[] scores, float[] outputs) {
+  TileSuffix(KvStoreType storeType, int headDim, int rowWidth, float[] scores, float[] outputs) {
+    this.storeType = storeType;
     this.headDim = headDim;
     this.rowWidth = rowWidth;
     this.scale = 1f / (float) Math.sqrt(headDim);
@@ -58,12 +58,12 @@ final class TileSuffix {
           scores[at + k] = Float.NEGATIVE_INFINITY;
           continue;
         }
-        int e = (reqToToken[laneRow[k] + j] * rowWidth + kvOff) * 4;
+        int e = reqToToken[laneRow[k] + j] * rowWidth + kvOff;
         FloatVector acc = FloatVector.zero(S);
         for (int i = 0; i < headDim; i += LANES) {
           acc =
               FloatVector.fromArray(S, q, laneOffset[k] + i)
-                  .fma(FloatVector.fromByteBuffer(S, keys, e + i * 4, NATIVE), acc);
+                  .fma(KvVectors.load(keys, e + i, storeType), acc);
         }
         acc.intoArray(products, 0);
         scores[at + k] = GemmKernels.sum8(products, 0) * scale;
@@ -95,7 +95,7 @@ final class TileSuffix {
         int lane = p / slices;
         pairLane[i] = lane;
         pairRow[i] = laneRow[lane];
-        pairOffset[i] = (kvOff + (p % slices) * LANES) * 4;
+        pairOffset[i] = kvOff + (p % slices) * LANES;
         common = Math.min(common, laneLast[lane]);
       }
       FloatVector a0 = start(first, slices);
@@ -141,11 +141,10 @@ final class TileSuffix {
   /** Pair i of the pass at position j: its value row times its lane's weight, added. */
   private FloatVector step(
       ByteBuffer values, int[] reqToToken, float[] inv, int i, int j, FloatVector acc) {
-    int e = reqToToken[pairRow[i] + j] * rowWidth * 4 + pairOffset[i];
+    int e = reqToToken[pairRow[i] + j] * rowWidth + pairOffset[i];
     int lane = pairLane[i];
     float weight = scores[j * LANES + lane] * inv[lane];
-    return FloatVector.fromByteBuffer(S, values, e, NATIVE)
-        .fma(FloatVector.broadcast(S, weight), acc);
+    return KvVectors.load(values, e, storeType).fma(FloatVector.broadcast(S, weight), acc);
   }
 
   /** Pair i's positions past the pass's common ones, then its sums back into {@code outputs}. */

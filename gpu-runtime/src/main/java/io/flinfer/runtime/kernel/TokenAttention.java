@@ -1,8 +1,8 @@
 package io.flinfer.runtime.kernel;
 
 import io.flinfer.memcache.KvPool;
+import io.flinfer.memcache.KvStoreType;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorSpecies;
@@ -22,12 +22,12 @@ import jdk.incubator.vector.VectorSpecies;
 public final class TokenAttention {
   private static final VectorSpecies<Float> S = FloatVector.SPECIES_256;
   private static final int LANES = S.length();
-  private static final ByteOrder NATIVE = ByteOrder.nativeOrder();
   private static final VectorMask<Float> PAIR_1 = pair(1);
   private static final VectorMask<Float> PAIR_2 = pair(2);
   private static final VectorMask<Float> PAIR_3 = pair(3);
 
   private final KvPool kv;
+  private final KvStoreType storeType;
   private final int headDim;
   private final int rowWidth;
   private final float scale;
@@ -45,9 +45,10 @@ public final class TokenAttention {
    */
   public TokenAttention(KvPool kv, int maxHeads, int maxContext) {
     if (!QueryTileAttention.supports(kv)) {
-      throw new IllegalArgumentException("token attention needs an fp32 KV pool and heads of 8k");
+      throw new IllegalArgumentException("token attention needs heads a multiple of 8 wide");
     }
     this.kv = kv;
+    this.storeType = kv.storeType();
     this.headDim = kv.headDim();
     this.rowWidth = kv.rowWidth();
     this.scale = 1f / (float) Math.sqrt(headDim);
@@ -141,15 +142,15 @@ public final class TokenAttention {
       return;
     }
     for (int j = 0; j < contextLen; j++) {
-      int e = (reqToToken[rowBase + j] * rowWidth + kvOff) * 4;
+      int e = reqToToken[rowBase + j] * rowWidth + kvOff;
       // KV head by KV head: no division in the loop (an integer division costs tens of cycles).
       for (int g = 0, k = 0; k < heads; g++) {
-        int ke = e + g * headDim * 4;
+        int ke = e + g * headDim;
         for (int m = 0; m < group; m++, k++) {
           int qk = qOff + k * headDim;
           FloatVector acc = FloatVector.zero(S);
           for (int i = 0; i < headDim; i += LANES) {
-            acc = FloatVector.fromArray(S, q, qk + i).fma(fromBuffer(keys, ke + i * 4), acc);
+            acc = FloatVector.fromArray(S, q, qk + i).fma(load(keys, ke + i), acc);
           }
           acc.intoArray(products, k * LANES);
         }
@@ -194,11 +195,11 @@ public final class TokenAttention {
     FloatVector q7 = FloatVector.fromArray(S, products, 7 * LANES);
     FloatVector zero = FloatVector.zero(S);
     for (int j = 0; j < contextLen; j++) {
-      int e = (reqToToken[rowBase + j] * rowWidth + kvOff) * 4;
-      fromBuffer(keys, e).intoArray(keyRow, 0);
-      fromBuffer(keys, e + 32).intoArray(keyRow, LANES);
-      fromBuffer(keys, e + 64).intoArray(keyRow, 2 * LANES);
-      fromBuffer(keys, e + 96).intoArray(keyRow, 3 * LANES);
+      int e = reqToToken[rowBase + j] * rowWidth + kvOff;
+      load(keys, e).intoArray(keyRow, 0);
+      load(keys, e + 8).intoArray(keyRow, LANES);
+      load(keys, e + 16).intoArray(keyRow, 2 * LANES);
+      load(keys, e + 24).intoArray(keyRow, 3 * LANES);
       FloatVector s =
           q0.fma(keyColumn(0), zero)
               .add(q1.fma(keyColumn(1), zero))
@@ -277,16 +278,16 @@ public final class TokenAttention {
     FloatVector a6 = FloatVector.zero(S);
     FloatVector a7 = FloatVector.zero(S);
     for (int j = 0; j < contextLen; j++) {
-      int e = (reqToToken[rowBase + j] * rowWidth + kvOff) * 4;
+      int e = reqToToken[rowBase + j] * rowWidth + kvOff;
       int sb = j * stride;
-      a0 = fromBuffer(values, e + pairOffset[0]).fma(weight(sb + pairWeight[0]), a0);
-      a1 = fromBuffer(values, e + pairOffset[1]).fma(weight(sb + pairWeight[1]), a1);
-      a2 = fromBuffer(values, e + pairOffset[2]).fma(weight(sb + pairWeight[2]), a2);
-      a3 = fromBuffer(values, e + pairOffset[3]).fma(weight(sb + pairWeight[3]), a3);
-      a4 = fromBuffer(values, e + pairOffset[4]).fma(weight(sb + pairWeight[4]), a4);
-      a5 = fromBuffer(values, e + pairOffset[5]).fma(weight(sb + pairWeight[5]), a5);
-      a6 = fromBuffer(values, e + pairOffset[6]).fma(weight(sb + pairWeight[6]), a6);
-      a7 = fromBuffer(values, e + pairOffset[7]).fma(weight(sb + pairWeight[7]), a7);
+      a0 = load(values, e + pairOffset[0]).fma(weight(sb + pairWeight[0]), a0);
+      a1 = load(values, e + pairOffset[1]).fma(weight(sb + pairWeight[1]), a1);
+      a2 = load(values, e + pairOffset[2]).fma(weight(sb + pairWeight[2]), a2);
+      a3 = load(values, e + pairOffset[3]).fma(weight(sb + pairWeight[3]), a3);
+      a4 = load(values, e + pairOffset[4]).fma(weight(sb + pairWeight[4]), a4);
+      a5 = load(values, e + pairOffset[5]).fma(weight(sb + pairWeight[5]), a5);
+      a6 = load(values, e + pairOffset[6]).fma(weight(sb + pairWeight[6]), a6);
+      a7 = load(values, e + pairOffset[7]).fma(weight(sb + pairWeight[7]), a7);
     }
     // Pair p is head p / slices, elements (p % slices) * 8 onwards: out[outOff + p * 8 ..).
     int at = outOff + first * LANES;
@@ -315,17 +316,18 @@ public final class TokenAttention {
     }
   }
 
-  /** Byte offset, within the first KV head's row, of head k's value slice. */
+  /** Value offset, within the first KV head's row, of head k's value slice. */
   private int valueOffset(int k, int slice, int group) {
-    return ((k / group) * headDim + slice * LANES) * 4;
+    return (k / group) * headDim + slice * LANES;
   }
 
   private FloatVector weight(int at) {
     return FloatVector.broadcast(S, scores[at]);
   }
 
-  private static FloatVector fromBuffer(ByteBuffer buffer, int byteOffset) {
-    return FloatVector.fromByteBuffer(S, buffer, byteOffset, NATIVE);
+  /** Eight values of a pool buffer as floats, in the pool's store type. */
+  private FloatVector load(ByteBuffer buffer, int element) {
+    return KvVectors.load(buffer, element, storeType);
   }
 
   private static VectorMask<Float> pair(int g) {

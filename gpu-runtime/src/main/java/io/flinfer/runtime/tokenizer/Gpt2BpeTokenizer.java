@@ -44,6 +44,7 @@ public final class Gpt2BpeTokenizer implements Tokenizer {
   private final Map<String, int[]> cache = new HashMap<>();
   private final int bos;
   private final int eos;
+  private final int[] endTokens;
   private final boolean addBos;
 
   /**
@@ -52,6 +53,21 @@ public final class Gpt2BpeTokenizer implements Tokenizer {
    */
   public Gpt2BpeTokenizer(
       String[] tokens, int[] types, String[] merges, int bos, int eos, boolean addBos) {
+    this(tokens, types, merges, bos, eos, addBos, eos >= 0 ? new int[] {eos} : new int[0]);
+  }
+
+  /**
+   * @param endTokens the tokens that end a generation (see {@link Tokenizer#endTokens})
+   */
+  public Gpt2BpeTokenizer(
+      String[] tokens,
+      int[] types,
+      String[] merges,
+      int bos,
+      int eos,
+      boolean addBos,
+      int[] endTokens) {
+    this.endTokens = endTokens.clone();
     this.tokens = tokens.clone();
     this.tokenBytes = new byte[tokens.length][];
     this.control = new boolean[tokens.length];
@@ -97,6 +113,11 @@ public final class Gpt2BpeTokenizer implements Tokenizer {
   @Override
   public int eosId() {
     return eos;
+  }
+
+  @Override
+  public int[] endTokens() {
+    return endTokens.clone();
   }
 
   @Override

@@ -42,7 +42,8 @@ public final class Llama2cTokenizerReader {
         b.get(bytes);
         pieces[i] = new String(bytes, StandardCharsets.UTF_8);
       }
-      return new SentencePieceTokenizer(pieces, scores, null, 1, 2, true, true);
+      // llama2.c models end a story by starting the next: run.c stops when BOS is sampled.
+      return new SentencePieceTokenizer(pieces, scores, null, 1, 2, true, true, new int[] {1, 2});
     } catch (java.nio.BufferUnderflowException e) {
       throw new ModelFormatException(name, "truncated: fewer than " + vocabSize + " tokens", e);
     }

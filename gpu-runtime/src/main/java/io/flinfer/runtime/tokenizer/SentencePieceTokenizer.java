@@ -30,6 +30,7 @@ public final class SentencePieceTokenizer implements Tokenizer {
   private final Map<String, Integer> pieceToId = new HashMap<>();
   private final int bos;
   private final int eos;
+  private final int[] endTokens;
   private final boolean addBos;
   private final boolean addSpacePrefix;
 
@@ -46,7 +47,31 @@ public final class SentencePieceTokenizer implements Tokenizer {
       int eos,
       boolean addBos,
       boolean addSpacePrefix) {
+    this(
+        pieces,
+        scores,
+        types,
+        bos,
+        eos,
+        addBos,
+        addSpacePrefix,
+        eos >= 0 ? new int[] {eos} : new int[0]);
+  }
+
+  /**
+   * @param endTokens the tokens that end a generation (see {@link Tokenizer#endTokens})
+   */
+  public SentencePieceTokenizer(
+      String[] pieces,
+      float[] scores,
+      int[] types,
+      int bos,
+      int eos,
+      boolean addBos,
+      boolean addSpacePrefix,
+      int[] endTokens) {
     int n = pieces.length;
+    this.endTokens = endTokens.clone();
     this.pieces = new String[n];
     this.pieceBytes = new byte[n][];
     this.scores = scores.clone();
@@ -100,6 +125,11 @@ public final class SentencePieceTokenizer implements Tokenizer {
   @Override
   public int eosId() {
     return eos;
+  }
+
+  @Override
+  public int[] endTokens() {
+    return endTokens.clone();
   }
 
   @Override

@@ -11,6 +11,14 @@ public interface Tokenizer {
   /** The end-of-sequence id, or -1. */
   int eosId();
 
+  /**
+   * The tokens that end a generation (llama.cpp's "end of generation" set): the end-of-sequence
+   * token, and where the model has them its end-of-turn and end-of-message tokens.
+   */
+  default int[] endTokens() {
+    return eosId() >= 0 ? new int[] {eosId()} : new int[0];
+  }
+
   /** Whether the model expects a BOS token before a prompt. */
   boolean addBos();
 

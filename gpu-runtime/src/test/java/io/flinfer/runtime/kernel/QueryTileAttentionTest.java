@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 import io.flinfer.memcache.KvPool;
+import io.flinfer.memcache.KvStoreType;
 import java.util.Random;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -16,13 +17,21 @@ import org.junit.jupiter.params.provider.CsvSource;
 class QueryTileAttentionTest {
   private static final int MAX_CONTEXT = 96;
 
-  @ParameterizedTest(name = "headDim {0}, {1} kv heads, group {2}")
-  @CsvSource({"8, 4, 2", "8, 2, 1", "16, 2, 4", "64, 2, 1", "64, 1, 8", "32, 2, 2"})
-  void everyQueryMatchesTheOneQueryKernelBitForBit(int headDim, int kvHeads, int group) {
+  @ParameterizedTest(name = "headDim {0}, {1} kv heads, group {2}, KV {3}")
+  @CsvSource({
+    "8, 4, 2, FP32",
+    "8, 2, 1, BF16",
+    "16, 2, 4, FP16",
+    "64, 2, 1, FP32",
+    "64, 1, 8, BF16",
+    "32, 2, 2, FP16"
+  })
+  void everyQueryMatchesTheOneQueryKernelBitForBit(
+      int headDim, int kvHeads, int group, KvStoreType type) {
     Random rnd = new Random(headDim * 31L + kvHeads * 7L + group);
     int heads = kvHeads * group;
     int dim = heads * headDim;
-    KvPool kv = new KvPool(200, 1, kvHeads, headDim, 1);
+    KvPool kv = new KvPool(200, 1, kvHeads, headDim, 1, type);
     // The request's positions live at shuffled slots, as after evictions and chunking.
     int[] table = new int[MAX_CONTEXT];
     int[] slots = AttentionFixtures.shuffledSlots(rnd, 199);

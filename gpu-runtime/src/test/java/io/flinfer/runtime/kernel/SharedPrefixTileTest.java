@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
 import io.flinfer.memcache.KvPool;
+import io.flinfer.memcache.KvStoreType;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -18,23 +19,23 @@ import org.junit.jupiter.params.provider.CsvSource;
 class SharedPrefixTileTest {
   private static final int ROW = 128;
 
-  @ParameterizedTest(name = "headDim {0}, {1} kv heads, group {2}, shared {3}")
+  @ParameterizedTest(name = "headDim {0}, {1} kv heads, group {2}, shared {3}, KV {4}")
   @CsvSource({
-    "8, 4, 2, 40",
-    "8, 4, 2, 1",
-    "8, 2, 1, 64",
-    "16, 2, 4, 17",
-    "64, 2, 1, 33",
-    "32, 1, 8, 9",
-    "24, 3, 2, 50"
+    "8, 4, 2, 40, FP32",
+    "8, 4, 2, 1, BF16",
+    "8, 2, 1, 64, FP16",
+    "16, 2, 4, 17, FP32",
+    "64, 2, 1, 33, BF16",
+    "32, 1, 8, 9, FP16",
+    "24, 3, 2, 50, FP32"
   })
   void everyQueryMatchesTheOneQueryKernelBitForBit(
-      int headDim, int kvHeads, int group, int shared) {
+      int headDim, int kvHeads, int group, int shared, KvStoreType type) {
     Random rnd = new Random(headDim * 7L + kvHeads * 3L + group * 11L + shared);
     int heads = kvHeads * group;
     int dim = heads * headDim;
     int requests = QueryTileAttention.LANES / group;
-    KvPool kv = new KvPool(requests * ROW + 1, 1, kvHeads, headDim, 1);
+    KvPool kv = new KvPool(requests * ROW + 1, 1, kvHeads, headDim, 1, type);
     // Rows: the shared slots first, then each request's own slots, shuffled over the pool.
     int[] slots = AttentionFixtures.shuffledSlots(rnd, requests * ROW);
     int[] table = new int[requests * ROW];

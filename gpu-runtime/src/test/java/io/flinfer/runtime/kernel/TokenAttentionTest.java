@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
 import io.flinfer.memcache.KvPool;
+import io.flinfer.memcache.KvStoreType;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -18,23 +19,24 @@ import org.junit.jupiter.params.provider.CsvSource;
 class TokenAttentionTest {
   private static final int MAX_CONTEXT = 80;
 
-  @ParameterizedTest(name = "headDim {0}, {1} kv heads, group {2}")
+  @ParameterizedTest(name = "headDim {0}, {1} kv heads, group {2}, KV {3}")
   @CsvSource({
-    "8, 4, 2",
-    "8, 2, 1",
-    "8, 3, 3",
-    "16, 2, 4",
-    "64, 2, 1",
-    "64, 12, 1",
-    "64, 1, 8",
-    "32, 2, 2",
-    "24, 3, 2"
+    "8, 4, 2, FP32",
+    "8, 2, 1, BF16",
+    "8, 3, 3, FP16",
+    "16, 2, 4, FP32",
+    "64, 2, 1, BF16",
+    "64, 12, 1, FP16",
+    "64, 1, 8, FP32",
+    "32, 2, 2, BF16",
+    "24, 3, 2, FP16"
   })
-  void everyHeadMatchesTheOneQueryKernelBitForBit(int headDim, int kvHeads, int group) {
+  void everyHeadMatchesTheOneQueryKernelBitForBit(
+      int headDim, int kvHeads, int group, KvStoreType type) {
     Random rnd = new Random(headDim * 131L + kvHeads * 17L + group);
     int heads = kvHeads * group;
     int dim = heads * headDim;
-    KvPool kv = new KvPool(100, 2, kvHeads, headDim, 1);
+    KvPool kv = new KvPool(100, 2, kvHeads, headDim, 1, type);
     int[] table = new int[MAX_CONTEXT + 3];
     int[] slots = AttentionFixtures.shuffledSlots(rnd, 99);
     float[] row = new float[kv.rowWidth()];

@@ -110,4 +110,51 @@ class SamplerTest {
     assertThatThrownBy(() -> SamplingParams.builder().repetitionPenalty(0).build())
         .hasMessageContaining("repetition_penalty");
   }
+
+  /**
+   * The reported log-probability is that of the token under the distribution after penalties and
+   * before temperature and truncation, whatever the temperature, top-k or top-p: before the fix it
+   * was read from the tempered, truncated probabilities (a greedy -0.03 became -16.8 at a
+   * temperature of 1e-6).
+   */
+  @Test
+  void theLogProbabilityOfATokenIsTheSameAtEveryTemperatureAndTruncation() {
+    float[] logits = LOGITS.clone();
+    logits[4] = 40f; // so every setting picks token 4
+    double z = 0;
+    for (float l : logits) {
+      z += Math.exp(l - 40.0);
+    }
+    float expected = (float) (-Math.log(z));
+    Sampler s = new Sampler(V);
+    for (float temperature : new float[] {0f, 1e-6f, 0.5f, 1f, 2f}) {
+      for (int topK : new int[] {0, 1, 3}) {
+        for (float topP : new float[] {1f, 0.9f, 0.1f}) {
+          SamplingParams p =
+              SamplingParams.builder()
+                  .temperature(temperature)
+                  .topK(topK)
+                  .topP(topP)
+                  .seed(7)
+                  .build();
+          assertThat(s.sample(logits, 0, p, new int[0], 0, 0, 3)).isEqualTo(4);
+          assertThat(s.lastLogprob())
+              .as("temperature %s, top-k %d, top-p %s", temperature, topK, topP)
+              .isCloseTo(expected, org.assertj.core.data.Offset.offset(1e-6f));
+        }
+      }
+    }
+    // With a penalty the distribution is the penalized one: token 4 seen once, divided by 2.
+    SamplingParams penalized =
+        SamplingParams.builder().temperature(0.7f).repetitionPenalty(2f).seed(7).build();
+    float[] after = logits.clone();
+    after[4] = 20f;
+    double zp = 0;
+    for (float l : after) {
+      zp += Math.exp(l - 20.0);
+    }
+    assertThat(s.sample(logits, 0, penalized, new int[] {4}, 1, 1, 0)).isEqualTo(4);
+    assertThat(s.lastLogprob())
+        .isCloseTo((float) -Math.log(zp), org.assertj.core.data.Offset.offset(1e-6f));
+  }
 }

@@ -53,4 +53,19 @@ class ZooFamiliesTest {
     }
     System.out.printf("%s: max relative logit difference against llama.cpp %.2e%n", name, worst);
   }
+
+  /**
+   * A generation ends at the end-of-sequence token and at the family's end-of-turn and
+   * end-of-message tokens, from the metadata or spelled as the family spells them.
+   */
+  @ParameterizedTest(name = "{0}")
+  @org.junit.jupiter.params.provider.CsvSource({
+    "llama3-tiny, 128001 128009",
+    "qwen3-tiny, 151643 151645",
+    "phi3-tiny, 32000 32007"
+  })
+  void endTokensIncludeTheFamilysEndOfTurn(String name, String ids) {
+    int[] expected = java.util.Arrays.stream(ids.split(" ")).mapToInt(Integer::parseInt).toArray();
+    assertThat(ZooGoldens.model(name).tokenizer().endTokens()).contains(expected);
+  }
 }

@@ -70,6 +70,15 @@ public final class GenerateCommand implements Callable<Integer> {
   @Option(names = "--ignore-eos", description = "Keep generating past the end-of-sequence token.")
   boolean ignoreEos;
 
+  private static boolean isEnd(int token, int[] ends) {
+    for (int e : ends) {
+      if (e == token) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   @Override
   public Integer call() {
     PrintStream err = System.err;
@@ -120,7 +129,7 @@ public final class GenerateCommand implements Callable<Integer> {
                     if (i == 0) {
                       firstToken[0] = System.nanoTime();
                     }
-                    if (token != model.tokenizer().eosId()) {
+                    if (ignoreEos || !isEnd(token, model.tokenizer().endTokens())) {
                       out.print(decoder.next(token));
                       out.flush();
                     }

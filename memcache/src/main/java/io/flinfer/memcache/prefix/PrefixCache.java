@@ -32,6 +32,11 @@ public interface PrefixCache {
    */
   int evict(int numTokens);
 
+  /** Tokens of the last leaf the last {@link #evict} freed: it stops as soon as it has enough. */
+  default int lastEvictedLength() {
+    return 0;
+  }
+
   void incLockRef(TreeNode node);
 
   void decLockRef(TreeNode node);

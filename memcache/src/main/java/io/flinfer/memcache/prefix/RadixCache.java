@@ -33,6 +33,7 @@ public final class RadixCache implements PrefixCache {
   private long nextId;
   private int evictableSize;
   private int protectedSize;
+  private int lastEvictedLength;
 
   public RadixCache(ReqToTokenPool reqToTokenPool, TokenToKvPoolAllocator allocator) {
     this(reqToTokenPool, allocator, false);
@@ -68,6 +69,7 @@ public final class RadixCache implements PrefixCache {
     if (r == null) {
       r = new TreeNode(nextId++, EMPTY, EMPTY);
       r.lockRef = 1; // a root is never evicted
+      r.namespace = namespace;
       roots.put(namespace, r);
     }
     return r;
@@ -75,13 +77,22 @@ public final class RadixCache implements PrefixCache {
 
   @Override
   public PrefixMatch matchPrefix(String namespace, int[] key, int len) {
+    return match(namespace, key, len, true);
+  }
+
+  /**
+   * With {@code count}, the match counts as a hit of the node it ends at (a lookup by a request).
+   */
+  private PrefixMatch match(String namespace, int[] key, int len, boolean count) {
     len = len / pageSize * pageSize;
     if (disabled || len == 0) {
       return new PrefixMatch(EMPTY, disabled ? null : root(namespace));
     }
     int[] out = new int[len];
     Descent d = descend(namespace, key, len, out);
-    d.node().hitCount++;
+    if (count) {
+      d.node().hitCount++;
+    }
     return new PrefixMatch(d.matched() == len ? out : Arrays.copyOf(out, d.matched()), d.node());
   }
 
@@ -188,7 +199,7 @@ public final class RadixCache implements PrefixCache {
     int keyLen = fillLen / pageSize * pageSize;
     int newPrefixLen = insert(req.namespace(), fillIds, keyLen, kv);
     freeRange(kv, req.cacheProtectedLen, newPrefixLen);
-    PrefixMatch m = matchPrefix(req.namespace(), fillIds, keyLen);
+    PrefixMatch m = match(req.namespace(), fillIds, keyLen, false);
     if (m.length() != keyLen) {
       throw new IllegalStateException("inserted " + keyLen + " tokens but matched " + m.length());
     }
@@ -232,12 +243,18 @@ public final class RadixCache implements PrefixCache {
         TreeNode leaf = evictableLeaves.pollOldest();
         allocator.free(leaf.value);
         evicted += leaf.value.length;
+        lastEvictedLength = leaf.value.length;
         deleteLeaf(leaf);
       }
     } finally {
       allocator.freeGroupEnd();
     }
     return evicted;
+  }
+
+  @Override
+  public int lastEvictedLength() {
+    return lastEvictedLength;
   }
 
   @Override
@@ -456,9 +473,15 @@ public final class RadixCache implements PrefixCache {
   }
 
   private void deleteLeaf(TreeNode leaf) {
-    removeChild(leaf.parent, leaf);
+    TreeNode parent = leaf.parent;
+    removeChild(parent, leaf);
     evictableSize -= leaf.key.length;
     evictableLeaves.remove(leaf);
-    evictableLeaves.update(leaf.parent);
+    evictableLeaves.update(parent);
+    if (parent.parent == null && parent.isLeaf() && parent.namespace != null) {
+      // A namespace whose tree is empty is forgotten: one per end user must not grow forever. A
+      // request still holding the old root as its last node loses nothing (roots take no locks).
+      roots.remove(parent.namespace, parent);
+    }
   }
 }

@@ -15,6 +15,9 @@ public final class TreeNode {
   long lastAccess;
   int hitCount;
 
+  /** A root's namespace; null below the roots. */
+  String namespace;
+
   /** Next child of the same parent whose first page hashes alike (page size > 1). */
   TreeNode nextSameHash;
 

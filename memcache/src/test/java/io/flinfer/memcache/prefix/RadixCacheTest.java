@@ -196,4 +196,42 @@ class RadixCacheTest {
     assertThat(pc.evict(100)).isEqualTo(8);
     assertThat(paged.availableSize()).isEqualTo(64);
   }
+
+  /**
+   * A namespace whose tree was evicted empty is forgotten: with a tenant per end user, the map of
+   * roots must not grow forever. Before the fix roots were never pruned.
+   */
+  @Test
+  void aNamespaceWhoseTreeIsEmptyIsForgotten() {
+    for (int user = 0; user < 5; user++) {
+      cache.insert("user-" + user, new int[] {A, B, C}, 3, alloc(3));
+    }
+    assertThat(cache.namespaces()).hasSize(5);
+    cache.evict(Integer.MAX_VALUE);
+    assertThat(cache.namespaces()).isEmpty();
+    assertThat(allocator.availableSize()).isEqualTo(64);
+    // A namespace used again gets a fresh tree.
+    cache.insert("user-1", new int[] {A, B}, 2, alloc(2));
+    assertThat(cache.matchPrefix("user-1", new int[] {A, B, C}, 3).length()).isEqualTo(2);
+    cache.verifyInvariants();
+  }
+
+  /**
+   * Only a request's own lookups count as hits of a node: before the fix, the match that {@code
+   * cacheUnfinishedReq} makes internally after inserting counted as another hit.
+   */
+  @Test
+  void cachingAnUnfinishedRequestIsNoHit() {
+    CacheRequest req = new CacheRequest("");
+    PrefixMatch none = cache.matchPrefix("", new int[] {A, B, C, D}, 3);
+    req.setPrefix(none);
+    req.setReqPoolIdx(reqToToken.allocOne());
+    int[] slots = alloc(4);
+    reqToToken.write(req.reqPoolIdx(), 0, slots);
+    cache.incLockRef(req.lastNode());
+    cache.cacheUnfinishedReq(req, new int[] {A, B, C, D}, 4);
+    assertThat(req.lastNode().hitCount()).isZero();
+    assertThat(cache.matchPrefix("", new int[] {A, B, C, D, E}, 4).lastNode().hitCount())
+        .isEqualTo(1);
+  }
 }

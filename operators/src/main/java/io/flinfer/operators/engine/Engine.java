@@ -58,7 +58,12 @@ public final class Engine implements AutoCloseable {
   private final Logits logits;
   private Req chunked;
   private final NewTokenRatio newTokenRatio;
+  private final int[] endTokens;
   private long cacheHitTokens;
+  private long evictedTokens;
+  private int stepEvicted;
+  private int stepShortfall;
+  private int stepExcess;
   private long retractions;
   private long prefillTokens;
   private long decodeTokens;
@@ -114,6 +119,7 @@ public final class Engine implements AutoCloseable {
     this.sampler = new Sampler(vocab);
     this.logits = new Logits(vocab);
     this.newTokenRatio = new NewTokenRatio(config);
+    this.endTokens = model.tokenizer().endTokens();
   }
 
   public EngineConfig config() {
@@ -167,7 +173,8 @@ public final class Engine implements AutoCloseable {
   /**
    * Queues a request. Returns false (taking nothing) when {@link #canAccept} says no, so the caller
    * can hold back input. A request that can never be served is taken and ends at the next step with
-   * an error event.
+   * an error event. A request restored with generated tokens rebuilds everything derived from them
+   * (the text its stop strings are matched in) from the tokens themselves.
    */
   public boolean submit(Req r) {
     if (live.containsKey(r.id())) {
@@ -199,8 +206,11 @@ public final class Engine implements AutoCloseable {
       return true;
     }
     if (!r.stopStrings().isEmpty()) {
-      r.decoder = new TextDecoder(model.tokenizer(), r.tokens[r.len - 1]);
+      r.decoder = new TextDecoder(model.tokenizer(), r.tokens[prompt - 1]);
       r.text = new StringBuilder();
+      for (int i = prompt; i < r.len; i++) {
+        StopStrings.feed(r, r.tokens[i]);
+      }
     }
     live.put(r.id(), r);
     waiting.add(r);
@@ -253,10 +263,14 @@ public final class Engine implements AutoCloseable {
 
   /**
    * One scheduler iteration: a prefill batch if one forms (with the running requests' next tokens
-   * when mixing), else a decode step.
+   * when mixing), else a decode step. Never throws for lack of KV memory: admission only takes what
+   * eviction can make room for, and decoding retracts running requests when it must.
    */
   public List<TokenEvent> step() {
     long start = System.nanoTime();
+    stepEvicted = 0;
+    stepShortfall = 0;
+    stepExcess = 0;
     if (withDeadlines > 0) {
       abortExpired(System.currentTimeMillis());
     }
@@ -268,7 +282,7 @@ public final class Engine implements AutoCloseable {
       if (config.mixedChunk()) {
         mixRunning();
       }
-    } else if (!scheduleDecode()) {
+    } else if (!scheduleDecode(events)) {
       schedulerNanos += System.nanoTime() - start;
       return events;
     }
@@ -284,6 +298,9 @@ public final class Engine implements AutoCloseable {
 
   // ---- prefill ----
 
+  /** Above this many waiting requests LPM ordering falls back to arrival order, as SGLang's. */
+  static final int LPM_QUEUE_LIMIT = 128;
+
   private boolean scheduleNewPrefill() {
     if (waiting.isEmpty() && chunked == null) {
       return false;
@@ -291,31 +308,40 @@ public final class Engine implements AutoCloseable {
     if (running.size() >= config.maxRunningRequests() && chunked == null) {
       return false;
     }
-    for (Req r : waiting) {
-      PrefixMatch m = cache.matchPrefix(r.namespace(), r.tokens, r.len - 1);
-      r.cache.setPrefix(m);
-      r.prefixLen = m.length();
+    SchedulePolicy policy = config.schedulePolicy();
+    if (policy == SchedulePolicy.LPM && waiting.size() > LPM_QUEUE_LIMIT) {
+      policy = SchedulePolicy.FCFS;
     }
-    List<Req> order = WaitingQueueOrder.sort(waiting, config.schedulePolicy());
+    boolean matchAll = config.radixCache() && policy != SchedulePolicy.FCFS;
+    if (matchAll) {
+      for (Req r : waiting) {
+        match(r);
+      }
+    }
+    List<Req> order = matchAll ? WaitingQueueOrder.sort(waiting, policy) : waiting;
     PrefillAdder adder =
         new PrefillAdder(
             cache,
-            config.pageSize(),
-            (long) allocator.availableSize() + cache.evictableSize(),
+            allocator,
             config.maxPrefillTokens(),
             config.chunkedPrefillSize(),
             newTokenRatio.value(),
-            config.radixCache() && config.schedulePolicy() != SchedulePolicy.FCFS);
+            config.radixCache() && policy != SchedulePolicy.FCFS);
     for (Req r : running) {
       adder.reserveRunning(r);
     }
-    if (chunked != null) {
-      adder.addChunked(chunked);
+    Req continuing = chunked;
+    if (continuing != null && !adder.addChunked(continuing)) {
+      // No budget for the chunked request's next chunk: nothing new starts before it goes on.
+      return false;
     }
     int freeSlots = reqToToken.availableSize();
     for (Req r : order) {
       if (running.size() + adder.added.size() >= config.maxRunningRequests() || freeSlots == 0) {
         break;
+      }
+      if (!matchAll) {
+        match(r);
       }
       PrefillAdder.Result res = adder.add(r);
       if (res == PrefillAdder.Result.FULL) {
@@ -332,16 +358,41 @@ public final class Engine implements AutoCloseable {
     admitted.addAll(adder.added);
     waiting.removeIf(admitted::contains);
     chunked = adder.newChunked;
-    prepareExtend(adder.added);
-    return true;
+    return prepareExtend(adder.added);
   }
 
-  private void prepareExtend(List<Req> reqs) {
+  /** Matches a waiting request's prefix in the cache. */
+  private void match(Req r) {
+    PrefixMatch m = cache.matchPrefix(r.namespace(), r.tokens, r.len - 1);
+    r.cache.setPrefix(m);
+    r.prefixLen = m.length();
+  }
+
+  /**
+   * Allocates the admitted requests' slots and builds the extend batch. Admission promised only
+   * what evicting unlocked cache can free; should the allocator still come up short, the last
+   * admitted requests wait for the next round (a running request is never retracted for them).
+   */
+  private boolean prepareExtend(List<Req> admitted) {
+    List<Req> reqs = new ArrayList<>(admitted);
+    while (!reqs.isEmpty()) {
+      int need = 0;
+      for (Req r : reqs) {
+        int from = r.cache.reqPoolIdx() < 0 ? r.prefixLen : r.computedLen;
+        need += allocator.slotsNeededForExtend(from, from + r.extendInputLen);
+      }
+      if (makeRoom(need)) {
+        break;
+      }
+      unadmit(reqs.remove(reqs.size() - 1));
+    }
+    if (reqs.isEmpty()) {
+      return false;
+    }
     int n = reqs.size();
     int[] prefixLens = new int[n];
     int[] seqLens = new int[n];
     int[] lastLocs = new int[n];
-    int need = 0;
     for (int i = 0; i < n; i++) {
       Req r = reqs.get(i);
       if (r.cache.reqPoolIdx() < 0) {
@@ -349,19 +400,26 @@ public final class Engine implements AutoCloseable {
         r.cache.setReqPoolIdx(slot);
         reqToToken.write(slot, 0, r.cache.prefixIndices());
         r.computedLen = r.prefixLen;
-        cacheHitTokens += r.prefixLen;
         if (r.cachedTokens < 0) {
+          // First admission only: a retracted request finding its own tokens is no cache hit.
           r.cachedTokens = r.prefixLen;
+          cacheHitTokens += r.prefixLen;
         }
+        r.admittedNanos = System.nanoTime();
       }
       prefixLens[i] = r.computedLen;
       seqLens[i] = r.computedLen + r.extendInputLen;
       lastLocs[i] =
           r.computedLen > 0 ? reqToToken.get(r.cache.reqPoolIdx(), r.computedLen - 1) : -1;
-      need += allocator.slotsNeededForExtend(prefixLens[i], seqLens[i]);
     }
-    int[] locs =
-        allocate(need, lastLocs, () -> allocator.allocExtend(prefixLens, seqLens, lastLocs));
+    int[] locs = allocator.allocExtend(prefixLens, seqLens, lastLocs);
+    if (locs == null) {
+      throw new IllegalStateException(
+          "the allocator refused "
+              + n
+              + " extends after making room: free "
+              + allocator.availableSize());
+    }
     fb.reset();
     int off = 0;
     for (int i = 0; i < n; i++) {
@@ -376,55 +434,56 @@ public final class Engine implements AutoCloseable {
     }
     prefillTokens += off;
     batch = reqs;
+    return true;
   }
 
-  /**
-   * Allocates an extend's slots: evicts unlocked cache first, then retracts running requests (none
-   * of which are in this batch) until it fits.
-   */
-  private int[] allocate(int need, int[] lastLocs, java.util.function.Supplier<int[]> alloc) {
-    while (true) {
-      makeRoom(need, lastLocs);
-      int[] locs = alloc.get();
-      if (locs != null) {
-        return locs;
-      }
-      if (running.isEmpty()) {
-        throw new IllegalStateException(
-            "KV pool exhausted after eviction: need "
-                + need
-                + ", free "
-                + allocator.availableSize()
-                + ", evictable "
-                + cache.evictableSize());
-      }
-      retractOne();
+  /** An admitted request that did not fit after all: back to waiting, or still chunked. */
+  private void unadmit(Req r) {
+    if (r.cache.reqPoolIdx() >= 0) {
+      chunked = r; // a continuing chunked request keeps its row and lock
+      return;
     }
+    cache.decLockRef(r.cache.lastNode());
+    r.cache.resetPrefix();
+    r.prefixLen = 0;
+    if (chunked == r) {
+      chunked = null;
+    }
+    waiting.add(0, r);
   }
 
   // ---- decode ----
 
-  private boolean scheduleDecode() {
+  /** Decode steps of headroom kept for each running request after retracting others (SGLang). */
+  static final int RETRACT_DECODE_STEPS = 20;
+
+  private boolean scheduleDecode(List<TokenEvent> events) {
     if (running.isEmpty()) {
       return false;
     }
     boolean retracted = false;
-    int[] lastLocs;
-    while (true) {
-      int need = decodeSlotsNeeded();
-      lastLocs = decodeLastLocs();
-      if (makeRoom(need, lastLocs)) {
-        break;
+    if (!makeRoom(decodeSlotsNeeded())) {
+      // Even with all unlocked cache evicted there is no room: retract the requests with the
+      // least progress until the rest have some steps of headroom.
+      while (running.size() > 1
+          && allocator.availableSize() < RETRACT_DECODE_STEPS * running.size()) {
+        retractOne();
+        retracted = true;
       }
-      if (running.size() == 1) {
-        throw new IllegalStateException(
-            "one request cannot decode: need "
-                + need
-                + " KV tokens, free "
-                + allocator.availableSize());
+      if (!makeRoom(decodeSlotsNeeded())) {
+        if (chunked != null) {
+          retract(chunked);
+          chunked = null;
+          retracted = true;
+        }
+        if (!makeRoom(decodeSlotsNeeded())) {
+          // Cannot happen: a lone request's limit keeps it within the pool. End it rather than
+          // fail the step.
+          Req r = running.remove(0);
+          finish(r, FinishReason.length("the KV pool is full"), events);
+          return !running.isEmpty() && scheduleDecode(events);
+        }
       }
-      retractOne();
-      retracted = true;
     }
     if (retracted) {
       newTokenRatio.afterRetraction(running);
@@ -433,7 +492,7 @@ public final class Engine implements AutoCloseable {
     }
     fb.reset();
     batch = new ArrayList<>();
-    appendDecodes(lastLocs);
+    appendDecodes(decodeLastLocs());
     return true;
   }
 
@@ -446,13 +505,12 @@ public final class Engine implements AutoCloseable {
     if (running.isEmpty()) {
       return;
     }
-    int[] lastLocs = decodeLastLocs();
-    if (!makeRoom(decodeSlotsNeeded(), lastLocs)) {
+    if (!makeRoom(decodeSlotsNeeded())) {
       return;
     }
     newTokenRatio.decay();
     batch = new ArrayList<>(batch);
-    appendDecodes(lastLocs);
+    appendDecodes(decodeLastLocs());
   }
 
   /** KV slots the running requests need to grow by one token each. */
@@ -465,18 +523,20 @@ public final class Engine implements AutoCloseable {
   }
 
   /**
-   * Evicts unlocked cache until {@code need} slots are free for requests whose last tokens are at
-   * {@code lastLocs} (with the room the allocator asks to keep their tokens side by side), as far
-   * as it can; whether the slots are free.
+   * Evicts unlocked cache until {@code need} slots are free, and no more than is missing: where
+   * tokens go is the allocator's choice, how much is evicted is not. Whether the slots are free.
    */
-  private boolean makeRoom(int need, int[] lastLocs) {
-    int shortfall;
-    while ((shortfall = allocator.roomShortfall(need, lastLocs)) > 0 && cache.evictableSize() > 0) {
+  private boolean makeRoom(int need) {
+    int shortfall = need - allocator.availableSize();
+    if (shortfall > 0 && cache.evictableSize() > 0) {
       int before = allocator.availableSize();
       cache.evict(shortfall);
-      if (allocator.availableSize() == before) {
-        break;
-      }
+      int freed = allocator.availableSize() - before;
+      stepEvicted += freed;
+      stepShortfall += shortfall;
+      // Whole leaves go: only the last may reach past what was missing.
+      stepExcess = Math.max(stepExcess, freed - shortfall - cache.lastEvictedLength() + 1);
+      evictedTokens += freed;
     }
     return allocator.availableSize() >= need;
   }
@@ -502,6 +562,9 @@ public final class Engine implements AutoCloseable {
       seqLens[i] = running.get(i).computedLen + 1;
     }
     int[] locs = allocator.allocDecode(seqLens, lastLocs);
+    if (locs == null) {
+      throw new IllegalStateException("the allocator refused " + n + " decode slots after room");
+    }
     for (int i = 0; i < n; i++) {
       Req r = running.get(i);
       int slot = r.cache.reqPoolIdx();
@@ -527,6 +590,12 @@ public final class Engine implements AutoCloseable {
         victim = r;
       }
     }
+    running.remove(victim);
+    retract(victim);
+  }
+
+  /** Frees a request's own slots, lock and row, and queues it first to be prefilled again. */
+  private void retract(Req victim) {
     int from = victim.cache.cacheProtectedLen();
     int slot = victim.cache.reqPoolIdx();
     if (victim.computedLen > from) {
@@ -540,9 +609,9 @@ public final class Engine implements AutoCloseable {
     victim.cache.resetPrefix();
     victim.computedLen = 0;
     victim.prefixLen = 0;
+    victim.chunking = false;
     victim.retractions++;
     retractions++;
-    running.remove(victim);
     waiting.add(0, victim);
   }
 
@@ -573,7 +642,7 @@ public final class Engine implements AutoCloseable {
         r.firstTokenNanos = now;
       }
       r.lastTokenNanos = now;
-      FinishReason finish = FinishCheck.after(r, token, model.tokenizer().eosId());
+      FinishReason finish = FinishCheck.after(r, token, endTokens);
       events.add(
           new TokenEvent(
               r.id(),
@@ -581,7 +650,8 @@ public final class Engine implements AutoCloseable {
               token,
               logprob,
               finish,
-              finish == null ? 0 : Math.max(0, r.cachedTokens)));
+              finish == null ? 0 : Math.max(0, r.cachedTokens),
+              index == 0 ? queuedMillis(r) : 0));
       if (finish != null) {
         r.finish = finish;
         cache.cacheFinishedReq(r.cache, r.tokens, r.computedLen);
@@ -598,6 +668,73 @@ public final class Engine implements AutoCloseable {
       done.addAll(finished);
       running.removeIf(done::contains);
     }
+  }
+
+  /** Milliseconds between a request's submission and its first admission to a batch. */
+  private static long queuedMillis(Req r) {
+    return r.admittedNanos == 0 ? 0 : Math.max(0, (r.admittedNanos - r.queuedNanos) / 1_000_000);
+  }
+
+  /** Ends a running request outside a forward step. */
+  private void finish(Req r, FinishReason reason, List<TokenEvent> events) {
+    r.finish = reason;
+    cache.cacheFinishedReq(r.cache, r.tokens, r.computedLen);
+    live.remove(r.id());
+    events.add(new TokenEvent(r.id(), -1, -1, 0f, reason, Math.max(0, r.cachedTokens), 0));
+  }
+
+  /**
+   * Checks the pools' accounting: every usable slot is free, cached (evictable or protected) or
+   * held by a request in the engine as its own; every running request holds a row. Throws {@link
+   * IllegalStateException} on the first violation. For tests.
+   */
+  public void verifyInvariants() {
+    long own = 0;
+    List<Req> holders = new ArrayList<>(running);
+    if (chunked != null) {
+      holders.add(chunked);
+    }
+    int pageSize = allocator.pageSize();
+    for (Req r : holders) {
+      if (r.cache.reqPoolIdx() < 0) {
+        throw new IllegalStateException(r + " runs without a request row");
+      }
+      int heldTokens = (r.computedLen + pageSize - 1) / pageSize * pageSize;
+      own += heldTokens - r.cache.cacheProtectedLen();
+    }
+    long sum =
+        (long) allocator.availableSize() + cache.evictableSize() + cache.protectedSize() + own;
+    if (sum != allocator.size()) {
+      throw new IllegalStateException(
+          "slots do not add up: free "
+              + allocator.availableSize()
+              + " + evictable "
+              + cache.evictableSize()
+              + " + protected "
+              + cache.protectedSize()
+              + " + requests' own "
+              + own
+              + " != pool "
+              + allocator.size());
+    }
+    if (reqToToken.availableSize() != reqToToken.size() - holders.size()) {
+      throw new IllegalStateException(
+          "request rows: "
+              + (reqToToken.size() - reqToToken.availableSize())
+              + " taken, "
+              + holders.size()
+              + " requests hold one");
+    }
+  }
+
+  /**
+   * KV tokens the last step evicted; the shortfall it evicted for; and by how much the worst
+   * eviction of the step went past its shortfall beyond the last leaf it had to take (eviction
+   * frees whole leaves, so only the last one may reach past what was missing: this is never
+   * positive). For tests.
+   */
+  public int[] lastStepEviction() {
+    return new int[] {stepEvicted, stepShortfall, stepExcess};
   }
 
   public EngineStats stats() {
@@ -620,7 +757,8 @@ public final class Engine implements AutoCloseable {
         forwardNanos,
         schedulerNanos,
         newTokenRatio.value(),
-        batch.size());
+        batch.size(),
+        evictedTokens);
   }
 
   /** The prefix cache, for inspection. */

@@ -7,6 +7,7 @@ package io.flinfer.operators.engine;
  * @param prefillTokens tokens computed by extend steps (the cache's savings are not in it)
  * @param schedulerNanos time in the engine outside forward passes
  * @param lastBatchSize requests in the last forward step
+ * @param evictedTokens cached tokens evicted to make room, over all time
  */
 public record EngineStats(
     int runningRequests,
@@ -24,4 +25,5 @@ public record EngineStats(
     long forwardNanos,
     long schedulerNanos,
     double newTokenRatio,
-    int lastBatchSize) {}
+    int lastBatchSize,
+    long evictedTokens) {}

@@ -1,32 +1,29 @@
 package io.flinfer.operators.engine;
 
 /**
- * Whether a request is done after it sampled a token: end of sequence (unless ignored), one of its
- * stop tokens, one of its stop strings in the text decoded so far, or its token limit.
+ * Whether a request is done after it sampled a token: one of the model's end tokens (unless
+ * ignored), one of its stop tokens, one of its stop strings in the text decoded so far, or its
+ * token limit.
  */
 final class FinishCheck {
   private FinishCheck() {}
 
   /** The reason {@code r} finishes with {@code token} (already appended), or null. */
-  static FinishReason after(Req r, int token, int eosId) {
-    if (!r.ignoreEos() && token == eosId) {
-      return FinishReason.stop("eos");
+  static FinishReason after(Req r, int token, int[] endTokens) {
+    if (!r.ignoreEos()) {
+      for (int e : endTokens) {
+        if (token == e) {
+          return FinishReason.stop("eos");
+        }
+      }
     }
     if (r.isStopToken(token)) {
       return FinishReason.stop("token " + token);
     }
     if (r.text != null) {
-      r.text.append(r.decoder.next(token));
-      int longest = 0;
-      for (String s : r.stopStrings()) {
-        if (r.text.indexOf(s) >= 0) {
-          return FinishReason.stop(s);
-        }
-        longest = Math.max(longest, s.length());
-      }
-      // Keep only a tail that a stop string could still end in.
-      if (r.text.length() > 4 * longest) {
-        r.text.delete(0, r.text.length() - (longest - 1));
+      String stop = StopStrings.feed(r, token);
+      if (stop != null) {
+        return FinishReason.stop(stop);
       }
     }
     if (r.outputLen() >= r.effectiveMaxNewTokens) {

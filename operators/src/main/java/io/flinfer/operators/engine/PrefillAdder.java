@@ -2,6 +2,7 @@ package io.flinfer.operators.engine;
 
 import io.flinfer.memcache.ReqToTokenPool;
 import io.flinfer.memcache.SimpleTokenToKvPoolAllocator;
+import io.flinfer.memcache.TokenToKvPoolAllocator;
 import io.flinfer.memcache.prefix.PrefixCache;
 import io.flinfer.memcache.prefix.RadixCache;
 import java.util.ArrayList;
@@ -9,11 +10,22 @@ import java.util.List;
 
 /**
  * Decides which waiting requests join the next prefill batch (SGLang's {@code PrefillAdder}). Owns
- * the budgets of one scheduling round: KV tokens (free plus evictable, minus what running requests
- * are expected to decode), prefill tokens, and the chunk size. A request is locked in the cache
- * when added, so allocating for later requests cannot evict its prefix.
+ * the budgets of one scheduling round: KV tokens, prefill tokens, and the chunk size.
+ *
+ * <p>The KV budget is read live: free plus evictable tokens, less what this round has promised
+ * (each running request's expected decode tokens, each admitted request's extend and output). A
+ * candidate's prefix is locked before the check, so the tokens the lock takes out of the evictable
+ * count are not counted twice: whatever is admitted can be allocated by evicting unlocked cache
+ * alone, and admission never needs to retract a running request.
  */
 final class PrefillAdder {
+  /**
+   * The most output tokens a request is expected to need, however large its limit (SGLang's {@code
+   * CLIP_MAX_NEW_TOKENS}): beyond this the scheduler would be needlessly conservative. It caps the
+   * estimate only, never the request.
+   */
+  static final int CLIP_MAX_NEW_TOKENS = 4096;
+
   /**
    * A request that would compute this many tokens that another request of the same round is
    * computing waits a round and finds them cached instead.
@@ -21,10 +33,11 @@ final class PrefillAdder {
   private static final int IN_BATCH_CHECK = 32;
 
   private final PrefixCache cache;
+  private final TokenToKvPoolAllocator allocator;
   private final int pageSize;
   private final double newTokenRatio;
   private final RadixCache inBatch;
-  private long remTotal;
+  private long promised;
   private int remInput;
   private int remChunk;
   final List<Req> added = new ArrayList<>();
@@ -32,15 +45,14 @@ final class PrefillAdder {
 
   PrefillAdder(
       PrefixCache cache,
-      int pageSize,
-      long remTotal,
+      TokenToKvPoolAllocator allocator,
       int maxPrefillTokens,
       int chunkSize,
       double newTokenRatio,
       boolean dedupeInBatch) {
     this.cache = cache;
-    this.pageSize = pageSize;
-    this.remTotal = remTotal;
+    this.allocator = allocator;
+    this.pageSize = allocator.pageSize();
     this.remInput = maxPrefillTokens;
     this.remChunk = chunkSize > 0 ? chunkSize : Integer.MAX_VALUE;
     this.newTokenRatio = newTokenRatio;
@@ -52,38 +64,71 @@ final class PrefillAdder {
             : null;
   }
 
-  /** Decode tokens a running or admitted request is still expected to need. */
-  long reserve(Req r) {
-    return (long) Math.ceil((r.effectiveMaxNewTokens - r.outputLen()) * newTokenRatio);
+  /** KV tokens the round can still promise, read now. */
+  long remTotal() {
+    return (long) allocator.availableSize() + cache.evictableSize() - promised;
+  }
+
+  /** Output tokens a request may still produce, capped for the estimate. */
+  private static long outputLeft(Req r) {
+    return Math.min(Math.max(0, r.effectiveMaxNewTokens - r.outputLen()), CLIP_MAX_NEW_TOKENS);
+  }
+
+  /** A running request: the share of its remaining output it is expected to still need. */
+  long runningReserve(Req r) {
+    return (long) Math.ceil(outputLeft(r) * newTokenRatio);
   }
 
   void reserveRunning(Req r) {
-    remTotal -= reserve(r);
+    promised += runningReserve(r);
   }
 
   private void remember(Req r) {
     inBatch.insert(r.namespace(), r.tokens, (r.len - 1) / pageSize * pageSize, r.tokens);
   }
 
-  /** Continues the chunked request first: it holds its lock and slot already. */
-  void addChunked(Req r) {
+  /** KV slots an extend of {@code r} from {@code from} to {@code to} tokens takes. */
+  private int slots(int from, int to) {
+    return allocator.slotsNeededForExtend(from, to);
+  }
+
+  /**
+   * Continues the chunked request first: it holds its lock and slot already. Its next chunk is cut
+   * to the chunk size and to the KV budget; returns false (it waits this round) when the budget
+   * allows none of it.
+   */
+  boolean addChunked(Req r) {
     if (inBatch != null) {
       remember(r);
     }
     int remaining = r.len - r.computedLen;
-    int extend = Math.min(remaining, remChunk);
+    long budget = Math.min(remChunk, remTotal());
+    int extend = (int) Math.min(remaining, budget);
     if (extend < remaining) {
       extend = extend / pageSize * pageSize;
     }
-    r.extendInputLen = Math.max(extend, Math.min(remaining, pageSize));
-    r.chunking = r.computedLen + r.extendInputLen < r.len;
-    remChunk -= r.extendInputLen;
-    remInput -= r.extendInputLen;
-    remTotal -= r.extendInputLen + (r.chunking ? 0 : reserve(r));
+    if (extend <= 0) {
+      return false;
+    }
+    boolean last = extend == remaining;
+    if (last && slots(r.computedLen, r.len) + outputLeft(r) > remTotal()) {
+      // The last chunk would leave no room for its output: one page fewer now.
+      extend = (remaining - 1) / pageSize * pageSize;
+      if (extend <= 0) {
+        return false;
+      }
+      last = false;
+    }
+    r.extendInputLen = extend;
+    r.chunking = !last;
+    remChunk -= extend;
+    remInput -= extend;
+    promised += slots(r.computedLen, r.computedLen + extend) + (last ? outputLeft(r) : 0);
     added.add(r);
     if (r.chunking) {
       newChunked = r;
     }
+    return true;
   }
 
   /** Why {@link #add} did not take a request. */
@@ -100,7 +145,8 @@ final class PrefillAdder {
       return Result.FULL;
     }
     int extend = r.len - r.prefixLen;
-    if (extend + reserve(r) > remTotal) {
+    long whole = slots(r.prefixLen, r.len) + outputLeft(r);
+    if (whole > remTotal() && extend <= remChunk) {
       return Result.FULL;
     }
     if (extend > remInput && !added.isEmpty()) {
@@ -112,15 +158,21 @@ final class PrefillAdder {
       if (shared - r.prefixLen >= IN_BATCH_CHECK) {
         return Result.DEFERRED;
       }
-      remember(r);
     }
+    // Locking takes the prefix out of the evictable tokens the budget counts: check again under
+    // the lock, which stays if the request is admitted.
     cache.incLockRef(r.cache.lastNode());
     if (extend <= remChunk) {
+      if (whole > remTotal()) {
+        cache.decLockRef(r.cache.lastNode());
+        return Result.FULL;
+      }
       r.extendInputLen = extend;
       r.chunking = false;
-      remTotal -= extend + reserve(r);
+      promised += whole;
     } else {
-      int chunk = remChunk / pageSize * pageSize;
+      long budget = Math.min(remChunk, remTotal());
+      int chunk = (int) (budget / pageSize * pageSize);
       if (chunk <= 0) {
         cache.decLockRef(r.cache.lastNode());
         return Result.FULL;
@@ -128,7 +180,10 @@ final class PrefillAdder {
       r.extendInputLen = chunk;
       r.chunking = true;
       newChunked = r;
-      remTotal -= chunk;
+      promised += slots(r.prefixLen, r.prefixLen + chunk);
+    }
+    if (inBatch != null) {
+      remember(r);
     }
     remChunk -= r.extendInputLen;
     remInput -= r.extendInputLen;

@@ -49,6 +49,7 @@ public final class Req {
   StringBuilder text;
   int retractions;
   long queuedNanos;
+  long admittedNanos;
   long firstTokenNanos;
   long lastTokenNanos;
 

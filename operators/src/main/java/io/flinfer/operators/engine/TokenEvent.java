@@ -7,6 +7,8 @@ package io.flinfer.operators.engine;
  * @param finish null until the request's last event
  * @param cachedTokens on the last event: prompt tokens served from the prefix cache at the
  *     request's first admission
+ * @param queuedMillis on the first token's event: how long the request waited between its
+ *     submission and its first admission to a prefill batch
  */
 public record TokenEvent(
     String requestId,
@@ -14,10 +16,11 @@ public record TokenEvent(
     int tokenId,
     float logprob,
     FinishReason finish,
-    int cachedTokens) {
+    int cachedTokens,
+    long queuedMillis) {
 
   public TokenEvent(String requestId, int index, int tokenId, float logprob, FinishReason finish) {
-    this(requestId, index, tokenId, logprob, finish, 0);
+    this(requestId, index, tokenId, logprob, finish, 0, 0);
   }
 
   public boolean isLast() {

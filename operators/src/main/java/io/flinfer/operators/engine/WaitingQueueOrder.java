@@ -30,8 +30,9 @@ final class WaitingQueueOrder {
   }
 
   /**
-   * Walks the tree formed by the requests' last nodes and their ancestors, visiting heavier
-   * subtrees (more waiting requests) first, so requests that share a prefix are scheduled together.
+   * Walks the tree formed by the requests' last nodes and their ancestors in post-order, heavier
+   * subtrees (more waiting requests) first, a node's own requests after its subtrees (as SGLang's
+   * {@code _get_dfs_priority}), so requests that share a prefix are scheduled together.
    */
   private static List<Req> dfsWeight(List<Req> reqs) {
     Map<TreeNode, List<Req>> at = new IdentityHashMap<>();
@@ -76,11 +77,11 @@ final class WaitingQueueOrder {
     if (seen.put(n, Boolean.TRUE) != null) {
       return;
     }
-    out.addAll(at.getOrDefault(n, List.of()));
     List<TreeNode> kids = new ArrayList<>(children.getOrDefault(n, List.of()));
     kids.sort(Comparator.comparingInt((TreeNode k) -> weight.get(k)).reversed());
     for (TreeNode k : kids) {
       visit(k, at, children, weight, out, seen);
     }
+    out.addAll(at.getOrDefault(n, List.of()));
   }
 }

@@ -14,12 +14,14 @@ import io.flinfer.runtime.testing.SharedFiles;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 
 /**
- * Where a long-lived engine puts tokens: once its pool is full of cached requests and slots come
- * back in eviction order, a decoding request's next token still lies right after its previous one,
- * because the engine evicts room for runs to start in whole free groups.
+ * Where a long-lived engine puts tokens, and what it evicts for them. While free memory lasts, a
+ * decoding request's next token lies right after its previous one. Once the pool is full of cached
+ * requests, every step evicts only what it lacks (plus the rest of the last leaf it had to take):
+ * locality then yields to the cache.
  */
 class SlotPlacementTest {
 
@@ -48,14 +50,14 @@ class SlotPlacementTest {
     }
   }
 
-  @Test
-  void aLongLivedEngineKeepsEachRequestsTokensSideBySide() {
-    LlamaModel model = SharedFiles.stories260k();
+  /** Waves of 32 requests of up to 100 tokens on one engine with a pool of {@code poolTokens}. */
+  private static PlacementRecorder serveWaves(
+      LlamaModel model, int poolTokens, int waves, Consumer<Engine> afterStep) {
     List<PlacementRecorder> recorders = new ArrayList<>();
     EngineConfig config =
         EngineConfig.builder()
             .maxRunningRequests(16)
-            .maxTotalTokens(2048)
+            .maxTotalTokens(poolTokens)
             .mixedChunk(false)
             .threads(1)
             .build();
@@ -70,35 +72,58 @@ class SlotPlacementTest {
               return r;
             })) {
       Random rnd = new Random(5);
-      // Six waves of 32 requests of up to 100 tokens: the pool fills with cached requests in the
-      // first wave and is recycled in eviction order from then on.
-      for (int wave = 0; wave < 6; wave++) {
-        if (wave == 4) {
-          recorders.get(0).decodeTokens = 0;
-          recorders.get(0).adjacent = 0;
-        }
-        List<Req> reqs = new ArrayList<>();
+      for (int wave = 0; wave < waves; wave++) {
+        List<Req> queue = new ArrayList<>();
         for (int i = 0; i < 32; i++) {
           int[] prompt = rnd.ints(16 + rnd.nextInt(24), 3, model.config().vocabSize()).toArray();
           prompt[0] = model.tokenizer().bosId();
-          reqs.add(
+          queue.add(
               Req.builder("w" + wave + "-" + i, prompt)
                   .params(SamplingParams.GREEDY)
                   .maxNewTokens(60)
                   .ignoreEos(true)
                   .build());
         }
-        EngineTest.runAll(e, reqs);
+        while (!queue.isEmpty() || e.hasWork()) {
+          while (!queue.isEmpty() && e.submit(queue.get(0))) {
+            queue.remove(0);
+          }
+          e.step();
+          afterStep.accept(e);
+        }
       }
-      assertThat(e.stats().kvEvictableTokens())
-          .as("the pool is full of cached requests")
-          .isPositive();
-      PlacementRecorder r = recorders.get(0);
-      assertThat(r.decodeTokens).isPositive();
-      // A run breaks only where it reaches a slot taken by another: about once per 16 tokens.
-      assertThat((double) r.adjacent / r.decodeTokens)
-          .as("decode tokens right after their request's previous token, last two waves")
-          .isGreaterThan(0.85);
+      return recorders.get(0);
     }
+  }
+
+  @Test
+  void whileThePoolHasRoomEachRequestsTokensLieSideBySide() {
+    LlamaModel model = SharedFiles.stories260k();
+    // 16 requests of at most 100 tokens never fill 8192 slots, but the cache keeps growing.
+    PlacementRecorder r = serveWaves(model, 8192, 3, e -> {});
+    assertThat(r.decodeTokens).isPositive();
+    // A run breaks only where it reaches a group another request started: about once per 16.
+    assertThat((double) r.adjacent / r.decodeTokens).isGreaterThan(0.85);
+  }
+
+  @Test
+  void aFullPoolEvictsOnlyWhatEachStepLacks() {
+    LlamaModel model = SharedFiles.stories260k();
+    long[] evicting = {0};
+    serveWaves(
+        model,
+        2048,
+        5,
+        e -> {
+          int[] ev = e.lastStepEviction();
+          if (ev[0] > 0) {
+            evicting[0]++;
+            // Whole leaves go: only the last one may reach past the shortfall.
+            assertThat(ev[2]).isNotPositive();
+            assertThat(ev[1]).isPositive();
+          }
+          e.verifyInvariants();
+        });
+    assertThat(evicting[0]).as("steps that had to evict").isPositive();
   }
 }
