@@ -1,13 +1,10 @@
 package io.flinfer.memcache;
 
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-
 /**
  * The KV pool: for each layer, the keys and values of every KV slot, laid out [slot][kv head][head
- * dim] in off-heap memory (SGLang's {@code MHATokenToKVPool}). Owns that memory. Grouped-query
- * attention is expressed by {@code kvHeads} being fewer than the model's query heads. Values are
- * stored as fp32, or as fp16 / bf16 converted on write and read.
+ * dim] in heap arrays (SGLang's {@code MHATokenToKVPool}). Owns them. Grouped-query attention is
+ * expressed by {@code kvHeads} being fewer than the model's query heads. Values are stored as fp32,
+ * or as fp16 / bf16 converted on write and read.
  *
  * <p>Rows {@code 0 .. pageSize-1} are the padding page; the allocator hands out the others.
  */
@@ -18,8 +15,8 @@ public final class KvPool {
   private final int headDim;
   private final int rowWidth;
   private final KvStoreType storeType;
-  private final ByteBuffer[] k;
-  private final ByteBuffer[] v;
+  private final KvRows[] k;
+  private final KvRows[] v;
 
   public KvPool(int size, int layers, int kvHeads, int headDim, int pageSize) {
     this(size, layers, kvHeads, headDim, pageSize, KvStoreType.FP32);
@@ -42,40 +39,38 @@ public final class KvPool {
     }
     long rows = (long) size + pageSize;
     this.rowWidth = kvHeads * headDim;
-    long layerBytes = rows * rowWidth * storeType.bytes();
-    if (layerBytes > Integer.MAX_VALUE) {
+    long layerValues = rows * rowWidth;
+    if (layerValues > Integer.MAX_VALUE - 8) {
       throw new IllegalArgumentException(
-          "one layer of keys would take "
-              + layerBytes
-              + " bytes ("
+          "one layer of keys would hold "
+              + layerValues
+              + " values ("
               + rows
               + " slots x "
               + rowWidth
-              + " values x "
-              + storeType.bytes()
-              + " bytes); at most 2 GiB per layer");
+              + "); at most 2^31 per layer");
     }
     this.size = size;
     this.layers = layers;
     this.kvHeads = kvHeads;
     this.headDim = headDim;
     this.storeType = storeType;
-    this.k = new ByteBuffer[layers];
-    this.v = new ByteBuffer[layers];
+    this.k = new KvRows[layers];
+    this.v = new KvRows[layers];
     try {
       for (int l = 0; l < layers; l++) {
-        k[l] = ByteBuffer.allocateDirect((int) layerBytes).order(ByteOrder.nativeOrder());
-        v[l] = ByteBuffer.allocateDirect((int) layerBytes).order(ByteOrder.nativeOrder());
+        k[l] = new KvRows(storeType, (int) layerValues);
+        v[l] = new KvRows(storeType, (int) layerValues);
       }
     } catch (OutOfMemoryError e) {
       throw new KvPoolSizingException(
           "cannot allocate the KV pool: "
               + layers
               + " layers x 2 x "
-              + layerBytes
+              + layerValues * storeType.bytes()
               + " bytes = "
-              + 2L * layers * layerBytes
-              + " bytes of direct memory (raise -XX:MaxDirectMemorySize or lower the pool size)",
+              + 2L * layers * layerValues * storeType.bytes()
+              + " bytes of heap (raise -Xmx or lower the pool size)",
           e);
     }
   }
@@ -112,8 +107,8 @@ public final class KvPool {
 
   /** Stores one token's K and V (each {@link #rowWidth()} floats) at {@code slot}. */
   public void setKv(int layer, int slot, float[] kSrc, int kOff, float[] vSrc, int vOff) {
-    write(k[layer], slot, kSrc, kOff);
-    write(v[layer], slot, vSrc, vOff);
+    k[layer].write(slot * rowWidth, kSrc, kOff, rowWidth);
+    v[layer].write(slot * rowWidth, vSrc, vOff, rowWidth);
   }
 
   /**
@@ -128,60 +123,20 @@ public final class KvPool {
 
   /** Reads {@code count} values of a slot's keys, starting at value {@code from}. */
   public void readKeys(int layer, int slot, int from, int count, float[] dst, int off) {
-    read(k[layer], slot, from, count, dst, off);
+    k[layer].read(slot * rowWidth + from, count, dst, off);
   }
 
   public void readValues(int layer, int slot, int from, int count, float[] dst, int off) {
-    read(v[layer], slot, from, count, dst, off);
+    v[layer].read(slot * rowWidth + from, count, dst, off);
   }
 
-  /** The keys of one layer, [slot][kv head][head dim] in {@link #storeType()}, native order. */
-  public ByteBuffer keys(int layer) {
+  /** The keys of one layer, [slot][kv head][head dim] in {@link #storeType()}. */
+  public KvRows keys(int layer) {
     return k[layer];
   }
 
   /** The values of one layer, laid out as {@link #keys}. */
-  public ByteBuffer values(int layer) {
+  public KvRows values(int layer) {
     return v[layer];
-  }
-
-  private void write(ByteBuffer b, int slot, float[] src, int off) {
-    int base = slot * rowWidth;
-    switch (storeType) {
-      case FP32:
-        for (int i = 0; i < rowWidth; i++) {
-          b.putFloat((base + i) * 4, src[off + i]);
-        }
-        break;
-      case FP16:
-        for (int i = 0; i < rowWidth; i++) {
-          b.putShort((base + i) * 2, HalfFloats.toHalf(src[off + i]));
-        }
-        break;
-      default:
-        for (int i = 0; i < rowWidth; i++) {
-          b.putShort((base + i) * 2, HalfFloats.toBf16(src[off + i]));
-        }
-    }
-  }
-
-  private void read(ByteBuffer b, int slot, int from, int count, float[] dst, int off) {
-    int base = slot * rowWidth + from;
-    switch (storeType) {
-      case FP32:
-        for (int i = 0; i < count; i++) {
-          dst[off + i] = b.getFloat((base + i) * 4);
-        }
-        break;
-      case FP16:
-        for (int i = 0; i < count; i++) {
-          dst[off + i] = HalfFloats.fromHalf(b.getShort((base + i) * 2));
-        }
-        break;
-      default:
-        for (int i = 0; i < count; i++) {
-          dst[off + i] = HalfFloats.fromBf16(b.getShort((base + i) * 2));
-        }
-    }
   }
 }

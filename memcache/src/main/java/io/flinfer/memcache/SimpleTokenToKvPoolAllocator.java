@@ -1,5 +1,7 @@
 package io.flinfer.memcache;
 
+import java.util.Arrays;
+
 /**
  * The page-size-1 allocator. Owns the free set of single KV slots, as a bitmap.
  *
@@ -9,8 +11,9 @@ package io.flinfer.memcache;
  * a request's next token takes the slot right after its previous one when that is free, and a
  * request that cannot continue its run starts a new one at a wholly free aligned group of {@value
  * #GROUP} slots, which no other run is growing into. When no group is wholly free (a full pool
- * evicts only what a step lacks, so free slots are few), a run starts in the middle of the longest
- * stretch of free slots: runs started in the same stretch then halve it, each with room to grow,
+ * evicts only what a step lacks, so free slots are few), a run starts at the longest stretch of
+ * free slots: at its first slot, or halfway in when another run of the same step ends just before
+ * it and will grow into it. Runs started in the same stretch then split it, each with room to grow,
  * instead of taking its slots in turn.
  */
 public final class SimpleTokenToKvPoolAllocator extends GroupedFreeAllocator {
@@ -31,6 +34,11 @@ public final class SimpleTokenToKvPoolAllocator extends GroupedFreeAllocator {
 
   /** The word where the search for a wholly free group resumes. */
   private int cursor;
+
+  /** The last slots of the runs the current allocation continues: where they will grow. */
+  private int[] growing = new int[0];
+
+  private int growingCount;
 
   /** A pool of {@code size} usable slots, numbered 1..size (slot 0 is the padding slot). */
   public SimpleTokenToKvPoolAllocator(int size) {
@@ -83,6 +91,7 @@ public final class SimpleTokenToKvPoolAllocator extends GroupedFreeAllocator {
     }
     int[] out = new int[total];
     int k = 0;
+    noteGrowing(lastLocs);
     for (int i = 0; i < prefixLens.length; i++) {
       int count = seqLens[i] - prefixLens[i];
       takeRun(prefixLens[i] > 0 ? lastLocs[i] : 0, count, out, k);
@@ -97,10 +106,50 @@ public final class SimpleTokenToKvPoolAllocator extends GroupedFreeAllocator {
       return null;
     }
     int[] out = new int[seqLens.length];
+    noteGrowing(lastLocs);
     for (int i = 0; i < out.length; i++) {
       takeRun(seqLens[i] > 1 ? lastLocs[i] : 0, 1, out, i);
     }
     return out;
+  }
+
+  /** Remembers, sorted, the slots that runs of this allocation end at. */
+  private void noteGrowing(int[] lastLocs) {
+    if (growing.length < lastLocs.length) {
+      growing = new int[lastLocs.length];
+    }
+    growingCount = 0;
+    for (int loc : lastLocs) {
+      if (loc > 0) {
+        growing[growingCount++] = loc;
+      }
+    }
+    Arrays.sort(growing, 0, growingCount);
+  }
+
+  /** Whether a run of this allocation ends at {@code slot} (and may grow past it). */
+  private boolean isGrowing(int slot) {
+    return Arrays.binarySearch(growing, 0, growingCount, slot) >= 0;
+  }
+
+  /** A run that ended at {@code from} (0: a new run) now ends at {@code to}. */
+  private void moveGrowing(int from, int to) {
+    int at = from > 0 ? Arrays.binarySearch(growing, 0, growingCount, from) : -1;
+    if (at >= 0) {
+      System.arraycopy(growing, at + 1, growing, at, growingCount - at - 1);
+      growingCount--;
+    }
+    int in = Arrays.binarySearch(growing, 0, growingCount, to);
+    if (in >= 0) {
+      return;
+    }
+    in = -in - 1;
+    if (growingCount == growing.length) {
+      growing = Arrays.copyOf(growing, Math.max(8, growingCount * 2));
+    }
+    System.arraycopy(growing, in, growing, in + 1, growingCount - in);
+    growing[in] = to;
+    growingCount++;
   }
 
   /**
@@ -123,6 +172,7 @@ public final class SimpleTokenToKvPoolAllocator extends GroupedFreeAllocator {
         out[off++] = slot + t;
       }
       count -= k;
+      moveGrowing(prev, slot + k - 1);
       prev = slot + k - 1;
     }
   }
@@ -182,8 +232,9 @@ public final class SimpleTokenToKvPoolAllocator extends GroupedFreeAllocator {
     if (bestStart < 0) {
       throw new IllegalStateException("no free slot, though " + freeCount + " were counted");
     }
-    // The stretch's first slot may continue whatever run ends before it: start halfway in.
-    return bestStart + bestLen / 2;
+    // A run that ends just before the stretch will grow into it: start halfway in, leaving it
+    // room. Otherwise the stretch is all this run's to grow into.
+    return isGrowing(bestStart - 1) ? bestStart + bestLen / 2 : bestStart;
   }
 
   private boolean groupIsFree(int slot) {
@@ -239,7 +290,7 @@ public final class SimpleTokenToKvPoolAllocator extends GroupedFreeAllocator {
 
   @Override
   public void clear() {
-    java.util.Arrays.fill(free, 0);
+    Arrays.fill(free, 0);
     freeCount = 0;
     freeGroups = 0;
     for (int s = 1; s <= size; s++) {

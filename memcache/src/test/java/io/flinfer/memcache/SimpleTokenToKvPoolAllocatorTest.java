@@ -91,11 +91,12 @@ class SimpleTokenToKvPoolAllocatorTest {
     a.free(new int[] {60, 61});
     assertThat(a.freeGroups()).isZero();
     int[] starts = a.allocDecode(new int[] {5, 5, 5}, new int[] {1, 2, 3});
-    // 24 free from 20: the first starts at 32; the longest stretch left is 20..31, then 33..43.
-    assertThat(starts).containsExactly(32, 26, 38);
+    // 24 free from 20, after a slot no run grows from: the first takes the stretch's start. The
+    // second halves what is left after it (21..43), the third the longest part left (21..31).
+    assertThat(starts).containsExactly(20, 32, 26);
     // Each can now grow a few slots before meeting the next.
     int[] next = a.allocDecode(new int[] {6, 6, 6}, starts);
-    assertThat(next).containsExactly(33, 27, 39);
+    assertThat(next).containsExactly(21, 33, 27);
   }
 
   /** Random extends, decodes and frees against a model of which slots are held. */

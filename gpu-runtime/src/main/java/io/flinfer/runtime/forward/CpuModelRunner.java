@@ -74,7 +74,7 @@ public final class CpuModelRunner implements ModelRunner {
 
   @Override
   public DeviceMemory memory() {
-    return DirectMemory.now();
+    return HeapMemory.now();
   }
 
   @Override

@@ -1,9 +1,7 @@
 package io.flinfer.runtime.kernel;
 
 import io.flinfer.memcache.KvPool;
-import io.flinfer.memcache.KvStoreType;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
+import io.flinfer.memcache.KvRows;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -15,12 +13,10 @@ import jdk.incubator.vector.VectorSpecies;
  */
 public final class Attention {
   private static final VectorSpecies<Float> S = FloatVector.SPECIES_256;
-  private static final ByteOrder NATIVE = ByteOrder.nativeOrder();
 
   private final KvPool kv;
   private final int headDim;
   private final int rowWidth;
-  private final boolean fp32;
   private final boolean vector;
   private final float[] scores;
   private final float[] row;
@@ -31,7 +27,6 @@ public final class Attention {
     this.kv = kv;
     this.headDim = kv.headDim();
     this.rowWidth = kv.rowWidth();
-    this.fp32 = kv.storeType() == KvStoreType.FP32;
     this.vector = headDim % S.length() == 0;
     this.scores = new float[maxContext];
     this.row = new float[headDim];
@@ -53,12 +48,12 @@ public final class Attention {
       int contextLen,
       float[] out,
       int outOff) {
-    ByteBuffer keys = kv.keys(layer);
+    KvRows keys = kv.keys(layer);
     int kvOff = kvHead * headDim;
     float scale = 1f / (float) Math.sqrt(headDim);
     float max = Float.NEGATIVE_INFINITY;
     int j = 0;
-    if (fp32 && vector) {
+    if (vector) {
       // Four positions at a time: independent accumulator chains, each position's own sum.
       for (; j + 4 <= contextLen; j += 4) {
         dot4(q, qOff, keys, reqToToken, rowBase + j, kvOff, scale, j);
@@ -72,12 +67,11 @@ public final class Attention {
     for (; j < contextLen; j++) {
       int slot = reqToToken[rowBase + j];
       float s;
-      if (fp32) {
-        int e = slot * rowWidth + kvOff;
-        s = vector ? dotBuffer(q, qOff, keys, e) : dotBufferScalar(q, qOff, keys, e);
+      if (vector) {
+        s = dotRow(q, qOff, keys, slot * rowWidth + kvOff);
       } else {
         kv.readKeys(layer, slot, kvOff, headDim, row, 0);
-        s = vector ? dotArray(q, qOff, row) : dotArrayScalar(q, qOff, row);
+        s = dotArrayScalar(q, qOff, row);
       }
       s *= scale;
       scores[j] = s;
@@ -93,8 +87,8 @@ public final class Attention {
       sum += scores[j];
     }
     float inv = 1f / sum;
-    if (fp32 && vector) {
-      ByteBuffer values = kv.values(layer);
+    if (vector) {
+      KvRows values = kv.values(layer);
       int i = 0;
       for (; i + 64 <= headDim; i += 64) {
         accumulate64(values, reqToToken, rowBase, contextLen, kvOff + i, inv, out, outOff + i);
@@ -104,9 +98,7 @@ public final class Attention {
         FloatVector acc = FloatVector.zero(S);
         for (j = 0; j < contextLen; j++) {
           int e = reqToToken[rowBase + j] * rowWidth + kvOff + i;
-          acc =
-              FloatVector.fromByteBuffer(S, values, e * 4, NATIVE)
-                  .fma(FloatVector.broadcast(S, scores[j] * inv), acc);
+          acc = KvVectors.load(values, e).fma(FloatVector.broadcast(S, scores[j] * inv), acc);
         }
         acc.intoArray(out, outOff + i);
       }
@@ -126,28 +118,21 @@ public final class Attention {
 
   /** Scores of positions j..j+3: each one accumulator over the head, as {@link #dotBuffer}. */
   private void dot4(
-      float[] q,
-      int qOff,
-      ByteBuffer keys,
-      int[] reqToToken,
-      int at,
-      int kvOff,
-      float scale,
-      int j) {
-    int e0 = (reqToToken[at] * rowWidth + kvOff) * 4;
-    int e1 = (reqToToken[at + 1] * rowWidth + kvOff) * 4;
-    int e2 = (reqToToken[at + 2] * rowWidth + kvOff) * 4;
-    int e3 = (reqToToken[at + 3] * rowWidth + kvOff) * 4;
+      float[] q, int qOff, KvRows keys, int[] reqToToken, int at, int kvOff, float scale, int j) {
+    int e0 = reqToToken[at] * rowWidth + kvOff;
+    int e1 = reqToToken[at + 1] * rowWidth + kvOff;
+    int e2 = reqToToken[at + 2] * rowWidth + kvOff;
+    int e3 = reqToToken[at + 3] * rowWidth + kvOff;
     FloatVector a0 = FloatVector.zero(S);
     FloatVector a1 = FloatVector.zero(S);
     FloatVector a2 = FloatVector.zero(S);
     FloatVector a3 = FloatVector.zero(S);
     for (int i = 0; i < headDim; i += S.length()) {
       FloatVector qv = FloatVector.fromArray(S, q, qOff + i);
-      a0 = qv.fma(FloatVector.fromByteBuffer(S, keys, e0 + i * 4, NATIVE), a0);
-      a1 = qv.fma(FloatVector.fromByteBuffer(S, keys, e1 + i * 4, NATIVE), a1);
-      a2 = qv.fma(FloatVector.fromByteBuffer(S, keys, e2 + i * 4, NATIVE), a2);
-      a3 = qv.fma(FloatVector.fromByteBuffer(S, keys, e3 + i * 4, NATIVE), a3);
+      a0 = qv.fma(KvVectors.load(keys, e0 + i), a0);
+      a1 = qv.fma(KvVectors.load(keys, e1 + i), a1);
+      a2 = qv.fma(KvVectors.load(keys, e2 + i), a2);
+      a3 = qv.fma(KvVectors.load(keys, e3 + i), a3);
     }
     // Stored, then summed: vectors passed to a helper the JIT does not inline would be boxed.
     a0.intoArray(lanes, 0);
@@ -165,7 +150,7 @@ public final class Attention {
    * order, so each output element is summed as in the one-slice loop.
    */
   private void accumulate64(
-      ByteBuffer values,
+      KvRows values,
       int[] reqToToken,
       int rowBase,
       int contextLen,
@@ -182,16 +167,16 @@ public final class Attention {
     FloatVector a6 = FloatVector.zero(S);
     FloatVector a7 = FloatVector.zero(S);
     for (int j = 0; j < contextLen; j++) {
-      int e = (reqToToken[rowBase + j] * rowWidth + off) * 4;
+      int e = reqToToken[rowBase + j] * rowWidth + off;
       FloatVector p = FloatVector.broadcast(S, scores[j] * inv);
-      a0 = FloatVector.fromByteBuffer(S, values, e, NATIVE).fma(p, a0);
-      a1 = FloatVector.fromByteBuffer(S, values, e + 32, NATIVE).fma(p, a1);
-      a2 = FloatVector.fromByteBuffer(S, values, e + 64, NATIVE).fma(p, a2);
-      a3 = FloatVector.fromByteBuffer(S, values, e + 96, NATIVE).fma(p, a3);
-      a4 = FloatVector.fromByteBuffer(S, values, e + 128, NATIVE).fma(p, a4);
-      a5 = FloatVector.fromByteBuffer(S, values, e + 160, NATIVE).fma(p, a5);
-      a6 = FloatVector.fromByteBuffer(S, values, e + 192, NATIVE).fma(p, a6);
-      a7 = FloatVector.fromByteBuffer(S, values, e + 224, NATIVE).fma(p, a7);
+      a0 = KvVectors.load(values, e).fma(p, a0);
+      a1 = KvVectors.load(values, e + 8).fma(p, a1);
+      a2 = KvVectors.load(values, e + 16).fma(p, a2);
+      a3 = KvVectors.load(values, e + 24).fma(p, a3);
+      a4 = KvVectors.load(values, e + 32).fma(p, a4);
+      a5 = KvVectors.load(values, e + 40).fma(p, a5);
+      a6 = KvVectors.load(values, e + 48).fma(p, a6);
+      a7 = KvVectors.load(values, e + 56).fma(p, a7);
     }
     a0.intoArray(out, outOff);
     a1.intoArray(out, outOff + 8);
@@ -203,31 +188,12 @@ public final class Attention {
     a7.intoArray(out, outOff + 56);
   }
 
-  private float dotBuffer(float[] q, int qOff, ByteBuffer keys, int e) {
+  private float dotRow(float[] q, int qOff, KvRows keys, int e) {
     FloatVector acc = FloatVector.zero(S);
     for (int i = 0; i < headDim; i += S.length()) {
-      acc =
-          FloatVector.fromArray(S, q, qOff + i)
-              .fma(FloatVector.fromByteBuffer(S, keys, (e + i) * 4, NATIVE), acc);
+      acc = FloatVector.fromArray(S, q, qOff + i).fma(KvVectors.load(keys, e + i), acc);
     }
     return GemmKernels.sumLanes(acc);
-  }
-
-  private float dotBufferScalar(float[] q, int qOff, ByteBuffer keys, int e) {
-    float s = 0f;
-    for (int i = 0; i < headDim; i++) {
-      s += q[qOff + i] * keys.getFloat((e + i) * 4);
-    }
-    return s;
-  }
-
-  private float dotArray(float[] q, int qOff, float[] k) {
-    FloatVector acc = FloatVector.zero(S);
-    for (int i = 0; i < headDim; i += S.length()) {
-      acc = FloatVector.fromArray(S, q, qOff + i).fma(FloatVector.fromArray(S, k, i), acc);
-    }
-    acc.intoArray(lanes, 0);
-    return GemmKernels.sum8(lanes, 0);
   }
 
   private float dotArrayScalar(float[] q, int qOff, float[] k) {

@@ -1,8 +1,6 @@
 package io.flinfer.runtime.kernel;
 
-import io.flinfer.memcache.KvStoreType;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
+import io.flinfer.memcache.KvRows;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
@@ -20,7 +18,6 @@ final class KvVectors {
   static final VectorSpecies<Float> S = FloatVector.SPECIES_256;
   private static final VectorSpecies<Short> S16 = ShortVector.SPECIES_128;
   private static final VectorSpecies<Integer> S32 = IntVector.SPECIES_256;
-  private static final ByteOrder NATIVE = ByteOrder.nativeOrder();
 
   /** Half-precision exponent bias against single precision's, in the exponent field. */
   private static final int REBIAS = (127 - 15) << 23;
@@ -29,23 +26,24 @@ final class KvVectors {
 
   private KvVectors() {}
 
-  /** Values {@code element .. element + 7} of {@code b}, stored as {@code type}. */
-  static FloatVector load(ByteBuffer b, int element, KvStoreType type) {
-    switch (type) {
+  /** Values {@code element .. element + 7} of a layer's rows, as floats. */
+  static FloatVector load(KvRows rows, int element) {
+    switch (rows.type()) {
       case FP32:
-        return FloatVector.fromByteBuffer(S, b, element * 4, NATIVE);
+        return FloatVector.fromArray(S, rows.floats(), element);
       case BF16:
-        return halves(b, element).lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
+        return halves(rows.halves(), element)
+            .lanewise(VectorOperators.LSHL, 16)
+            .reinterpretAsFloats();
       default:
-        return fp16(halves(b, element).and(0xFFFF));
+        return fp16(halves(rows.halves(), element).and(0xFFFF));
     }
   }
 
   /** Eight 16-bit values, sign-extended to ints. */
-  private static IntVector halves(ByteBuffer b, int element) {
+  private static IntVector halves(short[] a, int element) {
     return (IntVector)
-        ShortVector.fromByteBuffer(S16, b, element * 2, NATIVE)
-            .convertShape(VectorOperators.S2I, S32, 0);
+        ShortVector.fromArray(S16, a, element).convertShape(VectorOperators.S2I, S32, 0);
   }
 
   /** IEEE half to single: normals by rebiasing, subnormals by scaling, infinities and NaNs kept. */

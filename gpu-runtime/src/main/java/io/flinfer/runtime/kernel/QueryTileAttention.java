@@ -1,8 +1,7 @@
 package io.flinfer.runtime.kernel;
 
 import io.flinfer.memcache.KvPool;
-import io.flinfer.memcache.KvStoreType;
-import java.nio.ByteBuffer;
+import io.flinfer.memcache.KvRows;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
@@ -38,7 +37,6 @@ public final class QueryTileAttention {
       FloatVector.broadcast(S, Float.NEGATIVE_INFINITY);
 
   private final KvPool kv;
-  private final KvStoreType storeType;
   private final int headDim;
   private final int rowWidth;
   private final float[] queries;
@@ -55,13 +53,12 @@ public final class QueryTileAttention {
       throw new IllegalArgumentException("query tiles need heads a multiple of 8 wide");
     }
     this.kv = kv;
-    this.storeType = kv.storeType();
     this.headDim = kv.headDim();
     this.rowWidth = kv.rowWidth();
     this.queries = new float[headDim * LANES];
     this.scores = new float[maxContext * LANES];
     this.outputs = new float[headDim * LANES];
-    this.suffix = new TileSuffix(storeType, headDim, rowWidth, scores, outputs);
+    this.suffix = new TileSuffix(headDim, rowWidth, scores, outputs);
   }
 
   /** Whether tiles can serve this pool: heads a multiple of 8 wide (in any store type). */
@@ -110,7 +107,7 @@ public final class QueryTileAttention {
 
     scores(kv.keys(layer), reqToToken, rowBase, kvOff, context, shared, last);
     FloatVector inv = softmax(context, shared, last, LaneMax.of(scores, 0, context, LANES));
-    ByteBuffer values = kv.values(layer);
+    KvRows values = kv.values(layer);
     for (int d = 0; d < headDim; d += ROW.length()) {
       values(values, reqToToken, rowBase, kvOff + d, context, shared, last, inv, d);
     }
@@ -170,7 +167,7 @@ public final class QueryTileAttention {
     suffix.scores(
         kv.keys(layer), q, used, laneOffset, laneRow, laneLast, kvOff, shared, context, reqToToken);
     FloatVector inv = softmax(context, shared, last, LaneMax.of(scores, 0, context, LANES));
-    ByteBuffer values = kv.values(layer);
+    KvRows values = kv.values(layer);
     for (int d = 0; d < headDim; d += ROW.length()) {
       values(values, reqToToken, laneRow[0], kvOff + d, shared, shared, last, inv, d);
     }
@@ -207,7 +204,7 @@ public final class QueryTileAttention {
    * {@link GemmKernels#sum8} adds the lanes of the one-query kernel.
    */
   private void scores(
-      ByteBuffer keys,
+      KvRows keys,
       int[] reqToToken,
       int rowBase,
       int kvOff,
@@ -255,7 +252,7 @@ public final class QueryTileAttention {
    * them at every position, since the row and score stores might alias them).
    */
   private void scores8(
-      ByteBuffer keys,
+      KvRows keys,
       int[] reqToToken,
       int rowBase,
       int kvOff,
@@ -295,8 +292,8 @@ public final class QueryTileAttention {
    * one vector load (and, for a 16-bit pool, conversion), where reading them one by one from the
    * buffer costs several times more.
    */
-  private void load(ByteBuffer buffer, int element) {
-    KvVectors.load(buffer, element, storeType).intoArray(row, 0);
+  private void load(KvRows buffer, int element) {
+    KvVectors.load(buffer, element).intoArray(row, 0);
   }
 
   /** Element i of {@link #row} in every lane. */
@@ -313,7 +310,7 @@ public final class QueryTileAttention {
    * position order; past a lane's own position its sums are left as they are.
    */
   private void values(
-      ByteBuffer values,
+      KvRows values,
       int[] reqToToken,
       int rowBase,
       int off,

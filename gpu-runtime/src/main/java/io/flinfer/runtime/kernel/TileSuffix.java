@@ -1,7 +1,6 @@
 package io.flinfer.runtime.kernel;
 
-import io.flinfer.memcache.KvStoreType;
-import java.nio.ByteBuffer;
+import io.flinfer.memcache.KvRows;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -14,7 +13,6 @@ import jdk.incubator.vector.VectorSpecies;
 final class TileSuffix {
   private static final VectorSpecies<Float> S = FloatVector.SPECIES_256;
   private static final int LANES = S.length();
-  private final KvStoreType storeType;
   private final int headDim;
   private final int rowWidth;
   private final float scale;
@@ -26,8 +24,7 @@ final class TileSuffix {
   private final int[] pairOffset = new int[LANES];
   private final int[] pairLane = new int[LANES];
 
-  TileSuffix(KvStoreType storeType, int headDim, int rowWidth, float[] scores, float[] outputs) {
-    this.storeType = storeType;
+  TileSuffix(int headDim, int rowWidth, float[] scores, float[] outputs) {
     this.headDim = headDim;
     this.rowWidth = rowWidth;
     this.scale = 1f / (float) Math.sqrt(headDim);
@@ -41,7 +38,7 @@ final class TileSuffix {
    * kernel computes it.
    */
   void scores(
-      ByteBuffer keys,
+      KvRows keys,
       float[] q,
       int used,
       int[] laneOffset,
@@ -62,8 +59,7 @@ final class TileSuffix {
         FloatVector acc = FloatVector.zero(S);
         for (int i = 0; i < headDim; i += LANES) {
           acc =
-              FloatVector.fromArray(S, q, laneOffset[k] + i)
-                  .fma(KvVectors.load(keys, e + i, storeType), acc);
+              FloatVector.fromArray(S, q, laneOffset[k] + i).fma(KvVectors.load(keys, e + i), acc);
         }
         acc.intoArray(products, 0);
         scores[at + k] = GemmKernels.sum8(products, 0) * scale;
@@ -76,7 +72,7 @@ final class TileSuffix {
    * {@code outputs}, in position order; {@code inv} holds each lane's inverse softmax sum.
    */
   void values(
-      ByteBuffer values,
+      KvRows values,
       int used,
       int[] laneRow,
       int[] laneLast,
@@ -140,16 +136,16 @@ final class TileSuffix {
 
   /** Pair i of the pass at position j: its value row times its lane's weight, added. */
   private FloatVector step(
-      ByteBuffer values, int[] reqToToken, float[] inv, int i, int j, FloatVector acc) {
+      KvRows values, int[] reqToToken, float[] inv, int i, int j, FloatVector acc) {
     int e = reqToToken[pairRow[i] + j] * rowWidth + pairOffset[i];
     int lane = pairLane[i];
     float weight = scores[j * LANES + lane] * inv[lane];
-    return KvVectors.load(values, e, storeType).fma(FloatVector.broadcast(S, weight), acc);
+    return KvVectors.load(values, e).fma(FloatVector.broadcast(S, weight), acc);
   }
 
   /** Pair i's positions past the pass's common ones, then its sums back into {@code outputs}. */
   private void finish(
-      ByteBuffer values,
+      KvRows values,
       int[] reqToToken,
       float[] inv,
       int[] laneLast,

@@ -1,8 +1,7 @@
 package io.flinfer.runtime.kernel;
 
 import io.flinfer.memcache.KvPool;
-import io.flinfer.memcache.KvStoreType;
-import java.nio.ByteBuffer;
+import io.flinfer.memcache.KvRows;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorSpecies;
@@ -27,7 +26,6 @@ public final class TokenAttention {
   private static final VectorMask<Float> PAIR_3 = pair(3);
 
   private final KvPool kv;
-  private final KvStoreType storeType;
   private final int headDim;
   private final int rowWidth;
   private final float scale;
@@ -48,7 +46,6 @@ public final class TokenAttention {
       throw new IllegalArgumentException("token attention needs heads a multiple of 8 wide");
     }
     this.kv = kv;
-    this.storeType = kv.storeType();
     this.headDim = kv.headDim();
     this.rowWidth = kv.rowWidth();
     this.scale = 1f / (float) Math.sqrt(headDim);
@@ -105,7 +102,7 @@ public final class TokenAttention {
         contextLen);
     softmax(stride, contextLen);
     int pairs = heads * (headDim / LANES);
-    ByteBuffer values = kv.values(layer);
+    KvRows values = kv.values(layer);
     for (int first = 0; first < pairs; first += LANES) {
       values(
           values,
@@ -127,7 +124,7 @@ public final class TokenAttention {
    * hold zero, so every vector pass below stays finite.
    */
   private void scores(
-      ByteBuffer keys,
+      KvRows keys,
       float[] q,
       int qOff,
       int heads,
@@ -173,13 +170,7 @@ public final class TokenAttention {
    * GemmKernels#sum8} adds one head's lanes.
    */
   private void scoresPairs(
-      ByteBuffer keys,
-      float[] q,
-      int qOff,
-      int[] reqToToken,
-      int rowBase,
-      int kvOff,
-      int contextLen) {
+      KvRows keys, float[] q, int qOff, int[] reqToToken, int rowBase, int kvOff, int contextLen) {
     for (int h = 0; h < LANES; h++) {
       for (int i = 0; i < LANES; i++) {
         products[i * LANES + h] = q[qOff + h * LANES + i];
@@ -252,7 +243,7 @@ public final class TokenAttention {
    * not written.
    */
   private void values(
-      ByteBuffer values,
+      KvRows values,
       float[] out,
       int outOff,
       int first,
@@ -326,8 +317,8 @@ public final class TokenAttention {
   }
 
   /** Eight values of a pool buffer as floats, in the pool's store type. */
-  private FloatVector load(ByteBuffer buffer, int element) {
-    return KvVectors.load(buffer, element, storeType);
+  private FloatVector load(KvRows buffer, int element) {
+    return KvVectors.load(buffer, element);
   }
 
   private static VectorMask<Float> pair(int g) {

@@ -3,9 +3,9 @@ package io.flinfer.runtime.kernel;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flinfer.memcache.HalfFloats;
+import io.flinfer.memcache.KvPool;
+import io.flinfer.memcache.KvRows;
 import io.flinfer.memcache.KvStoreType;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -16,16 +16,17 @@ class KvVectorsTest {
       value = KvStoreType.class,
       names = {"FP16", "BF16"})
   void everySixteenBitValueConvertsAsTheScalarConversionDoes(KvStoreType type) {
-    ByteBuffer b = ByteBuffer.allocateDirect(2 * 65536).order(ByteOrder.nativeOrder());
+    KvRows rows = new KvPool(65535, 1, 1, 1, 1, type).keys(0);
+    short[] h = rows.halves();
     for (int i = 0; i < 65536; i++) {
-      b.putShort(2 * i, (short) i);
+      h[i] = (short) i;
     }
     float[] lanes = new float[8];
     for (int i = 0; i < 65536; i += 8) {
-      KvVectors.load(b, i, type).intoArray(lanes, 0);
+      KvVectors.load(rows, i).intoArray(lanes, 0);
       for (int k = 0; k < 8; k++) {
-        short h = (short) (i + k);
-        float expected = type == KvStoreType.FP16 ? HalfFloats.fromHalf(h) : HalfFloats.fromBf16(h);
+        short v = (short) (i + k);
+        float expected = type == KvStoreType.FP16 ? HalfFloats.fromHalf(v) : HalfFloats.fromBf16(v);
         assertThat(Float.floatToRawIntBits(lanes[k]))
             .as("0x%04x", i + k)
             .isEqualTo(Float.floatToRawIntBits(expected));

@@ -207,6 +207,9 @@ public final class BenchEngineCommand implements Callable<Integer> {
       d.put("last_three_over_first", round(lastThree / first));
       System.err.printf(
           "  long-lived engine: first wave %.0f out/s, last three %.0f out/s%n", first, lastThree);
+      for (EngineBenchmark.Result r : rs) {
+        log("long-lived wave", r);
+      }
     }
     return m;
   }

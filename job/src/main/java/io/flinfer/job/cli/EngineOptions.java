@@ -2,9 +2,17 @@ package io.flinfer.job.cli;
 
 import io.flinfer.job.model.ModelLocator;
 import io.flinfer.job.pipeline.PipelineSettings;
+import io.flinfer.memcache.KvStoreType;
+import io.flinfer.operators.engine.EngineConfig;
+import io.flinfer.operators.engine.SchedulePolicy;
+import io.flinfer.runtime.forward.ModelRunners;
+import java.util.Locale;
 import picocli.CommandLine.Option;
 
-/** How each inference subtask serves, shared by the live job and the replay. */
+/**
+ * How each inference subtask serves, shared by the live job, the replay and the embedded run: every
+ * setting of the engine, with SGLang's names where it has one.
+ */
 final class EngineOptions {
   @Option(
       names = "--max-running-requests",
@@ -14,12 +22,72 @@ final class EngineOptions {
 
   @Option(
       names = "--max-total-tokens",
-      defaultValue = "16384",
-      description = "KV pool tokens per inference subtask (default: ${DEFAULT-VALUE}).")
+      defaultValue = "0",
+      description =
+          "KV pool tokens per inference subtask; 0 sizes the pool from the memory the backend has"
+              + " after its weights, by --mem-fraction-static (default: ${DEFAULT-VALUE}).")
   int maxTotalTokens;
 
-  @Option(names = "--chunked-prefill-size", defaultValue = "512")
+  @Option(
+      names = "--mem-fraction-static",
+      defaultValue = "0",
+      description =
+          "Share of the backend's memory that weights and the KV pool may take; 0: the backend's"
+              + " default, 0.5 of the JVM's heap on the CPU, 0.85 of a GPU's (default:"
+              + " ${DEFAULT-VALUE}).")
+  double memFractionStatic;
+
+  @Option(
+      names = "--page-size",
+      defaultValue = "1",
+      description = "KV tokens per page (default: ${DEFAULT-VALUE}).")
+  int pageSize;
+
+  @Option(
+      names = "--kv-store-type",
+      defaultValue = "auto",
+      description =
+          "How KV values are stored: fp32, fp16, bf16, or auto, the backend's choice (fp32 on the"
+              + " CPU, the weights' 16-bit type on CUDA) (default: ${DEFAULT-VALUE}).")
+  String kvStoreType;
+
+  @Option(
+      names = "--schedule-policy",
+      defaultValue = "lpm",
+      description =
+          "Order of the waiting queue: lpm (longest cached prefix first), fcfs, or dfs-weight"
+              + " (default: ${DEFAULT-VALUE}).")
+  String schedulePolicy;
+
+  @Option(
+      names = "--radix-cache",
+      negatable = true,
+      defaultValue = "true",
+      fallbackValue = "true",
+      description = "Share cached prefixes between requests (default: on; --no-radix-cache).")
+  boolean radixCache;
+
+  @Option(
+      names = "--mixed-chunk",
+      negatable = true,
+      defaultValue = "true",
+      fallbackValue = "true",
+      description =
+          "A prefill step also decodes the running requests (default: on; --no-mixed-chunk).")
+  boolean mixedChunk;
+
+  @Option(
+      names = "--chunked-prefill-size",
+      defaultValue = "512",
+      description =
+          "Longest prefill chunk of one request per step; 0: off (default: ${DEFAULT-VALUE}).")
   int chunkedPrefillSize;
+
+  @Option(
+      names = "--max-prefill-tokens",
+      defaultValue = "4096",
+      description = "Prompt tokens one prefill step takes at most (default: ${DEFAULT-VALUE}).")
+  int maxPrefillTokens;
 
   @Option(
       names = "--engine-threads",
@@ -31,7 +99,7 @@ final class EngineOptions {
   @Option(
       names = "--backend",
       defaultValue = "auto",
-      description = "cpu, cuda or auto (default: ${DEFAULT-VALUE}).")
+      description = "cpu, cuda, cuda:N or auto (default: ${DEFAULT-VALUE}).")
   String backend;
 
   @Option(
@@ -47,10 +115,63 @@ final class EngineOptions {
       description = "Completions are committed on checkpoints (default: ${DEFAULT-VALUE}).")
   long checkpointIntervalMs;
 
+  /**
+   * The engine settings, validated; an invalid one (or a backend that cannot run here) is an {@link
+   * IllegalArgumentException} whose message names it, before anything starts.
+   */
+  EngineConfig engineConfig() {
+    KvStoreType kv =
+        "auto".equals(kvStoreType)
+            ? null
+            : parse(KvStoreType.class, "--kv-store-type", kvStoreType);
+    SchedulePolicy policy =
+        parse(SchedulePolicy.class, "--schedule-policy", schedulePolicy.replace('-', '_'));
+    return EngineConfig.builder()
+        .maxRunningRequests(maxRunningRequests)
+        .maxTotalTokens(maxTotalTokens)
+        .memFractionStatic(memFractionStatic)
+        .pageSize(pageSize)
+        .kvStoreType(kv)
+        .schedulePolicy(policy)
+        .radixCache(radixCache)
+        .mixedChunk(mixedChunk)
+        .chunkedPrefillSize(chunkedPrefillSize)
+        .maxPrefillTokens(maxPrefillTokens)
+        .threads(engineThreads)
+        .build();
+  }
+
+  /** Checks the backend where the command runs: an unknown or unavailable one fails now. */
+  void checkBackend() {
+    ModelRunners.byName(backend);
+  }
+
+  private static <E extends Enum<E>> E parse(Class<E> type, String option, String value) {
+    try {
+      return Enum.valueOf(type, value.toUpperCase(Locale.ROOT));
+    } catch (IllegalArgumentException e) {
+      StringBuilder known = new StringBuilder();
+      for (E c : type.getEnumConstants()) {
+        known
+            .append(known.length() == 0 ? "" : ", ")
+            .append(c.name().toLowerCase(Locale.ROOT).replace('_', '-'));
+      }
+      throw new IllegalArgumentException(
+          option + " must be one of " + known + ", not '" + value + "'");
+    }
+  }
+
   /** Sets the model of {@code where} and these options on {@code b}. */
   PipelineSettings.Builder apply(PipelineSettings.Builder b, ModelLocator.Location where) {
+    if (checkpointIntervalMs < 10) {
+      throw new IllegalArgumentException(
+          "--checkpoint-interval-ms must be at least 10 (completions commit on checkpoints)");
+    }
+    if (streamIntervalMs < 0) {
+      throw new IllegalArgumentException("--stream-interval-ms must be 0 or more");
+    }
     return b.model(JobOptions.modelSource(where), where.model().getFileName().toString())
-        .engine(maxRunningRequests, maxTotalTokens, chunkedPrefillSize, engineThreads, backend)
+        .engine(engineConfig(), backend)
         .streamIntervalMillis(streamIntervalMs)
         .checkpointIntervalMillis(checkpointIntervalMs);
   }

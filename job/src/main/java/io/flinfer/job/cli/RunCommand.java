@@ -81,6 +81,8 @@ public final class RunCommand implements Callable<Integer> {
     ModelLocator.Location where;
     try {
       where = modelOptions.locate();
+      jobOptions.engine.engineConfig();
+      jobOptions.engine.checkBackend();
     } catch (IllegalArgumentException e) {
       System.err.println("error: " + e.getMessage());
       return 2;

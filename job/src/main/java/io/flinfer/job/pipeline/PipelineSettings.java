@@ -1,5 +1,6 @@
 package io.flinfer.job.pipeline;
 
+import io.flinfer.operators.engine.EngineConfig;
 import io.flinfer.operators.flink.InferenceSettings;
 import io.flinfer.operators.flink.ModelSource;
 import java.io.Serializable;
@@ -46,10 +47,13 @@ public record PipelineSettings(
     private String groupId;
     private ModelSource model;
     private String modelId = "model";
-    private int maxRunningRequests = 32;
-    private int maxTotalTokens = 8192;
-    private int chunkedPrefillSize = 256;
-    private int threads = 1;
+    private EngineConfig engine =
+        EngineConfig.builder()
+            .maxRunningRequests(32)
+            .maxTotalTokens(8192)
+            .chunkedPrefillSize(256)
+            .threads(1)
+            .build();
     private String backend = "cpu";
     private int maxNewTokensLimit = 1024;
     private long checkpointIntervalMillis = 1000;
@@ -89,16 +93,9 @@ public record PipelineSettings(
       return this;
     }
 
-    public Builder engine(
-        int maxRunningRequests,
-        int maxTotalTokens,
-        int chunkedPrefillSize,
-        int threads,
-        String backend) {
-      this.maxRunningRequests = maxRunningRequests;
-      this.maxTotalTokens = maxTotalTokens;
-      this.chunkedPrefillSize = chunkedPrefillSize;
-      this.threads = threads;
+    /** Each inference subtask's engine settings and backend ({@code cpu}, {@code cuda}, ...). */
+    public Builder engine(EngineConfig config, String backend) {
+      this.engine = config;
       this.backend = backend;
       return this;
     }
@@ -151,14 +148,7 @@ public record PipelineSettings(
           groupId != null ? groupId : range == null ? "flinfer" : "flinfer-replay",
           model,
           modelId,
-          new InferenceSettings(
-              model,
-              maxRunningRequests,
-              maxTotalTokens,
-              chunkedPrefillSize,
-              threads,
-              backend,
-              streamIntervalMillis),
+          new InferenceSettings(model, engine, backend, streamIntervalMillis),
           maxNewTokensLimit,
           checkpointIntervalMillis,
           range);

@@ -89,14 +89,7 @@ class FlinferFailureITCase {
       conf.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
     }
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
-    PipelineSettings settings =
-        PipelineSettings.builder()
-            .bootstrapServers(kafka.bootstrapServers())
-            .topics("prompts", "completions", "chunks", "dead-letters")
-            .model(model(), "stories260K")
-            .engine(8, 2048, 64, 1, "cpu")
-            .checkpointIntervalMillis(200)
-            .build();
+    PipelineSettings settings = PipelineTestSupport.settings(kafka, model(), 200).build();
     FlinferPipeline.build(env, settings, tap);
     return env.executeAsync("flinfer-failure-it");
   }

@@ -96,14 +96,7 @@ class FlinferPipelineITCase {
                         .build()
                         .toByteBuffer())));
       }
-      PipelineSettings settings =
-          PipelineSettings.builder()
-              .bootstrapServers(kafka.bootstrapServers())
-              .topics("prompts", "completions", "chunks", "dead-letters")
-              .model(model, "stories260K")
-              .engine(8, 2048, 64, 1, "cpu")
-              .checkpointIntervalMillis(500)
-              .build();
+      PipelineSettings settings = PipelineTestSupport.settings(kafka, model, 500).build();
       Configuration conf = new Configuration();
       conf.setString("restart-strategy.type", "none");
       conf.setString("pipeline.generic-types", "false");
@@ -185,13 +178,7 @@ class FlinferPipelineITCase {
     try (EmbeddedKafka kafka = EmbeddedKafka.start(dir.resolve("kafka"))) {
       kafka.createTopics(1, "prompts", "completions", "chunks", "dead-letters");
       PipelineSettings settings =
-          PipelineSettings.builder()
-              .bootstrapServers(kafka.bootstrapServers())
-              .topics("prompts", "completions", "chunks", "dead-letters")
-              .model(PipelineTestSupport.model(), "stories260K")
-              .engine(8, 2048, 64, 1, "cpu")
-              .checkpointIntervalMillis(200)
-              .build();
+          PipelineTestSupport.settings(kafka, PipelineTestSupport.model(), 200).build();
       try (KafkaConsumer<byte[], byte[]> completions =
           PipelineTestSupport.committedConsumer(kafka, "completions")) {
         PipelineTestSupport.produce(kafka, "prompts", List.of(request(0), request(1)));

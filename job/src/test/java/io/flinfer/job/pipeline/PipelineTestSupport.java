@@ -46,6 +46,27 @@ final class PipelineTestSupport {
         dir.resolve("stories260K.bin").toString(), dir.resolve("tok512.bin").toString());
   }
 
+  /**
+   * The pipeline the tests run: the stories260K model on a small CPU engine (8 running requests,
+   * 2,048 KV tokens, 64-token prefill chunks, one thread), checkpoints every {@code checkpointMs}.
+   */
+  static PipelineSettings.Builder settings(
+      EmbeddedKafka kafka, ModelSource model, long checkpointMs) {
+    return PipelineSettings.builder()
+        .bootstrapServers(kafka.bootstrapServers())
+        .topics("prompts", "completions", "chunks", "dead-letters")
+        .model(model, "stories260K")
+        .engine(
+            EngineConfig.builder()
+                .maxRunningRequests(8)
+                .maxTotalTokens(2048)
+                .chunkedPrefillSize(64)
+                .threads(1)
+                .build(),
+            "cpu")
+        .checkpointIntervalMillis(checkpointMs);
+  }
+
   /** Requests long enough that a fault lands mid-generation: greedy and seeded, 60-200 tokens. */
   static PromptRequest longRequest(int i) {
     String[] starts = {

@@ -1,6 +1,7 @@
 package io.flinfer.operators.engine;
 
 import io.flinfer.memcache.KvStoreType;
+import java.io.Serializable;
 
 /**
  * The engine's settings. Immutable; build with {@link #builder()}, which validates. Zero for {@code
@@ -24,7 +25,8 @@ public record EngineConfig(
     int threads,
     double initNewTokenRatio,
     double minNewTokenRatio,
-    int newTokenRatioDecaySteps) {
+    int newTokenRatioDecaySteps)
+    implements Serializable {
 
   public static Builder builder() {
     return new Builder();

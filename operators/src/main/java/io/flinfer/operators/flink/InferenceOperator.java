@@ -24,6 +24,8 @@ import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.BoundedOneInput;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The keyed inference operator: one continuous-batching {@link Engine} per subtask, run on the
@@ -39,6 +41,8 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
  */
 public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
     implements OneInputStreamOperator<TokenizedPrompt, TokenOutput>, BoundedOneInput {
+  private static final Logger LOG = LoggerFactory.getLogger(InferenceOperator.class);
+
   static final String STATE = "in-flight";
 
   /** How long an idle engine waits for more requests before its first step. */
@@ -66,14 +70,19 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
   public void open() throws Exception {
     super.open();
     LlamaModel model = settings.model().load();
-    EngineConfig config =
-        EngineConfig.builder()
-            .maxRunningRequests(settings.maxRunningRequests())
-            .maxTotalTokens(settings.maxTotalTokens())
-            .chunkedPrefillSize(settings.chunkedPrefillSize())
-            .threads(settings.threads())
-            .build();
+    EngineConfig config = settings.engine();
     engine = new Engine(model, config, ModelRunners.byName(backend()));
+    LOG.info(
+        "{} engine on {}: KV pool of {} tokens in {} ({}), {} running requests at most",
+        model.id(),
+        engine.backendName(),
+        engine.poolSize(),
+        engine.kvStoreType(),
+        config.maxTotalTokens() > 0 ? "configured" : "sized from memory",
+        config.maxRunningRequests());
+    for (String w : engine.warnings()) {
+      LOG.warn("{}", w);
+    }
     state =
         getPartitionedState(
             new MapStateDescriptor<>(STATE, Types.STRING, TypeInformation.of(InFlight.class)));
