@@ -64,6 +64,12 @@ public final class BenchEngineCommand implements Callable<Integer> {
   @Option(names = "--threads", description = "Worker threads (default: all cores).")
   Integer threads;
 
+  @Option(
+      names = "--page-size",
+      defaultValue = "1",
+      description = "KV tokens per page on every workload (default: ${DEFAULT-VALUE}).")
+  int pageSize;
+
   @Override
   public Integer call() throws Exception {
     ObjectMapper json = new ObjectMapper();
@@ -79,6 +85,7 @@ public final class BenchEngineCommand implements Callable<Integer> {
       return 2;
     }
     root.put("backend", backend);
+    root.put("page_size", pageSize);
     for (String which : models) {
       boolean big = !"test".equals(which);
       LlamaModel model;
@@ -113,6 +120,7 @@ public final class BenchEngineCommand implements Callable<Integer> {
     EngineConfig.Builder base =
         EngineConfig.builder()
             .threads(n)
+            .pageSize(pageSize)
             .maxRunningRequests(64)
             .maxTotalTokens(big ? 24576 : 32768)
             .chunkedPrefillSize(512)
