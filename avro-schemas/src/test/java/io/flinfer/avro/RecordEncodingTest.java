@@ -22,7 +22,9 @@ import org.junit.jupiter.api.Test;
 class RecordEncodingTest {
 
   static Schema v1() throws Exception {
-    try (InputStream in = RecordEncodingTest.class.getResourceAsStream("/v1/PromptRequest.avsc")) {
+    try (InputStream in =
+        RecordEncodingTest.class.getResourceAsStream(
+            "/io/flinfer/avro/history/PromptRequest-1.avsc")) {
       return new Schema.Parser().parse(in);
     }
   }
@@ -48,7 +50,7 @@ class RecordEncodingTest {
             .setText(", there was")
             .setFinishReason("length")
             .setUsage(new Usage(5, 0, 3))
-            .setTimings(new Timings(1L, 20L, 90L))
+            .setTimings(new Timings(1L, 20L, 90L, 15L))
             .setProvenance(Provenance.newBuilder().setModelId("stories260K").build())
             .build();
     assertThat(Completion.fromByteBuffer(c.toByteBuffer())).isEqualTo(c);

@@ -24,7 +24,10 @@ public final class ModelLoader {
     if (tokenizer == null || !Files.isRegularFile(tokenizer)) {
       throw new ModelFormatException(
           model.toString(),
-          "a llama2.c checkpoint needs its tokenizer.bin (none found: " + tokenizer + ")");
+          tokenizer == null
+              ? "a llama2.c checkpoint needs its tokenizer.bin, and none lies beside it"
+                  + " (--tokenizer PATH)"
+              : "a llama2.c checkpoint needs its tokenizer.bin; " + tokenizer + " is no file");
     }
     return Llama2cCheckpointLoader.load(model, tokenizer);
   }

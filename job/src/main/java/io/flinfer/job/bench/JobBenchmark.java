@@ -11,6 +11,7 @@ import io.flinfer.operators.engine.EngineConfig;
 import io.flinfer.operators.engine.Req;
 import io.flinfer.operators.engine.TokenEvent;
 import io.flinfer.operators.flink.ModelSource;
+import io.flinfer.operators.request.RequestLimits;
 import io.flinfer.operators.request.RequestValidator;
 import io.flinfer.runtime.model.LlamaModel;
 import java.nio.ByteBuffer;
@@ -124,7 +125,11 @@ public final class JobBenchmark {
 
   private Result serve(Engine e, List<PromptRequest> reqs) {
     RequestValidator v =
-        new RequestValidator(model.tokenizer(), model.config().contextLength(), 1 << 20, Set.of());
+        new RequestValidator(
+            model.tokenizer(),
+            model.config().contextLength(),
+            RequestLimits.builder().maxNewTokens(1 << 20).build(),
+            Set.of());
     // Every request of the wave is offered at its start, as the Kafka path sends them all at
     // once: both paths time a first token from the same instant, the queue's wait included.
     long start = System.nanoTime();
@@ -203,7 +208,7 @@ public final class JobBenchmark {
                       .threads(threads)
                       .build(),
                   "cpu")
-              .maxNewTokensLimit(1 << 20)
+              .limits(RequestLimits.builder().maxNewTokens(1 << 20).build())
               .checkpointIntervalMillis(checkpointMillis)
               .build();
       Configuration conf = new Configuration();

@@ -37,7 +37,7 @@ public final class FlinferCommand implements Runnable {
     if (buildsFlinkJob(args)) {
       // Under `flink run` this main runs inside Flink's client, which must submit the job graph
       // itself: no relaunch, no exit (the kernels run on the TaskManagers, not here).
-      int code = new CommandLine(new FlinferCommand()).execute(args);
+      int code = commandLine().execute(args);
       if (code != 0) {
         throw new IllegalStateException("flinfer " + args[0] + " failed with exit code " + code);
       }
@@ -46,7 +46,51 @@ public final class FlinferCommand implements Runnable {
     if (ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()) {
       System.exit(relaunchWithVectorModule(args));
     }
-    System.exit(new CommandLine(new FlinferCommand()).execute(args));
+    System.exit(commandLine().execute(args));
+  }
+
+  /**
+   * The command line with one-line errors: a bad argument (also one found while a command checks
+   * its settings, an {@link IllegalArgumentException}) prints {@code error: ...} and exits 2; a run
+   * that fails prints {@code error: ...} and exits 1. Stack traces only with {@code FLINFER_DEBUG}
+   * set.
+   */
+  static CommandLine commandLine() {
+    CommandLine cli = new CommandLine(new FlinferCommand());
+    cli.setParameterExceptionHandler(
+        (e, args) -> {
+          e.getCommandLine().getErr().println("error: " + e.getMessage());
+          e.getCommandLine()
+              .getErr()
+              .println("(" + e.getCommandLine().getCommandName() + " --help lists the options)");
+          return 2;
+        });
+    cli.setExecutionExceptionHandler(
+        (e, command, parsed) -> {
+          if (System.getenv("FLINFER_DEBUG") != null) {
+            e.printStackTrace(command.getErr());
+          }
+          command.getErr().println("error: " + oneLine(e));
+          return e instanceof IllegalArgumentException ? 2 : 1;
+        });
+    return cli;
+  }
+
+  /**
+   * What went wrong, on one line: the exception's message and, when it has causes (a failed Flink
+   * job's root cause lies several levels down), its root cause's.
+   */
+  static String oneLine(Throwable e) {
+    Throwable root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    String top = e.getMessage();
+    String m =
+        root == e || root.getMessage() == null
+            ? (top != null ? top : e.getClass().getSimpleName())
+            : (top == null || top.equals(root.getMessage()) ? "" : top + ": ") + root.getMessage();
+    return m.strip().replaceAll("\\s*\\R\\s*", " ");
   }
 
   /**

@@ -86,6 +86,9 @@ public final class GenerateCommand implements Callable<Integer> {
     LlamaModel model;
     SamplingParams params;
     try {
+      if (maxNewTokens < 1) {
+        throw new IllegalArgumentException("--max-new-tokens must be at least 1");
+      }
       where = modelOptions.locate();
       model = where.load();
       long s = seed != null ? seed : System.nanoTime();

@@ -4,6 +4,9 @@ import io.flinfer.job.model.ModelLocator;
 import io.flinfer.job.pipeline.FlinferPipeline;
 import io.flinfer.job.pipeline.PipelineSettings;
 import java.util.concurrent.Callable;
+import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.streaming.api.environment.LocalStreamEnvironment;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -32,6 +35,15 @@ public final class JobCommand implements Callable<Integer> {
     PipelineSettings settings = jobOptions.settings(bootstrapServers, where);
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
     InProcessRun.requireKernels(env);
+    // In this JVM, state defaults to a folder of the user's; on a cluster, to the cluster's
+    // checkpoint folder (execution.checkpointing.dir), resumed from just the same.
+    String folder =
+        env instanceof LocalStreamEnvironment
+            ? StateOptions.defaultFolder("job-" + settings.groupId()).toString()
+            : env.getConfiguration().get(CheckpointingOptions.CHECKPOINTS_DIRECTORY);
+    Configuration conf = new Configuration();
+    jobOptions.state.apply(conf, folder);
+    env.configure(conf);
     FlinferPipeline.build(env, settings);
     env.execute("flinfer");
     return 0;

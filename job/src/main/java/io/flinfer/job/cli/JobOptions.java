@@ -22,6 +22,10 @@ final class JobOptions {
 
   @Mixin EngineOptions engine = new EngineOptions();
 
+  @Mixin LimitOptions limits = new LimitOptions();
+
+  @Mixin StateOptions state = new StateOptions();
+
   /** The model files of {@code where}, as each task loads them. */
   static ModelSource modelSource(ModelLocator.Location where) {
     return new ModelSource(
@@ -30,8 +34,8 @@ final class JobOptions {
   }
 
   PipelineSettings settings(String bootstrapServers, ModelLocator.Location where) {
-    return engine
-        .apply(PipelineSettings.builder(), where)
+    return limits
+        .apply(engine.apply(PipelineSettings.builder(), where))
         .bootstrapServers(bootstrapServers)
         .topics(promptsTopic, completionsTopic, chunksTopic, deadLettersTopic)
         .build();

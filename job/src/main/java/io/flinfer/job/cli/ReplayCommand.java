@@ -6,6 +6,7 @@ import io.flinfer.job.pipeline.PipelineSettings;
 import io.flinfer.job.pipeline.PromptRange;
 import java.util.concurrent.Callable;
 import org.apache.flink.api.common.JobExecutionResult;
+import org.apache.flink.configuration.Configuration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -25,6 +26,10 @@ public final class ReplayCommand implements Callable<Integer> {
   @Mixin ModelOptions modelOptions = new ModelOptions();
 
   @Mixin EngineOptions engine = new EngineOptions();
+
+  @Mixin LimitOptions limits = new LimitOptions();
+
+  @Mixin StateOptions state = new StateOptions();
 
   @Option(names = "--bootstrap-servers", required = true, description = "Kafka bootstrap servers.")
   String bootstrapServers;
@@ -69,14 +74,21 @@ public final class ReplayCommand implements Callable<Integer> {
     ModelLocator.Location where = modelOptions.locate();
     PromptRange range = PromptRange.parse(promptsTopic, from, until);
     PipelineSettings settings =
-        engine
-            .apply(PipelineSettings.builder(), where)
+        limits
+            .apply(engine.apply(PipelineSettings.builder(), where))
             .bootstrapServers(bootstrapServers)
             .topics(promptsTopic, completionsTopic, chunksTopic, deadLettersTopic)
             .replay(range)
             .build();
+    if (parallelism != null && parallelism < 1) {
+      throw new IllegalArgumentException("--parallelism must be at least 1");
+    }
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
     InProcessRun.requireKernels(env);
+    // A replay keeps state only where told: resuming another range's checkpoint would be wrong.
+    Configuration conf = new Configuration();
+    state.apply(conf, null);
+    env.configure(conf);
     if (parallelism != null) {
       env.setParallelism(parallelism);
     }

@@ -7,6 +7,8 @@ import io.flinfer.job.kafka.EmbeddedKafka;
 import io.flinfer.job.model.ModelLocator;
 import io.flinfer.job.pipeline.FlinferPipeline;
 import io.flinfer.job.pipeline.PipelineSettings;
+import io.flinfer.operators.request.RequestLimits;
+import io.flinfer.operators.request.Utf8;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -18,11 +20,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestOptions;
 import org.apache.flink.core.execution.JobClient;
@@ -33,6 +35,8 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import picocli.CommandLine.Command;
@@ -43,6 +47,11 @@ import picocli.CommandLine.Option;
  * The embedded default: a Kafka broker and a Flink MiniCluster (dashboard on localhost) in this
  * process, the topics, the job, the example prompts (and more from a file or stdin), and the
  * completions printed as they arrive.
+ *
+ * <p>Everything lives in a data folder, by default {@code ~/.cache/flinfer/run/}: the broker's log
+ * (on a fixed port), the job's checkpoints, and the prompts still awaited. Started again after a
+ * crash it resumes from the newest checkpoint, awaits the same prompts and prints their answers,
+ * each once.
  */
 @Command(
     name = "run",
@@ -71,24 +80,55 @@ public final class RunCommand implements Callable<Integer> {
   @Option(
       names = "--web-port",
       defaultValue = "8081",
-      description = "Flink dashboard port (default: ${DEFAULT-VALUE}).")
+      description = "Flink dashboard port; 0: any free port (default: ${DEFAULT-VALUE}).")
   int webPort;
+
+  @Option(
+      names = "--data-dir",
+      paramLabel = "DIR",
+      description =
+          "The broker's log, the job's checkpoints and the prompts still awaited, kept across"
+              + " restarts (default: ~/.cache/flinfer/run).")
+  Path dataDir;
+
+  @Option(
+      names = "--kafka-port",
+      defaultValue = "19092",
+      description =
+          "The broker's port (its controller takes the next one); 0: free ports, for a run that"
+              + " need not survive a restart (default: ${DEFAULT-VALUE}).")
+  int kafkaPort;
+
+  /** How often the job's status is checked while waiting for completions. */
+  private static final Duration STATUS_EVERY = Duration.ofMillis(500);
 
   @Override
   public Integer call() throws Exception {
     System.setProperty("org.apache.avro.SERIALIZABLE_PACKAGES", "io.flinfer.avro");
     PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
-    ModelLocator.Location where;
-    try {
-      where = modelOptions.locate();
-      jobOptions.engine.engineConfig();
-      jobOptions.engine.checkBackend();
-    } catch (IllegalArgumentException e) {
-      System.err.println("error: " + e.getMessage());
-      return 2;
+    // Every argument is checked before anything starts.
+    ModelLocator.Location where = modelOptions.locate();
+    jobOptions.engine.engineConfig();
+    jobOptions.engine.checkBackend();
+    RequestLimits limits = jobOptions.limits.limits();
+    if (parallelism < 1) {
+      throw new IllegalArgumentException("--parallelism must be at least 1");
     }
-    Path data = Files.createTempDirectory("flinfer-run");
-    try (EmbeddedKafka kafka = EmbeddedKafka.start(data.resolve("kafka"))) {
+    if (maxNewTokens < 1 || maxNewTokens > limits.maxNewTokens()) {
+      throw new IllegalArgumentException(
+          "--max-new-tokens must be in [1, " + limits.maxNewTokens() + "]");
+    }
+    List<String> initial = initialPrompts(limits.promptBytesFor(Integer.MAX_VALUE));
+    if (webPort > 0) {
+      EmbeddedKafka.requireFree(webPort, "--web-port");
+    }
+    Path data =
+        dataDir != null
+            ? dataDir
+            : Path.of(System.getProperty("user.home"), ".cache", "flinfer", "run");
+    Files.createDirectories(data);
+    RunSession session = RunSession.resumeOrStart(data);
+    try (EmbeddedKafka kafka = EmbeddedKafka.start(data.resolve("kafka"), kafkaPort)) {
       PipelineSettings settings = jobOptions.settings(kafka.bootstrapServers(), where);
       kafka.createTopics(
           Math.max(1, parallelism),
@@ -100,73 +140,133 @@ public final class RunCommand implements Callable<Integer> {
       conf.set(RestOptions.PORT, webPort);
       conf.setString("restart-strategy.type", "fixed-delay");
       conf.setString("restart-strategy.fixed-delay.attempts", "3");
+      conf.setString("restart-strategy.fixed-delay.delay", "1 s");
+      jobOptions.state.apply(conf, data.resolve("checkpoints").toString());
       StreamExecutionEnvironment env =
           StreamExecutionEnvironment.createLocalEnvironmentWithWebUI(conf);
       env.setParallelism(parallelism);
       FlinferPipeline.build(env, settings);
       JobClient job = env.executeAsync("flinfer");
-      System.err.printf(
-          "Kafka at %s, Flink dashboard at http://127.0.0.1:%d, model %s%n",
-          kafka.bootstrapServers(), webPort, where.model());
-      Set<String> pending = new HashSet<>();
+      out.printf(
+          "Kafka at %s (data in %s), Flink dashboard at http://127.0.0.1:%d, model %s%n",
+          kafka.bootstrapServers(), data, webPort, where.model());
       try (KafkaProducer<byte[], byte[]> producer =
               new KafkaProducer<>(
                   Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()),
                   new ByteArraySerializer(),
                   new ByteArraySerializer());
-          KafkaConsumer<byte[], byte[]> consumer = consumer(kafka, settings)) {
-        int n = 0;
-        for (String prompt : initialPrompts()) {
-          pending.add(send(producer, settings.promptsTopic(), "prompt-" + n++, prompt));
+          KafkaConsumer<byte[], byte[]> consumer = consumer(kafka, settings, session.resumed())) {
+        if (session.resumed()) {
+          System.err.printf(
+              "resuming: %d prompts of the last run are still awaited; not sending the prompts"
+                  + " again%n",
+              session.pendingCount());
+        } else {
+          for (String prompt : initial) {
+            send(producer, settings.promptsTopic(), session.send(), prompt);
+          }
         }
-        BufferedReader stdin =
-            "-".equals(prompts) || !once
-                ? new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))
-                : null;
-        while (!(once && pending.isEmpty())) {
+        BufferedReader stdin = null;
+        if ("-".equals(prompts) || !once) {
+          stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+          System.err.println("reading more prompts from stdin, one per line (Ctrl-D ends input)");
+        }
+        long nextStatus = 0;
+        while (!(once && session.pendingCount() == 0)) {
           for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(100))) {
-            if (r.topic().equals(settings.completionsTopic())) {
-              Completion c = Completion.fromByteBuffer(ByteBuffer.wrap(r.value()));
-              pending.remove(c.getRequestId());
-              out.printf(
-                  "[%s] %s (%s, %d tokens, first token after %d ms)%n",
-                  c.getRequestId(),
-                  c.getText(),
-                  c.getFinishReason(),
-                  c.getUsage().getCompletionTokens(),
-                  c.getTimings().getTimeToFirstTokenMs());
-            } else {
-              DeadLetter d = DeadLetter.fromByteBuffer(ByteBuffer.wrap(r.value()));
-              pending.remove(d.getRequestId());
-              out.printf("[%s] rejected at %s: %s%n", d.getRequestId(), d.getStage(), d.getError());
+            print(out, r, settings, session);
+          }
+          if (stdin != null && stdin.ready()) {
+            String line = stdin.readLine();
+            if (line == null) {
+              stdin = null;
+            } else if (!line.isBlank()) {
+              String error = tooLarge(line, limits.promptBytesFor(Integer.MAX_VALUE));
+              if (error != null) {
+                System.err.println("not sent: " + error);
+              } else {
+                send(producer, settings.promptsTopic(), session.send(), line);
+              }
             }
           }
-          if (stdin != null && !once && stdin.ready()) {
-            String line = stdin.readLine();
-            if (line != null && !line.isBlank()) {
-              pending.add(send(producer, settings.promptsTopic(), "prompt-" + n++, line));
-            }
+          if (System.nanoTime() > nextStatus) {
+            failIfEnded(job);
+            nextStatus = System.nanoTime() + STATUS_EVERY.toNanos();
           }
         }
+        session.finish();
       } finally {
-        job.cancel().get();
+        if (!job.getJobStatus().get().isGloballyTerminalState()) {
+          job.cancel().get();
+        }
       }
     }
     return 0;
   }
 
-  private List<String> initialPrompts() throws IOException {
+  private static void print(
+      PrintStream out, ConsumerRecord<byte[], byte[]> r, PipelineSettings s, RunSession session)
+      throws IOException {
+    if (r.topic().equals(s.completionsTopic())) {
+      Completion c = Completion.fromByteBuffer(ByteBuffer.wrap(r.value()));
+      if (session.answered(c.getRequestId())) {
+        out.printf(
+            "[%s] %s (%s, %d tokens, first token after %d ms)%n",
+            c.getRequestId(),
+            c.getText(),
+            c.getFinishReason(),
+            c.getUsage().getCompletionTokens(),
+            c.getTimings().getTimeToFirstTokenMs());
+      }
+    } else {
+      DeadLetter d = DeadLetter.fromByteBuffer(ByteBuffer.wrap(r.value()));
+      if (d.getRequestId() != null && session.answered(d.getRequestId())) {
+        out.printf("[%s] rejected at %s: %s%n", d.getRequestId(), d.getStage(), d.getError());
+      }
+    }
+  }
+
+  /** Throws, naming the cause, when the job has ended (it never ends on its own). */
+  private static void failIfEnded(JobClient job) throws Exception {
+    JobStatus status = job.getJobStatus().get();
+    if (!status.isGloballyTerminalState()) {
+      return;
+    }
+    String cause = "the job ended (" + status + ")";
+    try {
+      job.getJobExecutionResult().get();
+    } catch (ExecutionException e) {
+      Throwable root = e;
+      while (root.getCause() != null && root.getCause() != root) {
+        root = root.getCause();
+      }
+      cause = "the job failed: " + root.getMessage();
+    }
+    throw new IllegalStateException(cause);
+  }
+
+  /** The prompts to send first, each checked against the prompt limit before anything starts. */
+  private List<String> initialPrompts(int maxBytes) throws IOException {
     List<String> lines = new ArrayList<>();
     if ("-".equals(prompts)) {
       return lines; // read from stdin as they come
+    }
+    if (prompts != null && !Files.isRegularFile(Path.of(prompts))) {
+      throw new IllegalArgumentException("--prompts: no such file: " + prompts);
     }
     InputStream in =
         prompts != null
             ? Files.newInputStream(Path.of(prompts))
             : RunCommand.class.getResourceAsStream("/examples/prompts.txt");
     try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+      int n = 0;
       for (String line; (line = r.readLine()) != null; ) {
+        n++;
         if (!line.isBlank()) {
+          String error = tooLarge(line, maxBytes);
+          if (error != null) {
+            throw new IllegalArgumentException("--prompts line " + n + ": " + error);
+          }
           lines.add(line);
         }
       }
@@ -174,9 +274,16 @@ public final class RunCommand implements Callable<Integer> {
     return lines;
   }
 
-  private String send(
-      KafkaProducer<byte[], byte[]> producer, String topic, String id, String prompt)
-      throws IOException {
+  /** Why a prompt cannot be sent, or null: the job would reject it, or Kafka refuse it. */
+  private static String tooLarge(String prompt, int maxBytes) {
+    long bytes = Utf8.length(prompt);
+    return bytes > maxBytes
+        ? "the prompt is " + bytes + " bytes; the limit is " + maxBytes + " (--max-prompt-bytes)"
+        : null;
+  }
+
+  private void send(KafkaProducer<byte[], byte[]> producer, String topic, String id, String prompt)
+      throws Exception {
     PromptRequest req =
         PromptRequest.newBuilder()
             .setRequestId(id)
@@ -186,22 +293,36 @@ public final class RunCommand implements Callable<Integer> {
     ByteBuffer b = req.toByteBuffer();
     byte[] bytes = new byte[b.remaining()];
     b.get(bytes);
-    producer.send(new ProducerRecord<>(topic, id.getBytes(StandardCharsets.UTF_8), bytes));
-    producer.flush();
-    return id;
+    producer.send(new ProducerRecord<>(topic, id.getBytes(StandardCharsets.UTF_8), bytes)).get();
   }
 
-  private static KafkaConsumer<byte[], byte[]> consumer(EmbeddedKafka kafka, PipelineSettings s) {
+  /**
+   * Reads completions and dead letters (committed ones only): from the start of the topics when
+   * resuming a session, whose answers may have come before the crash; else from their ends.
+   */
+  private static KafkaConsumer<byte[], byte[]> consumer(
+      EmbeddedKafka kafka, PipelineSettings s, boolean fromStart) {
     KafkaConsumer<byte[], byte[]> c =
         new KafkaConsumer<>(
             Map.of(
                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
-                ConsumerConfig.GROUP_ID_CONFIG, "flinfer-run-printer",
-                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
-                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"),
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
+                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false"),
             new ByteArrayDeserializer(),
             new ByteArrayDeserializer());
-    c.subscribe(List.of(s.completionsTopic(), s.deadLettersTopic()));
+    List<TopicPartition> parts = new ArrayList<>();
+    for (String topic : List.of(s.completionsTopic(), s.deadLettersTopic())) {
+      for (PartitionInfo p : c.partitionsFor(topic)) {
+        parts.add(new TopicPartition(topic, p.partition()));
+      }
+    }
+    c.assign(parts);
+    if (fromStart) {
+      c.seekToBeginning(parts);
+    } else {
+      c.seekToEnd(parts);
+      parts.forEach(c::position); // fix the positions before any prompt is sent
+    }
     return c;
   }
 }

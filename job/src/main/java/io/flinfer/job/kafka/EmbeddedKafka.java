@@ -36,11 +36,27 @@ public final class EmbeddedKafka implements AutoCloseable {
     this.bootstrap = bootstrap;
   }
 
-  /** Formats {@code dataDir}, starts the broker and waits until it answers. */
+  /** Formats {@code dataDir}, starts the broker on free ports and waits until it answers. */
   public static EmbeddedKafka start(Path dataDir) throws Exception {
+    return start(dataDir, 0);
+  }
+
+  /**
+   * Starts the broker on {@code port} (its controller on the next port; 0: free ports) over the log
+   * in {@code dataDir}, formatting it only the first time: a broker started again on the same
+   * folder and port has every topic, record and transaction of the last one, and its clients find
+   * it where they left it.
+   *
+   * @throws IllegalArgumentException when the port or the next one is taken
+   */
+  public static EmbeddedKafka start(Path dataDir, int port) throws Exception {
     Files.createDirectories(dataDir);
-    int brokerPort = freePort();
-    int controllerPort = freePort();
+    if (port > 0) {
+      requireFree(port, "--kafka-port");
+      requireFree(port + 1, "--kafka-port (its controller takes the next port)");
+    }
+    int brokerPort = port > 0 ? port : freePort();
+    int controllerPort = port > 0 ? port + 1 : freePort();
     String dir = dataDir.toAbsolutePath().toString();
     Properties p = new Properties();
     p.put("process.roles", "broker,controller");
@@ -76,6 +92,17 @@ public final class EmbeddedKafka implements AutoCloseable {
     EmbeddedKafka kafka = new EmbeddedKafka(server, "127.0.0.1:" + brokerPort);
     kafka.awaitReady(Duration.ofSeconds(60));
     return kafka;
+  }
+
+  /** Fails with a message naming {@code option} when {@code port} is taken on 127.0.0.1. */
+  public static void requireFree(int port, String option) {
+    try (ServerSocket s = new ServerSocket()) {
+      s.setReuseAddress(true);
+      s.bind(new java.net.InetSocketAddress("127.0.0.1", port));
+    } catch (IOException e) {
+      throw new IllegalArgumentException(
+          "port " + port + " is in use (another flinfer run?); choose another with " + option);
+    }
   }
 
   private static int freePort() throws IOException {

@@ -7,12 +7,14 @@ import io.flinfer.operators.flink.Detokenizer;
 import io.flinfer.operators.flink.InferenceOperator;
 import io.flinfer.operators.flink.PromptDecoder;
 import io.flinfer.operators.flink.RawPrompt;
+import io.flinfer.operators.flink.RequestDedupe;
 import io.flinfer.operators.flink.TokenOutput;
 import io.flinfer.operators.flink.TokenizedPrompt;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.function.Function;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.MapFunction;
@@ -61,7 +63,7 @@ public final class FlinferPipeline {
             .setBootstrapServers(s.bootstrapServers())
             .setTopics(s.promptsTopic())
             .setGroupId(s.groupId())
-            .setDeserializer(new RawPromptDeserializer());
+            .setDeserializer(new RawPromptDeserializer(s.limits().deadLetterEchoBytes()));
     if (s.range() == null) {
       // A first start (no checkpoint or savepoint to restore) resumes where the group committed,
       // so a redeployed job does not serve the whole topic again; a new group starts at the
@@ -73,15 +75,21 @@ public final class FlinferPipeline {
           .setBounded(s.range().stop())
           .setProperty("commit.offsets.on.checkpoint", "false");
     }
-    SingleOutputStreamOperator<TokenizedPrompt> prompts =
+    SingleOutputStreamOperator<TokenizedPrompt> decoded =
         env.fromSource(
                 source.build(),
                 WatermarkStrategy.noWatermarks(),
                 s.range() == null ? "Prompts from Kafka" : "Prompts from Kafka " + s.range())
             .uid("prompts-source")
-            .process(new PromptDecoder(s.model(), s.maxNewTokensLimit()))
+            .process(new PromptDecoder(s.model(), s.limits()))
             .name("Decode and validate")
             .uid("decode-validate");
+    SingleOutputStreamOperator<TokenizedPrompt> prompts =
+        decoded
+            .keyBy(p -> p.request.getRequestId())
+            .process(new RequestDedupe(s.dedupeWindow(), s.limits()))
+            .name("Answer each request id once")
+            .uid("dedupe");
     DataStream<TokenOutput> tokens =
         prompts
             .keyBy(p -> p.routingKey)
@@ -99,6 +107,7 @@ public final class FlinferPipeline {
             .process(new Detokenizer(s.model(), s.modelId()))
             .name("Detokenize")
             .uid("detokenize");
+    RecordSizes sizes = new RecordSizes(s.limits());
     completions
         .sinkTo(
             sink(
@@ -106,7 +115,8 @@ public final class FlinferPipeline {
                 s.completionsTopic(),
                 DeliveryGuarantee.EXACTLY_ONCE,
                 Completion::getRequestId,
-                FlinferPipeline::bytes))
+                FlinferPipeline::bytes,
+                sizes::completionTooLarge))
         .name("Completions to Kafka")
         .uid("completions-sink");
     if (s.chunksTopic() != null) {
@@ -118,33 +128,51 @@ public final class FlinferPipeline {
                   s.chunksTopic(),
                   DeliveryGuarantee.AT_LEAST_ONCE,
                   CompletionChunk::getRequestId,
-                  FlinferPipeline::bytes))
+                  FlinferPipeline::bytes,
+                  sizes::chunkTooLarge))
           .name("Chunks to Kafka")
           .uid("chunks-sink");
     }
-    prompts
+    decoded
         .getSideOutput(PromptDecoder.DEAD_LETTERS)
+        .union(prompts.getSideOutput(RequestDedupe.DEAD_LETTERS))
         .sinkTo(
             sink(
                 s,
                 s.deadLettersTopic(),
                 DeliveryGuarantee.AT_LEAST_ONCE,
                 d -> d.getRequestId() == null ? "" : d.getRequestId(),
-                FlinferPipeline::bytes))
+                FlinferPipeline::bytes,
+                sizes::deadLetterTooLarge))
         .name("Dead letters to Kafka")
         .uid("dead-letters-sink");
   }
 
+  /**
+   * A sink to {@code topic}. A record larger than the job may send (which the request limits rule
+   * out, but the check is cheap) is never sent: {@code tooLarge} turns it into a dead letter on the
+   * dead-letter topic, in the same transaction, so one record never fails the job.
+   */
   private static <T> KafkaSink<T> sink(
       PipelineSettings s,
       String topic,
       DeliveryGuarantee guarantee,
       SerializableFunction<T, String> key,
-      SerializableFunction<T, byte[]> value) {
+      SerializableFunction<T, byte[]> value,
+      RecordSizes.Oversize<T> tooLarge) {
+    int max = s.limits().maxRecordBytes();
+    String deadLetters = s.deadLettersTopic();
     KafkaRecordSerializationSchema<T> schema =
-        (element, context, timestamp) ->
-            new ProducerRecord<>(
-                topic, key.apply(element).getBytes(StandardCharsets.UTF_8), value.apply(element));
+        (element, context, timestamp) -> {
+          byte[] k = key.apply(element).getBytes(StandardCharsets.UTF_8);
+          byte[] v = value.apply(element);
+          if (k.length + v.length <= max) {
+            return new ProducerRecord<>(topic, k, v);
+          }
+          DeadLetter d = tooLarge.deadLetter(element, v, k.length + v.length);
+          String id = d.getRequestId() == null ? "" : d.getRequestId();
+          return new ProducerRecord<>(deadLetters, id.getBytes(StandardCharsets.UTF_8), bytes(d));
+        };
     return KafkaSink.<T>builder()
         .setBootstrapServers(s.bootstrapServers())
         .setRecordSerializer(schema)
@@ -152,6 +180,7 @@ public final class FlinferPipeline {
         // Per group: a replay writing beside the live job never fences the live job's producers.
         .setTransactionalIdPrefix(s.groupId() + "-" + topic)
         .setProperty("transaction.timeout.ms", "600000")
+        .setProperty("max.request.size", String.valueOf(max + 1024))
         // Chunks are latency-bound; exactly-once records wait for the checkpoint anyway.
         .setProperty("linger.ms", guarantee == DeliveryGuarantee.EXACTLY_ONCE ? "5" : "2")
         .build();
@@ -160,15 +189,15 @@ public final class FlinferPipeline {
   /** A function that can travel in the job graph. */
   public interface SerializableFunction<T, R> extends Function<T, R>, java.io.Serializable {}
 
-  private static byte[] bytes(Completion c) {
+  static byte[] bytes(Completion c) {
     return toBytes(() -> c.toByteBuffer());
   }
 
-  private static byte[] bytes(CompletionChunk c) {
+  static byte[] bytes(CompletionChunk c) {
     return toBytes(() -> c.toByteBuffer());
   }
 
-  private static byte[] bytes(DeadLetter d) {
+  static byte[] bytes(DeadLetter d) {
     return toBytes(() -> d.toByteBuffer());
   }
 
@@ -192,10 +221,21 @@ public final class FlinferPipeline {
    * letters.
    */
   static final class RawPromptDeserializer implements KafkaRecordDeserializationSchema<RawPrompt> {
+    private final int keyEchoBytes;
+
+    RawPromptDeserializer(int keyEchoBytes) {
+      this.keyEchoBytes = keyEchoBytes;
+    }
+
     @Override
     public void deserialize(ConsumerRecord<byte[], byte[]> record, Collector<RawPrompt> out) {
-      out.collect(
-          new RawPrompt(record.value(), record.topic(), record.partition(), record.offset()));
+      RawPrompt raw =
+          new RawPrompt(record.value(), record.topic(), record.partition(), record.offset());
+      byte[] key = record.key();
+      // Only a dead letter reads the key, and it echoes this much of it.
+      raw.key = key == null || key.length <= keyEchoBytes ? key : Arrays.copyOf(key, keyEchoBytes);
+      raw.timestampMillis = record.timestamp();
+      out.collect(raw);
     }
 
     @Override

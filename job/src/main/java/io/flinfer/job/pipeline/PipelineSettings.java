@@ -3,7 +3,9 @@ package io.flinfer.job.pipeline;
 import io.flinfer.operators.engine.EngineConfig;
 import io.flinfer.operators.flink.InferenceSettings;
 import io.flinfer.operators.flink.ModelSource;
+import io.flinfer.operators.request.RequestLimits;
 import java.io.Serializable;
+import java.time.Duration;
 
 /**
  * Where the job reads and writes, and how it serves. Immutable; build with {@link #builder()},
@@ -21,7 +23,8 @@ public record PipelineSettings(
     ModelSource model,
     String modelId,
     InferenceSettings inference,
-    int maxNewTokensLimit,
+    RequestLimits limits,
+    Duration dedupeWindow,
     long checkpointIntervalMillis,
     PromptRange range)
     implements Serializable {
@@ -32,6 +35,9 @@ public record PipelineSettings(
    * leaves at once; a fast CPU engine sends a few tokens per record instead of one.
    */
   public static final long DEFAULT_STREAM_INTERVAL_MILLIS = 10;
+
+  /** A request id is answered once within a day of its first record. */
+  public static final Duration DEFAULT_DEDUPE_WINDOW = Duration.ofHours(24);
 
   public static Builder builder() {
     return new Builder();
@@ -55,7 +61,8 @@ public record PipelineSettings(
             .threads(1)
             .build();
     private String backend = "cpu";
-    private int maxNewTokensLimit = 1024;
+    private RequestLimits limits = RequestLimits.defaults();
+    private Duration dedupeWindow = DEFAULT_DEDUPE_WINDOW;
     private long checkpointIntervalMillis = 1000;
     private long streamIntervalMillis = DEFAULT_STREAM_INTERVAL_MILLIS;
     private PromptRange range;
@@ -100,8 +107,15 @@ public record PipelineSettings(
       return this;
     }
 
-    public Builder maxNewTokensLimit(int v) {
-      maxNewTokensLimit = v;
+    /** How large each part of a request, and each record the job writes, may be. */
+    public Builder limits(RequestLimits v) {
+      limits = v;
+      return this;
+    }
+
+    /** How long a request id stays taken after its first record: a second gets a dead letter. */
+    public Builder dedupeWindow(Duration v) {
+      dedupeWindow = v;
       return this;
     }
 
@@ -126,6 +140,9 @@ public record PipelineSettings(
       if (model == null) {
         throw new IllegalArgumentException("a model is required");
       }
+      if (dedupeWindow == null || dedupeWindow.isNegative() || dedupeWindow.isZero()) {
+        throw new IllegalArgumentException("the dedupe window must be positive");
+      }
       if (streamIntervalMillis < 0) {
         throw new IllegalArgumentException("stream interval must be >= 0 ms");
       }
@@ -149,7 +166,8 @@ public record PipelineSettings(
           model,
           modelId,
           new InferenceSettings(model, engine, backend, streamIntervalMillis),
-          maxNewTokensLimit,
+          limits,
+          dedupeWindow,
           checkpointIntervalMillis,
           range);
     }

@@ -40,6 +40,10 @@ class RunCommandITCase {
                   "12",
                   "--web-port",
                   "0",
+                  "--kafka-port",
+                  "0",
+                  "--data-dir",
+                  dir.resolve("data").toString(),
                   "--backend",
                   "cpu");
     } finally {
@@ -48,9 +52,10 @@ class RunCommandITCase {
     assertThat(rc).isZero();
     String printed = out.toString(StandardCharsets.UTF_8);
     assertThat(printed)
-        .contains("[prompt-0] , there was")
-        .contains("[prompt-1] ")
+        .containsPattern("\\[run-\\w+-0\\] , there was")
         .contains("(length, 12 tokens");
-    assertThat(printed.lines().filter(l -> l.startsWith("[prompt-"))).hasSize(2);
+    assertThat(printed.lines().filter(l -> l.matches("\\[run-\\w+-[01]\\] .*"))).hasSize(2);
+    // Every prompt was answered: a next run starts afresh.
+    assertThat(dir.resolve("data/pending-requests")).doesNotExist();
   }
 }

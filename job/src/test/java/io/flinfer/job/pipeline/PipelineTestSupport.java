@@ -13,6 +13,7 @@ import io.flinfer.operators.engine.Req;
 import io.flinfer.operators.engine.TokenEvent;
 import io.flinfer.operators.flink.ModelSource;
 import io.flinfer.operators.flink.TokenOutput;
+import io.flinfer.operators.request.RequestLimits;
 import io.flinfer.operators.request.RequestValidator;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.testing.SharedFiles;
@@ -153,7 +154,8 @@ final class PipelineTestSupport {
   static Map<String, String> engineAlone(List<PromptRequest> requests) {
     LlamaModel model = model().load();
     RequestValidator v =
-        new RequestValidator(model.tokenizer(), model.config().contextLength(), 1024, Set.of());
+        new RequestValidator(
+            model.tokenizer(), model.config().contextLength(), RequestLimits.defaults(), Set.of());
     Map<String, String> out = new HashMap<>();
     for (PromptRequest r : requests) {
       RequestValidator.Outcome o = v.validate(r, 0);

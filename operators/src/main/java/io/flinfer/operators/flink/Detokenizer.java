@@ -6,6 +6,7 @@ import io.flinfer.avro.Provenance;
 import io.flinfer.avro.Timings;
 import io.flinfer.avro.Usage;
 import io.flinfer.operators.detokenize.IncrementalDetokenizer;
+import io.flinfer.operators.flink.state.ProgressSerializer;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.tokenizer.Tokenizer;
 import java.util.ArrayList;
@@ -16,7 +17,6 @@ import java.util.Map;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
@@ -42,6 +42,11 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
      */
     public float[] unsentLogprobs = new float[0];
 
+    /** The first token's times from the inference operator ({@link TokenOutput}); -1: unknown. */
+    public long queuedMillis = -1;
+
+    public long engineFirstTokenMillis = -1;
+
     public Progress() {}
   }
 
@@ -62,7 +67,7 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
     tokenizer = model.tokenizer();
     progress =
         getRuntimeContext()
-            .getState(new ValueStateDescriptor<>("progress", TypeInformation.of(Progress.class)));
+            .getState(new ValueStateDescriptor<>("progress", new ProgressSerializer()));
     decoders = new HashMap<>();
   }
 
@@ -94,6 +99,8 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
     if (t.index >= 0 && fresh > 0) {
       if (p.tokens.length == 0) {
         p.firstTokenMillis = System.currentTimeMillis();
+        p.queuedMillis = t.queuedMillis;
+        p.engineFirstTokenMillis = t.engineFirstTokenMillis;
       }
       int before = p.tokens.length;
       p.tokens = Arrays.copyOf(p.tokens, before + fresh);
@@ -138,9 +145,10 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
             .setUsage(new Usage(q.promptIds.length, t.cachedTokens, p.tokens.length))
             .setTimings(
                 new Timings(
-                    0L,
-                    p.firstTokenMillis == 0 ? 0 : p.firstTokenMillis - q.queuedAtMillis,
-                    now - q.queuedAtMillis))
+                    Math.max(0, p.queuedMillis),
+                    p.firstTokenMillis == 0 ? 0 : p.firstTokenMillis - q.recordTimestampMillis,
+                    now - q.recordTimestampMillis,
+                    Math.max(0, p.engineFirstTokenMillis)))
             .setMetadata(q.request.getMetadata())
             .setProvenance(
                 Provenance.newBuilder()
@@ -174,7 +182,6 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
         .setTextDelta(text)
         .setTokenIds(ids)
         .setLogprobs(logprobs)
-        .setMetadata(p.prompt.request.getMetadata())
         .build();
   }
 

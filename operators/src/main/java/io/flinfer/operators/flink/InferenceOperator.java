@@ -5,6 +5,7 @@ import io.flinfer.operators.engine.EngineConfig;
 import io.flinfer.operators.engine.FinishReason;
 import io.flinfer.operators.engine.Req;
 import io.flinfer.operators.engine.TokenEvent;
+import io.flinfer.operators.flink.state.InFlightSerializer;
 import io.flinfer.operators.request.RequestValidator;
 import io.flinfer.runtime.forward.ModelRunners;
 import io.flinfer.runtime.model.LlamaModel;
@@ -16,8 +17,7 @@ import java.util.Map;
 import org.apache.flink.api.common.operators.MailboxExecutor;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
-import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.common.typeutils.base.StringSerializer;
 import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
@@ -85,7 +85,7 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
     }
     state =
         getPartitionedState(
-            new MapStateDescriptor<>(STATE, Types.STRING, TypeInformation.of(InFlight.class)));
+            new MapStateDescriptor<>(STATE, StringSerializer.INSTANCE, new InFlightSerializer()));
     live = new HashMap<>();
     generated = new HashMap<>();
     outputs = new PendingOutputs(settings.streamIntervalMillis());
@@ -234,6 +234,10 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
         if (before != null) {
           if (e.index() == 0) {
             metrics.firstToken(now - before);
+            // The engine reports how long the request waited inside it for its first batch.
+            long admitted = before + e.queuedMillis();
+            outputs.timeFirstToken(
+                id, Math.max(0, admitted - p.recordTimestampMillis), now - before);
           } else {
             metrics.nextToken(now - before);
           }

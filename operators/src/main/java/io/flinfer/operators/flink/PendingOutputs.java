@@ -55,6 +55,13 @@ final class PendingOutputs {
     p.count++;
   }
 
+  /** Puts the first token's times on the output holding it (just {@linkplain #add added}). */
+  void timeFirstToken(String requestId, long queuedMillis, long engineFirstTokenMillis) {
+    TokenOutput o = pending.get(requestId).out;
+    o.queuedMillis = queuedMillis;
+    o.engineFirstTokenMillis = engineFirstTokenMillis;
+  }
+
   /**
    * The request's end: its held tokens and its finish, to send at once. The request is forgotten.
    */

@@ -2,10 +2,13 @@ package io.flinfer.operators.flink;
 
 import io.flinfer.avro.DeadLetter;
 import io.flinfer.avro.PromptRequest;
+import io.flinfer.avro.history.PromptRequests;
+import io.flinfer.operators.request.Rejection;
+import io.flinfer.operators.request.RequestLimits;
 import io.flinfer.operators.request.RequestValidator;
 import io.flinfer.runtime.model.LlamaModel;
-import java.nio.ByteBuffer;
 import java.util.Set;
+import org.apache.avro.message.BinaryMessageDecoder;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.functions.ProcessFunction;
@@ -21,40 +24,38 @@ public class PromptDecoder extends ProcessFunction<RawPrompt, TokenizedPrompt> {
   public static final OutputTag<DeadLetter> DEAD_LETTERS = new OutputTag<>("dead-letters") {};
 
   private final ModelSource modelSource;
-  private final int maxNewTokensLimit;
+  private final RequestLimits limits;
   private transient RequestValidator validator;
+  private transient BinaryMessageDecoder<PromptRequest> decoder;
   private transient Counter deadLetters;
 
-  public PromptDecoder(ModelSource modelSource, int maxNewTokensLimit) {
+  public PromptDecoder(ModelSource modelSource, RequestLimits limits) {
     this.modelSource = modelSource;
-    this.maxNewTokensLimit = maxNewTokensLimit;
+    this.limits = limits;
   }
 
   @Override
   public void open(OpenContext context) {
     LlamaModel model = modelSource.load();
     validator =
-        new RequestValidator(
-            model.tokenizer(), model.config().contextLength(), maxNewTokensLimit, Set.of());
+        new RequestValidator(model.tokenizer(), model.config().contextLength(), limits, Set.of());
+    decoder = PromptRequests.decoder();
     deadLetters = getRuntimeContext().getMetricGroup().addGroup("flinfer").counter("deadLetters");
   }
 
   @Override
   public void processElement(RawPrompt raw, Context ctx, Collector<TokenizedPrompt> out) {
+    long now = System.currentTimeMillis();
     PromptRequest request;
     try {
-      request = PromptRequest.fromByteBuffer(ByteBuffer.wrap(raw.value));
+      request = PromptRequests.decode(decoder, raw.value == null ? new byte[0] : raw.value);
     } catch (Exception e) {
-      ctx.output(
-          DEAD_LETTERS, deadLetter(raw, null, "decode", "not a PromptRequest: " + e.getMessage()));
-      deadLetters.inc();
+      reject(ctx, raw, null, "decode", Rejection.UNDECODABLE, "not a PromptRequest: " + e);
       return;
     }
-    RequestValidator.Outcome outcome = validator.validate(request, System.currentTimeMillis());
+    RequestValidator.Outcome outcome = validator.validate(request, now);
     if (!outcome.ok()) {
-      ctx.output(
-          DEAD_LETTERS, deadLetter(raw, request.getRequestId(), "validate", outcome.error()));
-      deadLetters.inc();
+      reject(ctx, raw, request.getRequestId(), "validate", outcome.rejection(), outcome.error());
       return;
     }
     TokenizedPrompt p = new TokenizedPrompt();
@@ -65,20 +66,15 @@ public class PromptDecoder extends ProcessFunction<RawPrompt, TokenizedPrompt> {
     p.topic = raw.topic;
     p.partition = raw.partition;
     p.offset = raw.offset;
-    p.queuedAtMillis = System.currentTimeMillis();
+    p.queuedAtMillis = now;
+    p.recordTimestampMillis =
+        raw.timestampMillis >= 0 && raw.timestampMillis <= now ? raw.timestampMillis : now;
     out.collect(p);
   }
 
-  static DeadLetter deadLetter(RawPrompt raw, String requestId, String stage, String error) {
-    return DeadLetter.newBuilder()
-        .setRaw(ByteBuffer.wrap(raw.value == null ? new byte[0] : raw.value))
-        .setSourceTopic(raw.topic == null ? "" : raw.topic)
-        .setSourcePartition(raw.partition)
-        .setSourceOffset(raw.offset)
-        .setRequestId(requestId)
-        .setStage(stage)
-        .setError(error)
-        .setTimestampMs(System.currentTimeMillis())
-        .build();
+  private void reject(
+      Context ctx, RawPrompt raw, String id, String stage, Rejection reason, String error) {
+    ctx.output(DEAD_LETTERS, DeadLetters.of(raw, id, stage, reason, error, limits));
+    deadLetters.inc();
   }
 }

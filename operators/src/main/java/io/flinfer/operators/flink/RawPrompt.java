@@ -1,11 +1,18 @@
 package io.flinfer.operators.flink;
 
-/** A record's bytes as read from the prompts topic, with where they came from. */
+/**
+ * A record as read from the prompts topic: its bytes, its key (only as much as a dead letter would
+ * echo), its Kafka timestamp, and where it came from.
+ */
 public class RawPrompt {
   public byte[] value;
+  public byte[] key;
   public String topic;
   public int partition;
   public long offset;
+
+  /** The record's Kafka timestamp (ms since the epoch), or -1 when it has none. */
+  public long timestampMillis = -1;
 
   public RawPrompt() {}
 

@@ -22,5 +22,13 @@ public class TokenOutput {
   public int cachedTokens;
   public TokenizedPrompt prompt;
 
+  /**
+   * On the output holding token 0: from the record's timestamp to the request's first admission to
+   * a prefill batch, and from its entry into the engine to this token; else -1.
+   */
+  public long queuedMillis = -1;
+
+  public long engineFirstTokenMillis = -1;
+
   public TokenOutput() {}
 }

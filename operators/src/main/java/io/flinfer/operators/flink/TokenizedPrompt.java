@@ -11,7 +11,15 @@ public class TokenizedPrompt {
   public String topic;
   public int partition;
   public long offset;
+
+  /** When the job read the record (ms since the epoch). */
   public long queuedAtMillis;
+
+  /**
+   * The record's Kafka timestamp, where the request's times start; when the record has none (or it
+   * lies in the future of this clock), when the job read it.
+   */
+  public long recordTimestampMillis;
 
   public TokenizedPrompt() {}
 }

@@ -6,6 +6,7 @@ import io.flinfer.operators.engine.Req;
 import io.flinfer.runtime.sampling.SamplingParams;
 import io.flinfer.runtime.tokenizer.Tokenizer;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -16,45 +17,71 @@ import java.util.Set;
  * failure samples the same text.
  */
 public final class RequestValidator {
+  /** How much of an offending value an error message quotes. */
+  private static final int QUOTE_BYTES = 64;
+
   private final Tokenizer tokenizer;
   private final int contextLength;
-  private final int maxNewTokensLimit;
+  private final RequestLimits limits;
+  private final int maxPromptBytes;
   private final Set<String> tenants;
 
   /**
    * @param tenants tenants allowed, or empty to allow any
    */
   public RequestValidator(
-      Tokenizer tokenizer, int contextLength, int maxNewTokensLimit, Set<String> tenants) {
+      Tokenizer tokenizer, int contextLength, RequestLimits limits, Set<String> tenants) {
     this.tokenizer = tokenizer;
     this.contextLength = contextLength;
-    this.maxNewTokensLimit = maxNewTokensLimit;
+    this.limits = limits;
+    this.maxPromptBytes = limits.promptBytesFor(contextLength);
     this.tenants = Set.copyOf(tenants);
   }
 
   /** The outcome: a request, or the reason there is none. */
-  public record Outcome(ValidatedRequest request, String error) {
+  public record Outcome(ValidatedRequest request, Rejection rejection, String error) {
     public boolean ok() {
       return request != null;
     }
   }
 
+  /**
+   * Checks every limit before any work that grows with the input (tokenizing above all), then the
+   * request's meaning.
+   */
   public Outcome validate(PromptRequest r, long nowMillis) {
     String id = r.getRequestId();
     if (id == null || id.isEmpty()) {
-      return error("request_id is empty");
+      return invalid("request_id is empty");
     }
     String tenant = r.getTenant() == null ? "" : r.getTenant();
+    Outcome over =
+        firstOf(
+            overLimit("request_id", id, limits.maxIdBytes()),
+            overLimit("tenant", tenant, limits.maxIdBytes()),
+            overLimit("routing_key", r.getRoutingKey(), limits.maxIdBytes()),
+            metadataOverLimit(r.getMetadata()),
+            stopsOverLimit(r),
+            promptOverLimit(r));
+    if (over != null) {
+      return over;
+    }
     if (!tenants.isEmpty() && !tenants.contains(tenant)) {
-      return error("unknown tenant '" + tenant + "'");
+      return invalid("unknown tenant " + quote(tenant));
     }
     if (r.getDeadlineEpochMs() != null && r.getDeadlineEpochMs() <= nowMillis) {
-      return error("deadline " + r.getDeadlineEpochMs() + " has passed");
+      return invalid("deadline " + r.getDeadlineEpochMs() + " has passed");
+    }
+    for (int t : r.getStopTokenIds()) {
+      if (t < 0 || t >= tokenizer.vocabSize()) {
+        return invalid(
+            "stop token " + t + " is outside the vocabulary of " + tokenizer.vocabSize());
+      }
     }
     boolean hasText = r.getPrompt() != null;
     boolean hasIds = r.getPromptTokenIds() != null;
     if (hasText == hasIds) {
-      return error(
+      return invalid(
           hasText
               ? "give prompt or prompt_token_ids, not both"
               : "the prompt is missing (prompt or prompt_token_ids)");
@@ -62,19 +89,19 @@ public final class RequestValidator {
     int[] ids;
     if (hasText) {
       if (r.getPrompt().isEmpty()) {
-        return error("the prompt is empty");
+        return invalid("the prompt is empty");
       }
       ids = tokenizer.encode(r.getPrompt(), tokenizer.addBos());
     } else {
       List<Integer> given = r.getPromptTokenIds();
       if (given.isEmpty()) {
-        return error("prompt_token_ids is empty");
+        return invalid("prompt_token_ids is empty");
       }
       ids = new int[given.size()];
       for (int i = 0; i < ids.length; i++) {
         int t = given.get(i);
         if (t < 0 || t >= tokenizer.vocabSize()) {
-          return error(
+          return invalid(
               "prompt token "
                   + t
                   + " at "
@@ -86,25 +113,104 @@ public final class RequestValidator {
       }
     }
     if (ids.length >= contextLength) {
-      return error("the prompt has " + ids.length + " tokens; the context holds " + contextLength);
+      return new Outcome(
+          null,
+          Rejection.LIMIT_EXCEEDED,
+          "the prompt has " + ids.length + " tokens; the context holds " + contextLength);
     }
-    if (r.getMaxNewTokens() < 1 || r.getMaxNewTokens() > maxNewTokensLimit) {
-      return error(
-          "max_new_tokens must be in [1, " + maxNewTokensLimit + "], got " + r.getMaxNewTokens());
+    if (r.getMaxNewTokens() < 1 || r.getMaxNewTokens() > limits.maxNewTokens()) {
+      return invalid(
+          "max_new_tokens must be in [1, "
+              + limits.maxNewTokens()
+              + "], got "
+              + r.getMaxNewTokens());
     }
     for (String s : r.getStop()) {
       if (s.isEmpty()) {
-        return error("stop strings must not be empty");
+        return invalid("stop strings must not be empty");
       }
     }
     Req req;
     try {
       req = toReq(r, ids, seedOf(r), new int[0]);
     } catch (IllegalArgumentException e) {
-      return error(e.getMessage());
+      return invalid(e.getMessage());
     }
     return new Outcome(
-        new ValidatedRequest(r, ids, RoutingKey.of(r.getRoutingKey(), tenant, ids), req), null);
+        new ValidatedRequest(r, ids, RoutingKey.of(r.getRoutingKey(), tenant, ids), req),
+        null,
+        null);
+  }
+
+  private Outcome metadataOverLimit(Map<String, String> metadata) {
+    if (metadata.size() > limits.maxMetadataEntries()) {
+      return limit(
+          "metadata has "
+              + metadata.size()
+              + " entries; the limit is "
+              + limits.maxMetadataEntries());
+    }
+    long bytes = 0;
+    for (Map.Entry<String, String> e : metadata.entrySet()) {
+      bytes += Utf8.length(e.getKey()) + Utf8.length(e.getValue());
+    }
+    return bytes > limits.maxMetadataBytes()
+        ? limit("metadata is " + bytes + " bytes; the limit is " + limits.maxMetadataBytes())
+        : null;
+  }
+
+  private Outcome stopsOverLimit(PromptRequest r) {
+    if (r.getStop().size() > limits.maxStopStrings()) {
+      return limit(
+          "stop has " + r.getStop().size() + " strings; the limit is " + limits.maxStopStrings());
+    }
+    for (String s : r.getStop()) {
+      Outcome o = overLimit("a stop string", s, limits.maxStopStringBytes());
+      if (o != null) {
+        return o;
+      }
+    }
+    return r.getStopTokenIds().size() > limits.maxStopTokenIds()
+        ? limit(
+            "stop_token_ids has "
+                + r.getStopTokenIds().size()
+                + " ids; the limit is "
+                + limits.maxStopTokenIds())
+        : null;
+  }
+
+  private Outcome promptOverLimit(PromptRequest r) {
+    if (r.getPrompt() != null) {
+      return overLimit("the prompt", r.getPrompt(), maxPromptBytes);
+    }
+    List<Integer> ids = r.getPromptTokenIds();
+    return ids != null && ids.size() >= contextLength
+        ? limit("the prompt has " + ids.size() + " tokens; the context holds " + contextLength)
+        : null;
+  }
+
+  private static Outcome overLimit(String what, String value, int maxBytes) {
+    if (value == null) {
+      return null;
+    }
+    long bytes = Utf8.length(value);
+    return bytes > maxBytes
+        ? limit(what + " is " + bytes + " bytes; the limit is " + maxBytes)
+        : null;
+  }
+
+  private static Outcome firstOf(Outcome... outcomes) {
+    for (Outcome o : outcomes) {
+      if (o != null) {
+        return o;
+      }
+    }
+    return null;
+  }
+
+  /** A value for an error message, cut short. */
+  private static String quote(String value) {
+    return "'" + Utf8.truncate(value, QUOTE_BYTES) + "'";
   }
 
   /** The request's seed: its own, else one derived from its id. */
@@ -155,7 +261,11 @@ public final class RequestValidator {
     return h ^ (h >>> 31);
   }
 
-  private static Outcome error(String message) {
-    return new Outcome(null, message);
+  private static Outcome invalid(String message) {
+    return new Outcome(null, Rejection.INVALID_REQUEST, message);
+  }
+
+  private static Outcome limit(String message) {
+    return new Outcome(null, Rejection.LIMIT_EXCEEDED, message);
   }
 }

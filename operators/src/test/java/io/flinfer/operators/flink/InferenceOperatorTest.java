@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flinfer.avro.PromptRequest;
 import io.flinfer.avro.SamplingOptions;
+import io.flinfer.operators.request.RequestLimits;
 import io.flinfer.operators.request.RequestValidator;
 import io.flinfer.operators.request.ValidatedRequest;
 import io.flinfer.runtime.model.LlamaModel;
@@ -253,7 +254,9 @@ class InferenceOperatorTest {
   }
 
   private static TokenizedPrompt tokenized(PromptRequest r, long offset) {
-    RequestValidator validator = new RequestValidator(model.tokenizer(), 512, 256, Set.of());
+    RequestValidator validator =
+        new RequestValidator(
+            model.tokenizer(), 512, RequestLimits.builder().maxNewTokens(256).build(), Set.of());
     ValidatedRequest v = validator.validate(r, 0).request();
     TokenizedPrompt p = new TokenizedPrompt();
     p.request = r;

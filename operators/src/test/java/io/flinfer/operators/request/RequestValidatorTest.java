@@ -1,12 +1,16 @@
 package io.flinfer.operators.request;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.flinfer.avro.PromptRequest;
 import io.flinfer.avro.SamplingOptions;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.testing.SharedFiles;
+import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -18,7 +22,9 @@ class RequestValidatorTest {
   @BeforeAll
   static void load() {
     model = SharedFiles.stories260k();
-    validator = new RequestValidator(model.tokenizer(), 512, 256, Set.of());
+    validator =
+        new RequestValidator(
+            model.tokenizer(), 512, RequestLimits.builder().maxNewTokens(256).build(), Set.of());
   }
 
   private static PromptRequest.Builder base() {
@@ -97,8 +103,60 @@ class RequestValidatorTest {
         .isEqualTo("stop strings must not be empty");
     assertThat(error(base().setDeadlineEpochMs(500L).build())).isEqualTo("deadline 500 has passed");
     assertThat(error(base().setRequestId("").build())).isEqualTo("request_id is empty");
-    RequestValidator strict = new RequestValidator(model.tokenizer(), 512, 256, Set.of("acme"));
+    RequestValidator strict =
+        new RequestValidator(
+            model.tokenizer(),
+            512,
+            RequestLimits.builder().maxNewTokens(256).build(),
+            Set.of("acme"));
     assertThat(strict.validate(base().setTenant("evil").build(), 0).error())
         .isEqualTo("unknown tenant 'evil'");
+  }
+
+  @Test
+  void everyFieldIsBoundedAndTheErrorNamesTheLimitWithoutEchoingTheValue() {
+    String huge = "x".repeat(600_000);
+    RequestValidator.Outcome id = validator.validate(base().setRequestId(huge).build(), 0);
+    assertThat(id.rejection()).isEqualTo(Rejection.LIMIT_EXCEEDED);
+    assertThat(id.error()).isEqualTo("request_id is 600000 bytes; the limit is 256");
+    assertThat(error(base().setTenant(huge).build())).startsWith("tenant is 600000 bytes");
+    assertThat(error(base().setRoutingKey(huge).build())).startsWith("routing_key is");
+    Map<String, String> many = new HashMap<>();
+    for (int i = 0; i < 20_000; i++) {
+      many.put("k" + i, "v");
+    }
+    assertThat(error(base().setMetadata(many).build()))
+        .isEqualTo("metadata has 20000 entries; the limit is 32");
+    assertThat(error(base().setMetadata(Map.of("k", huge)).build()))
+        .isEqualTo("metadata is 600001 bytes; the limit is 16384");
+    assertThat(error(base().setStop(Collections.nCopies(17, "a")).build()))
+        .isEqualTo("stop has 17 strings; the limit is 16");
+    assertThat(error(base().setStop(List.of("y".repeat(300))).build()))
+        .isEqualTo("a stop string is 300 bytes; the limit is 256");
+    assertThat(error(base().setStopTokenIds(Collections.nCopies(65, 5)).build()))
+        .isEqualTo("stop_token_ids has 65 ids; the limit is 64");
+    // The prompt is measured before it is tokenized: 32 bytes per context token by default.
+    RequestValidator.Outcome prompt = validator.validate(base().setPrompt(huge).build(), 0);
+    assertThat(prompt.rejection()).isEqualTo(Rejection.LIMIT_EXCEEDED);
+    assertThat(prompt.error()).isEqualTo("the prompt is 600000 bytes; the limit is 16384");
+    // Multi-byte characters count as their UTF-8 bytes.
+    assertThat(error(base().setRequestId("é".repeat(129)).build()))
+        .isEqualTo("request_id is 258 bytes; the limit is 256");
+    assertThat(error(base().setTenant("evil".repeat(100)).build())).doesNotContain("evilevil");
+  }
+
+  @Test
+  void outOfVocabularyStopTokensAreAnError() {
+    RequestValidator.Outcome o =
+        validator.validate(base().setStopTokenIds(List.of(512)).build(), 0);
+    assertThat(o.rejection()).isEqualTo(Rejection.INVALID_REQUEST);
+    assertThat(o.error()).isEqualTo("stop token 512 is outside the vocabulary of 512");
+  }
+
+  @Test
+  void limitsThatCouldNotHoldADeadLetterAreRefused() {
+    assertThatThrownBy(() -> RequestLimits.builder().maxRecordBytes(4096).build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("dead letters");
   }
 }

@@ -1,0 +1,65 @@
+package io.flinfer.avro.history;
+
+import io.flinfer.avro.PromptRequest;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.avro.Schema;
+import org.apache.avro.message.BinaryMessageDecoder;
+
+/**
+ * Reads {@link PromptRequest}s written with any schema the project has published: every one is kept
+ * in {@code history/PromptRequest-N.avsc}, so a producer on an older schema, and a checkpoint that
+ * holds requests read under one, still decode (fields they lack take their defaults). Publishing a
+ * new schema means adding it here: {@code PromptRequestsTest} fails until the current one is.
+ */
+public final class PromptRequests {
+  /** How many schemas have been published. */
+  public static final int VERSIONS = 2;
+
+  private static final List<Schema> HISTORY = load();
+
+  private PromptRequests() {}
+
+  /** The published schemas, oldest first. */
+  public static List<Schema> history() {
+    return HISTORY;
+  }
+
+  /**
+   * A decoder for single-object encoded requests of every published schema. Decoders are not
+   * thread-safe: one per thread or operator instance.
+   */
+  public static BinaryMessageDecoder<PromptRequest> decoder() {
+    BinaryMessageDecoder<PromptRequest> d = PromptRequest.createDecoder(null);
+    for (Schema s : HISTORY) {
+      d.addSchema(s);
+    }
+    return d;
+  }
+
+  /** Decodes one request with {@code decoder}; an undecodable one is an {@link IOException}. */
+  public static PromptRequest decode(BinaryMessageDecoder<PromptRequest> decoder, byte[] bytes)
+      throws IOException {
+    return decoder.decode(ByteBuffer.wrap(bytes));
+  }
+
+  private static List<Schema> load() {
+    List<Schema> out = new ArrayList<>();
+    for (int v = 1; v <= VERSIONS; v++) {
+      String name = "PromptRequest-" + v + ".avsc";
+      try (InputStream in = PromptRequests.class.getResourceAsStream(name)) {
+        if (in == null) {
+          throw new IllegalStateException("missing schema history file " + name);
+        }
+        out.add(new Schema.Parser().parse(in));
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+    return List.copyOf(out);
+  }
+}
