@@ -1,5 +1,6 @@
 package io.flinfer.job.cli;
 
+import io.flinfer.runtime.model.ModelFormatException;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -55,7 +56,7 @@ public final class FlinferCommand implements Runnable {
    * that fails prints {@code error: ...} and exits 1. Stack traces only with {@code FLINFER_DEBUG}
    * set.
    */
-  static CommandLine commandLine() {
+  public static CommandLine commandLine() {
     CommandLine cli = new CommandLine(new FlinferCommand());
     cli.setParameterExceptionHandler(
         (e, args) -> {
@@ -70,8 +71,15 @@ public final class FlinferCommand implements Runnable {
           if (System.getenv("FLINFER_DEBUG") != null) {
             e.printStackTrace(command.getErr());
           }
-          command.getErr().println("error: " + oneLine(e));
-          return e instanceof IllegalArgumentException ? 2 : 1;
+          command
+              .getErr()
+              .println(
+                  "error: "
+                      + (e instanceof IllegalStateException && e.getMessage() != null
+                          ? e.getMessage()
+                          : oneLine(e)));
+          // A bad argument, or a model file that is not one, is the user's to fix: 2.
+          return e instanceof IllegalArgumentException || e instanceof ModelFormatException ? 2 : 1;
         });
     return cli;
   }

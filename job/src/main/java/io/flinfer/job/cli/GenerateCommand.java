@@ -82,41 +82,33 @@ public final class GenerateCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     PrintStream err = System.err;
-    ModelLocator.Location where;
-    LlamaModel model;
-    SamplingParams params;
-    try {
-      if (maxNewTokens < 1) {
-        throw new IllegalArgumentException("--max-new-tokens must be at least 1");
-      }
-      where = modelOptions.locate();
-      model = where.load();
-      long s = seed != null ? seed : System.nanoTime();
-      params =
-          SamplingParams.builder()
-              .temperature(temperature)
-              .topP(topP)
-              .topK(topK)
-              .minP(minP)
-              .repetitionPenalty(repetitionPenalty)
-              .seed(s)
-              .build();
-    } catch (RuntimeException e) {
-      err.println("error: " + e.getMessage());
-      return 2;
+    if (maxNewTokens < 1) {
+      throw new IllegalArgumentException("--max-new-tokens must be at least 1");
     }
+    ModelLocator.Location where = modelOptions.locate();
+    LlamaModel model = where.load();
+    long s = seed != null ? seed : System.nanoTime();
+    SamplingParams params =
+        SamplingParams.builder()
+            .temperature(temperature)
+            .topP(topP)
+            .topK(topK)
+            .minP(minP)
+            .repetitionPenalty(repetitionPenalty)
+            .seed(s)
+            .build();
     int[] ids = model.tokenizer().encode(prompt, model.tokenizer().addBos());
     if (ids.length == 0) {
-      err.println("error: the prompt encodes to no tokens");
-      return 2;
+      throw new IllegalArgumentException("the prompt encodes to no tokens");
     }
     err.printf(
         "model %s (%s), prompt %d tokens, %s%n", where.model(), model.config(), ids.length, params);
     if (ids.length >= model.config().contextLength()) {
-      err.printf(
-          "error: the prompt has %d tokens; the context holds %d%n",
-          ids.length, model.config().contextLength());
-      return 2;
+      throw new IllegalArgumentException(
+          "the prompt has "
+              + ids.length
+              + " tokens; the context holds "
+              + model.config().contextLength());
     }
     int n = threads != null ? threads : Runtime.getRuntime().availableProcessors();
     PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);

@@ -23,8 +23,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import org.apache.flink.api.common.JobStatus;
+import org.apache.flink.api.common.JobExecutionResult;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestOptions;
 import org.apache.flink.core.execution.JobClient;
@@ -99,9 +100,6 @@ public final class RunCommand implements Callable<Integer> {
               + " need not survive a restart (default: ${DEFAULT-VALUE}).")
   int kafkaPort;
 
-  /** How often the job's status is checked while waiting for completions. */
-  private static final Duration STATUS_EVERY = Duration.ofMillis(500);
-
   @Override
   public Integer call() throws Exception {
     System.setProperty("org.apache.avro.SERIALIZABLE_PACKAGES", "io.flinfer.avro");
@@ -118,6 +116,7 @@ public final class RunCommand implements Callable<Integer> {
       throw new IllegalArgumentException(
           "--max-new-tokens must be in [1, " + limits.maxNewTokens() + "]");
     }
+    jobOptions.settings("127.0.0.1:9092", where); // validates every setting, connects nowhere
     List<String> initial = initialPrompts(limits.promptBytesFor(Integer.MAX_VALUE));
     if (webPort > 0) {
       EmbeddedKafka.requireFree(webPort, "--web-port");
@@ -147,6 +146,8 @@ public final class RunCommand implements Callable<Integer> {
       env.setParallelism(parallelism);
       FlinferPipeline.build(env, settings);
       JobClient job = env.executeAsync("flinfer");
+      // Completes only when the job ends, which a streaming job never does on its own.
+      CompletableFuture<JobExecutionResult> ended = job.getJobExecutionResult();
       out.printf(
           "Kafka at %s (data in %s), Flink dashboard at http://127.0.0.1:%d, model %s%n",
           kafka.bootstrapServers(), data, webPort, where.model());
@@ -171,7 +172,6 @@ public final class RunCommand implements Callable<Integer> {
           stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
           System.err.println("reading more prompts from stdin, one per line (Ctrl-D ends input)");
         }
-        long nextStatus = 0;
         while (!(once && session.pendingCount() == 0)) {
           for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(100))) {
             print(out, r, settings, session);
@@ -189,14 +189,13 @@ public final class RunCommand implements Callable<Integer> {
               }
             }
           }
-          if (System.nanoTime() > nextStatus) {
-            failIfEnded(job);
-            nextStatus = System.nanoTime() + STATUS_EVERY.toNanos();
+          if (ended.isDone()) {
+            failEnded(ended);
           }
         }
         session.finish();
       } finally {
-        if (!job.getJobStatus().get().isGloballyTerminalState()) {
+        if (!ended.isDone()) {
           job.cancel().get();
         }
       }
@@ -226,23 +225,16 @@ public final class RunCommand implements Callable<Integer> {
     }
   }
 
-  /** Throws, naming the cause, when the job has ended (it never ends on its own). */
-  private static void failIfEnded(JobClient job) throws Exception {
-    JobStatus status = job.getJobStatus().get();
-    if (!status.isGloballyTerminalState()) {
-      return;
-    }
-    String cause = "the job ended (" + status + ")";
+  /** Throws, naming the cause: the job has ended, which it never does on its own. */
+  private static void failEnded(CompletableFuture<JobExecutionResult> ended) {
     try {
-      job.getJobExecutionResult().get();
+      ended.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     } catch (ExecutionException e) {
-      Throwable root = e;
-      while (root.getCause() != null && root.getCause() != root) {
-        root = root.getCause();
-      }
-      cause = "the job failed: " + root.getMessage();
+      throw new IllegalStateException("the job failed: " + FlinferCommand.oneLine(e), e);
     }
-    throw new IllegalStateException(cause);
+    throw new IllegalStateException("the job ended");
   }
 
   /** The prompts to send first, each checked against the prompt limit before anything starts. */

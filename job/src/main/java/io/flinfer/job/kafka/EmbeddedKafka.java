@@ -77,6 +77,18 @@ public final class EmbeddedKafka implements AutoCloseable {
     p.put("transaction.state.log.num.partitions", "1");
     p.put("group.initial.rebalance.delay.ms", "0");
     p.put("auto.create.topics.enable", "false");
+    if (!Files.exists(dataDir.resolve("meta.properties"))) {
+      format(dir);
+    }
+    KafkaRaftServer server = new KafkaRaftServer(new KafkaConfig(p, false), Time.SYSTEM);
+    server.startup();
+    EmbeddedKafka kafka = new EmbeddedKafka(server, "127.0.0.1:" + brokerPort);
+    kafka.awaitReady(Duration.ofSeconds(60));
+    return kafka;
+  }
+
+  /** Formats a new log folder: a cluster of its own, this broker its one node. */
+  private static void format(String dir) throws Exception {
     new Formatter()
         .setPrintStream(new PrintStream(OutputStream.nullOutputStream()))
         .setNodeId(1)
@@ -87,11 +99,6 @@ public final class EmbeddedKafka implements AutoCloseable {
         .setReleaseVersion(MetadataVersion.LATEST_PRODUCTION)
         .setIgnoreFormatted(true)
         .run();
-    KafkaRaftServer server = new KafkaRaftServer(new KafkaConfig(p, false), Time.SYSTEM);
-    server.startup();
-    EmbeddedKafka kafka = new EmbeddedKafka(server, "127.0.0.1:" + brokerPort);
-    kafka.awaitReady(Duration.ofSeconds(60));
-    return kafka;
   }
 
   /** Fails with a message naming {@code option} when {@code port} is taken on 127.0.0.1. */

@@ -9,7 +9,6 @@ import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import picocli.CommandLine;
 
 /** {@code flinfer generate} prints only the completion on stdout, diagnostics on stderr. */
 class GenerateCommandTest {
@@ -36,7 +35,7 @@ class GenerateCommandTest {
   void greedyCompletionIsTheGoldenTextAfterThePrompt() {
     String model = SharedFiles.stories260kDir().toString();
     int rc =
-        new CommandLine(new FlinferCommand())
+        FlinferCommand.commandLine()
             .execute(
                 "generate",
                 "--model",
@@ -58,7 +57,7 @@ class GenerateCommandTest {
   void badArgumentsFailWithAClearMessageAndNoOutput() {
     String model = SharedFiles.stories260kDir().toString();
     int rc =
-        new CommandLine(new FlinferCommand())
+        FlinferCommand.commandLine()
             .execute("generate", "--model", model, "--prompt", "x", "--top-p", "0");
     assertThat(rc).isEqualTo(2);
     assertThat(out.toString(StandardCharsets.UTF_8)).isEmpty();

@@ -11,7 +11,6 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /** {@code flinfer run --once} starts everything in-process, serves the prompts and exits. */
 class RunCommandITCase {
@@ -28,7 +27,7 @@ class RunCommandITCase {
     int rc;
     try {
       rc =
-          new CommandLine(new FlinferCommand())
+          FlinferCommand.commandLine()
               .execute(
                   "run",
                   "--once",

@@ -75,13 +75,33 @@ class DockerComposeTest {
   }
 
   @Test
+  void checkpointsAreKeptInAVolumeEveryFlinkProcessAndTheClientSee() {
+    Map<String, String> props = flinkProperties();
+    assertThat(props)
+        .containsEntry("execution.checkpointing.dir", "file:///flink-state/checkpoints")
+        .containsEntry(
+            "execution.checkpointing.externalized-checkpoint-retention", "RETAIN_ON_CANCELLATION")
+        .containsKey("taskmanager.memory.process.size");
+    assertThat(compose.at("/volumes").has("flink-state")).isTrue();
+    for (String service : List.of("jobmanager", "taskmanager", "submit")) {
+      assertThat(compose.at("/services/" + service + "/volumes").toString())
+          .as(service)
+          .contains("flink-state:/flink-state");
+    }
+    // The client resumes from the newest checkpoint in the folder its configuration names: it has
+    // the same Flink properties as the cluster (the YAML anchor).
+    assertThat(compose.at("/services/submit/environment/FLINK_PROPERTIES"))
+        .isEqualTo(compose.at("/services/jobmanager/environment/FLINK_PROPERTIES"));
+  }
+
+  @Test
   void theSubmitServiceRunsTheJobCommandWithTheSlotsGpu() {
     String command = compose.at("/services/submit/command").asText().trim();
     assertThat(command)
         .contains("flink run -d -m jobmanager:8081 -c " + FlinferCommand.class.getName());
     String jobArgs = command.substring(command.indexOf("flinfer.jar ") + "flinfer.jar ".length());
     String[] args = jobArgs.replace("\"", "").trim().split("\\s+");
-    CommandLine cli = new CommandLine(new FlinferCommand());
+    CommandLine cli = FlinferCommand.commandLine();
     CommandLine.ParseResult parsed = cli.parseArgs(args);
     assertThat(parsed.subcommand().commandSpec().name()).isEqualTo("job");
     assertThat(parsed.subcommand().matchedOptionValue("--backend", "")).isEqualTo("auto");

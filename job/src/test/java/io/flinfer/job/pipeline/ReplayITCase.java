@@ -32,7 +32,6 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /**
  * {@code flinfer replay} on a real in-process broker, in a MiniCluster of its own: it serves
@@ -80,7 +79,7 @@ class ReplayITCase {
 
   private static int replay(EmbeddedKafka kafka, String from, String until) {
     Path models = SharedFiles.stories260kDir();
-    return new CommandLine(new FlinferCommand())
+    return FlinferCommand.commandLine()
         .execute(
             "replay",
             "--bootstrap-servers",
