@@ -2,6 +2,7 @@ package io.flinfer.runtime.gguf;
 
 import io.flinfer.runtime.model.ModelFormatException;
 import io.flinfer.runtime.tokenizer.Gpt2BpeTokenizer;
+import io.flinfer.runtime.tokenizer.PreTokenizer;
 import io.flinfer.runtime.tokenizer.SentencePieceTokenizer;
 import io.flinfer.runtime.tokenizer.Tokenizer;
 
@@ -43,6 +44,12 @@ public final class GgufTokenizers {
           if (!(merges instanceof String[])) {
             throw new ModelFormatException(name, "gpt2 tokenizer without tokenizer.ggml.merges");
           }
+          PreTokenizer pre;
+          try {
+            pre = PreTokenizer.byGgufName(f.getString("tokenizer.ggml.pre", null));
+          } catch (IllegalArgumentException e) {
+            throw new ModelFormatException(name, e.getMessage());
+          }
           return new Gpt2BpeTokenizer(
               tokens,
               types,
@@ -50,7 +57,8 @@ public final class GgufTokenizers {
               bos,
               eos,
               bool(f, "tokenizer.ggml.add_bos_token", false),
-              ends);
+              ends,
+              pre);
         }
       default:
         throw new ModelFormatException(

@@ -2,23 +2,17 @@ package io.flinfer.runtime.tokenizer;
 
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
- * GPT-2 style byte-level BPE: text is split by the GPT-2 pre-tokenizer pattern, each piece's UTF-8
- * bytes are mapped to printable characters, and merges are applied by rank. Owns the vocabulary,
- * the merge ranks and a cache of encoded words.
+ * Byte-level BPE (GPT-2, Llama 3, Qwen): special tokens are split out, the rest is split into words
+ * by the family's {@link PreTokenizer}, each word's UTF-8 bytes are mapped to printable characters,
+ * and merges are applied by rank. Owns the vocabulary, the merge ranks and a cache of encoded
+ * words.
  */
 public final class Gpt2BpeTokenizer implements Tokenizer {
-  private static final Pattern PRE_TOKENIZER =
-      Pattern.compile(
-          "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+",
-          Pattern.UNICODE_CHARACTER_CLASS);
 
   private static final char[] BYTE_TO_CHAR = new char[256];
   private static final int[] CHAR_TO_BYTE = new int[512];
@@ -46,18 +40,31 @@ public final class Gpt2BpeTokenizer implements Tokenizer {
   private final int eos;
   private final int[] endTokens;
   private final boolean addBos;
+  private final PreTokenizer pre;
+  private final SpecialTokens special;
 
   /**
+   * GPT-2's pre-tokenizer.
+   *
    * @param types GGUF token types, or null (all normal)
    * @param merges "left right" pairs, highest priority first
    */
   public Gpt2BpeTokenizer(
       String[] tokens, int[] types, String[] merges, int bos, int eos, boolean addBos) {
-    this(tokens, types, merges, bos, eos, addBos, eos >= 0 ? new int[] {eos} : new int[0]);
+    this(
+        tokens,
+        types,
+        merges,
+        bos,
+        eos,
+        addBos,
+        eos >= 0 ? new int[] {eos} : new int[0],
+        PreTokenizer.GPT2);
   }
 
   /**
    * @param endTokens the tokens that end a generation (see {@link Tokenizer#endTokens})
+   * @param pre how text is split into words
    */
   public Gpt2BpeTokenizer(
       String[] tokens,
@@ -66,7 +73,10 @@ public final class Gpt2BpeTokenizer implements Tokenizer {
       int bos,
       int eos,
       boolean addBos,
-      int[] endTokens) {
+      int[] endTokens,
+      PreTokenizer pre) {
+    this.pre = pre;
+    this.special = new SpecialTokens(tokens, types);
     this.endTokens = endTokens.clone();
     this.tokens = tokens.clone();
     this.tokenBytes = new byte[tokens.length][];
@@ -126,81 +136,82 @@ public final class Gpt2BpeTokenizer implements Tokenizer {
   }
 
   @Override
-  public int[] encode(String text, boolean withBos) {
-    List<Integer> out = new ArrayList<>();
+  public int[] encode(String text, boolean withBos, boolean parseSpecial) {
+    IntList out = new IntList();
     if (withBos && bos >= 0) {
       out.add(bos);
     }
-    Matcher m = PRE_TOKENIZER.matcher(text);
-    while (m.find()) {
-      for (int id : encodeWord(m.group())) {
-        out.add(id);
-      }
-    }
-    int[] ids = new int[out.size()];
-    for (int i = 0; i < ids.length; i++) {
-      ids[i] = out.get(i);
-    }
-    return ids;
+    special.split(
+        text,
+        parseSpecial,
+        new SpecialTokens.Sink() {
+          @Override
+          public void text(String plain) {
+            Matcher m = pre.pattern().matcher(pre.normalize(plain));
+            while (m.find()) {
+              out.addAll(encodeWord(m.group()));
+            }
+          }
+
+          @Override
+          public void token(int id) {
+            out.add(id);
+          }
+        });
+    return out.toArray();
   }
 
+  /** A word's tokens: its bytes as byte-level characters, merged by rank. */
   private int[] encodeWord(String word) {
     int[] cached = cache.get(word);
     if (cached != null) {
       return cached;
     }
     byte[] bytes = word.getBytes(StandardCharsets.UTF_8);
-    List<String> symbols = new ArrayList<>(bytes.length);
+    StringBuilder mapped = new StringBuilder(bytes.length);
     for (byte b : bytes) {
-      symbols.add(String.valueOf(BYTE_TO_CHAR[b & 0xff]));
+      mapped.append(BYTE_TO_CHAR[b & 0xff]);
     }
-    while (symbols.size() > 1) {
-      int bestRank = Integer.MAX_VALUE;
-      int best = -1;
-      for (int i = 0; i + 1 < symbols.size(); i++) {
-        Integer r = mergeRank.get(symbols.get(i) + " " + symbols.get(i + 1));
-        if (r != null && r < bestRank) {
-          bestRank = r;
-          best = i;
-        }
-      }
-      if (best < 0) {
-        break;
-      }
-      String left = symbols.get(best);
-      String right = symbols.get(best + 1);
-      List<String> merged = new ArrayList<>(symbols.size());
-      for (int i = 0; i < symbols.size(); i++) {
-        if (i + 1 < symbols.size()
-            && symbols.get(i).equals(left)
-            && symbols.get(i + 1).equals(right)) {
-          merged.add(left + right);
-          i++;
-        } else {
-          merged.add(symbols.get(i));
-        }
-      }
-      symbols = merged;
+    int[] result;
+    Integer whole = pre.wholeWordsFirst() ? tokenToId.get(mapped.toString()) : null;
+    if (whole != null) {
+      result = new int[] {whole};
+    } else {
+      result = merge(mapped.toString());
     }
-    List<Integer> ids = new ArrayList<>();
-    for (String s : symbols) {
-      Integer id = tokenToId.get(s);
-      if (id != null) {
-        ids.add(id);
-      } else {
-        for (int i = 0; i < s.length(); i++) {
-          Integer c = tokenToId.get(String.valueOf(s.charAt(i)));
-          if (c != null) {
-            ids.add(c);
-          }
-        }
-      }
-    }
-    int[] result = ids.stream().mapToInt(Integer::intValue).toArray();
     if (cache.size() < 100_000) {
       cache.put(word, result);
     }
     return result;
+  }
+
+  /** Merges by rank; a symbol no merge made is its byte-level characters' tokens. */
+  private int[] merge(String word) {
+    IntList ids = new IntList();
+    for (String sym :
+        PairMerger.merge(
+            word,
+            false,
+            (left, right) -> {
+              Integer r = mergeRank.get(left + " " + right);
+              return r == null ? Double.NaN : r;
+            })) {
+      Integer id = tokenToId.get(sym);
+      if (id != null) {
+        ids.add(id);
+        continue;
+      }
+      for (int k = 0; k < sym.length(); k++) {
+        Integer c = tokenToId.get(String.valueOf(sym.charAt(k)));
+        if (c == null) {
+          throw new IllegalArgumentException(
+              "the vocabulary has no token for byte 0x"
+                  + Integer.toHexString(CHAR_TO_BYTE[sym.charAt(k)]));
+        }
+        ids.add(c);
+      }
+    }
+    return ids.toArray();
   }
 
   @Override

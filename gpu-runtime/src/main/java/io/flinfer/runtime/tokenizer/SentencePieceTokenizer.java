@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.PriorityQueue;
 
 /**
  * SentencePiece-style BPE with byte fallback (llama2.c {@code tokenizer.bin} and GGUF {@code llama}
@@ -33,6 +32,7 @@ public final class SentencePieceTokenizer implements Tokenizer {
   private final int[] endTokens;
   private final boolean addBos;
   private final boolean addSpacePrefix;
+  private final SpecialTokens special;
 
   /**
    * @param pieces token texts; SentencePiece's {@code ▁} and a plain space both mean space
@@ -80,6 +80,7 @@ public final class SentencePieceTokenizer implements Tokenizer {
     this.eos = eos;
     this.addBos = addBos;
     this.addSpacePrefix = addSpacePrefix;
+    this.special = new SpecialTokens(pieces, types);
     java.util.Arrays.fill(byteToken, -1);
     for (int i = 0; i < n; i++) {
       String p = pieces[i].replace('\u2581', ' ');
@@ -148,15 +149,29 @@ public final class SentencePieceTokenizer implements Tokenizer {
   }
 
   @Override
-  public int[] encode(String text, boolean withBos) {
+  public int[] encode(String text, boolean withBos, boolean parseSpecial) {
     List<Integer> out = new ArrayList<>();
     if (withBos && bos >= 0) {
       out.add(bos);
     }
-    if (!text.isEmpty()) {
-      String s = addSpacePrefix ? " " + text : text;
-      bpe(s, out);
-    }
+    // As llama.cpp: the dummy-prefix space goes before the text and after each special token.
+    boolean[] afterSpecial = {true};
+    special.split(
+        text,
+        parseSpecial,
+        new SpecialTokens.Sink() {
+          @Override
+          public void text(String plain) {
+            bpe(addSpacePrefix && afterSpecial[0] ? " " + plain : plain, out);
+            afterSpecial[0] = false;
+          }
+
+          @Override
+          public void token(int id) {
+            out.add(id);
+            afterSpecial[0] = true;
+          }
+        });
     int[] ids = new int[out.size()];
     for (int i = 0; i < ids.length; i++) {
       ids[i] = out.get(i);
@@ -164,73 +179,33 @@ public final class SentencePieceTokenizer implements Tokenizer {
     return ids;
   }
 
-  private record Bigram(int left, int right, float score, int size) {}
-
+  /** Merges by piece score, highest first; what no piece covers falls back to byte tokens. */
   private void bpe(String s, List<Integer> out) {
-    // Symbols are code points; start/len index into s; prev/next link the live ones.
-    int[] start = new int[s.length()];
-    int[] len = new int[s.length()];
-    int count = 0;
-    for (int i = 0; i < s.length(); ) {
-      int cpLen = Character.charCount(s.codePointAt(i));
-      start[count] = i;
-      len[count] = cpLen;
-      count++;
-      i += cpLen;
-    }
-    int[] prev = new int[count];
-    int[] next = new int[count];
-    for (int i = 0; i < count; i++) {
-      prev[i] = i - 1;
-      next[i] = i + 1 < count ? i + 1 : -1;
-    }
-    PriorityQueue<Bigram> queue =
-        new PriorityQueue<>(
-            (a, b) ->
-                a.score != b.score
-                    ? Float.compare(b.score, a.score)
-                    : Integer.compare(a.left, b.left));
-    for (int i = 0; i + 1 < count; i++) {
-      addBigram(s, start, len, i, i + 1, queue);
-    }
-    while (!queue.isEmpty()) {
-      Bigram b = queue.poll();
-      if (len[b.left] == 0 || len[b.right] == 0 || len[b.left] + len[b.right] != b.size) {
-        continue; // stale: one side has merged since
-      }
-      len[b.left] += len[b.right];
-      len[b.right] = 0;
-      next[b.left] = next[b.right];
-      if (next[b.right] >= 0) {
-        prev[next[b.right]] = b.left;
-      }
-      if (prev[b.left] >= 0) {
-        addBigram(s, start, len, prev[b.left], b.left, queue);
-      }
-      if (next[b.left] >= 0) {
-        addBigram(s, start, len, b.left, next[b.left], queue);
-      }
-    }
-    for (int i = 0; i >= 0 && count > 0; i = next[i]) {
-      String sym = s.substring(start[i], start[i] + len[i]);
+    List<String> symbols =
+        PairMerger.merge(
+            s,
+            true,
+            (left, right) -> {
+              Integer id = pieceToId.get(left + right);
+              return id == null ? Double.NaN : -scores[id];
+            });
+    for (String sym : symbols) {
       Integer id = pieceToId.get(sym);
       if (id != null) {
         out.add(id);
       } else {
         for (byte b : sym.getBytes(StandardCharsets.UTF_8)) {
           int t = byteToken[b & 0xff];
-          out.add(t >= 0 ? t : 0);
+          if (t < 0) {
+            throw new IllegalArgumentException(
+                "'"
+                    + sym
+                    + "' has no token and the vocabulary no byte fallback for 0x"
+                    + Integer.toHexString(b & 0xff));
+          }
+          out.add(t);
         }
       }
-    }
-  }
-
-  private void addBigram(
-      String s, int[] start, int[] len, int left, int right, PriorityQueue<Bigram> q) {
-    String text = s.substring(start[left], start[right] + len[right]);
-    Integer id = pieceToId.get(text);
-    if (id != null) {
-      q.add(new Bigram(left, right, scores[id], len[left] + len[right]));
     }
   }
 

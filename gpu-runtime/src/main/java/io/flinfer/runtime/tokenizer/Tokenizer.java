@@ -22,8 +22,22 @@ public interface Tokenizer {
   /** Whether the model expects a BOS token before a prompt. */
   boolean addBos();
 
-  /** Encodes {@code text}, with the BOS token first when {@code addBos}. */
-  int[] encode(String text, boolean addBos);
+  /**
+   * Encodes {@code text}, with the BOS token first when {@code addBos}. Special-token text in it
+   * ({@code <|eot_id|>}, ...) stays text: a user's text cannot forge a control token.
+   */
+  default int[] encode(String text, boolean addBos) {
+    return encode(text, addBos, false);
+  }
+
+  /**
+   * Encodes {@code text}; with {@code parseSpecial}, special-token text in it becomes that token
+   * (as in a rendered chat template).
+   *
+   * @throws IllegalArgumentException when a character has no token and the vocabulary no byte
+   *     fallback
+   */
+  int[] encode(String text, boolean addBos, boolean parseSpecial);
 
   /**
    * The bytes that token {@code token} adds to the text when it follows {@code previous} (-1 at the

@@ -1,6 +1,7 @@
 package io.flinfer.runtime.tokenizer;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.flinfer.runtime.gguf.GgufFile;
@@ -8,9 +9,12 @@ import io.flinfer.runtime.gguf.GgufTokenizers;
 import io.flinfer.runtime.testing.SharedFiles;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.text.Normalizer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -21,12 +25,16 @@ import org.junit.jupiter.params.provider.ValueSource;
 class VocabTestVectorsTest {
 
   @ParameterizedTest
-  @ValueSource(strings = {"ggml-vocab-llama-spm", "ggml-vocab-gpt-2"})
+  @ValueSource(
+      strings = {"ggml-vocab-llama-spm", "ggml-vocab-gpt-2", "llama3_1", "qwen3", "gemma3"})
   void encodesLikeLlamaCppAndDecodesBack(String vocab) throws Exception {
     Path dir = SharedFiles.root().resolve("tokenizers");
     Path gguf = dir.resolve(vocab + ".gguf");
     assumeTrue(Files.exists(gguf), "missing " + gguf);
-    Tokenizer tok = GgufTokenizers.read(GgufFile.open(gguf));
+    GgufFile file = GgufFile.open(gguf);
+    Tokenizer tok = GgufTokenizers.read(file);
+    String[] texts = (String[]) file.get("tokenizer.ggml.tokens");
+    int[] types = (int[]) file.get("tokenizer.ggml.token_type");
     String inp = Files.readString(dir.resolve(vocab + ".gguf.inp"));
     List<String> inputs = new ArrayList<>(Arrays.asList(inp.split("\n__ggml_vocab_test__\n", -1)));
     if (inputs.get(inputs.size() - 1).isEmpty()) {
@@ -42,14 +50,63 @@ class VocabTestVectorsTest {
               : Arrays.stream(outputs.get(i).trim().split(" +"))
                   .mapToInt(Integer::parseInt)
                   .toArray();
-      assertThat(tok.encode(text, false))
+      // The reference vectors parse special-token text as the special token.
+      assertThat(tok.encode(text, false, true))
           .as("encoding of input %d %s", i, show(text))
           .containsExactly(expected);
-      assertThat(tok.decode(expected)).as("decoding of input %d %s", i, show(text)).isEqualTo(text);
+      // Qwen's tokenizer NFC-normalizes text first: its decoding is the normalized input.
+      String back = vocab.equals("qwen3") ? Normalizer.normalize(text, Normalizer.Form.NFC) : text;
+      // Control tokens add no text to a completion.
+      for (int id : expected) {
+        if (types != null && types[id] == 3) {
+          back = back.replaceFirst(Pattern.quote(texts[id]), "");
+        }
+      }
+      assertThat(tok.decode(expected)).as("decoding of input %d %s", i, show(text)).isEqualTo(back);
     }
   }
 
   private static String show(String s) {
     return "'" + s.replace("\n", "\\n").replace("\t", "\\t") + "'";
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"llama3_1", "qwen3", "gemma3"})
+  void userTextCannotForgeAControlToken(String vocab) throws Exception {
+    Path gguf = SharedFiles.root().resolve("tokenizers").resolve(vocab + ".gguf");
+    assumeTrue(Files.exists(gguf), "missing " + gguf);
+    GgufFile file = GgufFile.open(gguf);
+    Tokenizer tok = GgufTokenizers.read(file);
+    String[] texts = (String[]) file.get("tokenizer.ggml.tokens");
+    int eot = tok.endTokens()[tok.endTokens().length - 1];
+    String forged = "Hi" + texts[eot] + "there";
+    assertThat(tok.encode(forged, false, true)).contains(eot);
+    int[] asText = tok.encode(forged, false, false);
+    assertThat(asText).doesNotContain(eot);
+    assertThat(tok.decode(asText)).isEqualTo(forged);
+  }
+
+  @Test
+  void anUnknownPreTokenizerIsALoadErrorNamingIt() {
+    assertThatThrownBy(() -> PreTokenizer.byGgufName("tekken"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("tokenizer.ggml.pre = tekken");
+  }
+
+  @Test
+  void aCharacterWithoutATokenOrByteFallbackIsAnError() {
+    SentencePieceTokenizer noFallback =
+        new SentencePieceTokenizer(
+            new String[] {"<unk>", "<s>", "</s>", "a", "b"},
+            new float[5],
+            new int[] {2, 3, 3, 1, 1},
+            1,
+            2,
+            false,
+            false);
+    assertThat(noFallback.encode("ab", false)).containsExactly(3, 4);
+    assertThatThrownBy(() -> noFallback.encode("aé", false))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("no byte fallback");
   }
 }
