@@ -18,7 +18,7 @@ import org.apache.avro.message.BinaryMessageDecoder;
  */
 public final class PromptRequests {
   /** How many schemas have been published. */
-  public static final int VERSIONS = 2;
+  public static final int VERSIONS = 3;
 
   private static final List<Schema> HISTORY = load();
 

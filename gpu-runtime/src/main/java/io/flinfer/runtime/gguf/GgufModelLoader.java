@@ -1,5 +1,6 @@
 package io.flinfer.runtime.gguf;
 
+import io.flinfer.runtime.chat.ChatTemplate;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.model.LlamaWeights;
 import io.flinfer.runtime.model.ModelConfig;
@@ -12,6 +13,7 @@ import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -119,7 +121,24 @@ public final class GgufModelLoader {
             qkNorm);
     LlamaWeights weights = weights(f, config, name);
     weights.validate(config, name);
-    return new LlamaModel(path.getFileName().toString(), config, weights, tokenizer);
+    return new LlamaModel(
+        path.getFileName().toString(), config, weights, tokenizer, chatTemplate(f));
+  }
+
+  /** The file's chat template, rendered with its own BOS and EOS texts, if it has one. */
+  static Optional<ChatTemplate> chatTemplate(GgufFile f) {
+    String source = f.getString("tokenizer.chat_template", null);
+    if (source == null || source.isBlank()) {
+      return Optional.empty();
+    }
+    String[] tokens = (String[]) f.get("tokenizer.ggml.tokens");
+    int bos = f.getInt("tokenizer.ggml.bos_token_id", -1);
+    int eos = f.getInt("tokenizer.ggml.eos_token_id", -1);
+    return Optional.of(
+        new ChatTemplate(
+            source,
+            bos >= 0 && bos < tokens.length ? tokens[bos] : "",
+            eos >= 0 && eos < tokens.length ? tokens[eos] : ""));
   }
 
   /** Every tensor must be one the forward pass reads: an unknown one would be silently unused. */

@@ -1,13 +1,19 @@
 package io.flinfer.job.cli;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.flinfer.job.model.ModelLocator;
+import io.flinfer.runtime.chat.ChatMessage;
+import io.flinfer.runtime.chat.ChatTemplate;
 import io.flinfer.runtime.generate.BatchGenerator;
 import io.flinfer.runtime.generate.GenerationRequest;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.sampling.SamplingParams;
 import io.flinfer.runtime.tokenizer.TextDecoder;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -22,8 +28,34 @@ import picocli.CommandLine.Option;
 public final class GenerateCommand implements Callable<Integer> {
   @Mixin ModelOptions modelOptions = new ModelOptions();
 
-  @Option(names = "--prompt", required = true, description = "The prompt text.")
+  @Option(names = "--prompt", description = "The prompt text; with --chat, the user's message.")
   String prompt;
+
+  @Option(
+      names = "--chat",
+      description =
+          "Send the prompt as a conversation, rendered by the model's chat template with the"
+              + " assistant's turn opened.")
+  boolean chat;
+
+  @Option(
+      names = "--system",
+      description = "With --chat: a system message before the user's (implies --chat).")
+  String system;
+
+  @Option(
+      names = "--messages",
+      paramLabel = "JSON",
+      description =
+          "The whole conversation as JSON, [{\"role\": \"user\", \"content\": \"...\"}, ...]"
+              + " (implies --chat; instead of --prompt and --system).")
+  String messages;
+
+  @Option(
+      names = "--token-ids",
+      description =
+          "Print the completion's token ids (one line, space-separated) instead of its text.")
+  boolean tokenIds;
 
   @Option(
       names = "--max-new-tokens",
@@ -80,7 +112,7 @@ public final class GenerateCommand implements Callable<Integer> {
   }
 
   @Override
-  public Integer call() {
+  public Integer call() throws IOException {
     PrintStream err = System.err;
     if (maxNewTokens < 1) {
       throw new IllegalArgumentException("--max-new-tokens must be at least 1");
@@ -97,7 +129,7 @@ public final class GenerateCommand implements Callable<Integer> {
             .repetitionPenalty(repetitionPenalty)
             .seed(s)
             .build();
-    int[] ids = model.tokenizer().encode(prompt, model.tokenizer().addBos());
+    int[] ids = promptIds(model);
     if (ids.length == 0) {
       throw new IllegalArgumentException("the prompt encodes to no tokens");
     }
@@ -124,12 +156,20 @@ public final class GenerateCommand implements Callable<Integer> {
                     if (i == 0) {
                       firstToken[0] = System.nanoTime();
                     }
-                    if (ignoreEos || !isEnd(token, model.tokenizer().endTokens())) {
+                    if (!tokenIds && (ignoreEos || !isEnd(token, model.tokenizer().endTokens()))) {
                       out.print(decoder.next(token));
                       out.flush();
                     }
                   })[0];
-      out.print(decoder.flush());
+      if (tokenIds) {
+        StringBuilder line = new StringBuilder();
+        for (int t : produced) {
+          line.append(line.length() == 0 ? "" : " ").append(t);
+        }
+        out.print(line);
+      } else {
+        out.print(decoder.flush());
+      }
       out.println();
       out.flush();
       long end = System.nanoTime();
@@ -141,5 +181,42 @@ public final class GenerateCommand implements Callable<Integer> {
           produced.length > 1 ? (produced.length - 1) / decodeSeconds : 0.0);
     }
     return 0;
+  }
+
+  /** The prompt's tokens: the text, or the conversation as the model's template renders it. */
+  private int[] promptIds(LlamaModel model) throws IOException {
+    boolean conversation = chat || system != null || messages != null;
+    if (!conversation) {
+      if (prompt == null) {
+        throw new IllegalArgumentException("give --prompt (or --chat with --messages)");
+      }
+      return model.tokenizer().encode(prompt, model.tokenizer().addBos());
+    }
+    ChatTemplate template =
+        model
+            .chatTemplate()
+            .orElseThrow(
+                () ->
+                    new IllegalArgumentException(
+                        model.id() + " has no chat template (tokenizer.chat_template)"));
+    List<ChatMessage> turns = new ArrayList<>();
+    if (messages != null) {
+      if (prompt != null || system != null) {
+        throw new IllegalArgumentException("give --messages, or --system and --prompt, not both");
+      }
+      for (JsonNode m : new ObjectMapper().readTree(messages)) {
+        turns.add(new ChatMessage(m.path("role").asText(null), m.path("content").asText(null)));
+      }
+    } else {
+      if (prompt == null) {
+        throw new IllegalArgumentException("--chat needs --prompt (the user's message)");
+      }
+      if (system != null) {
+        turns.add(new ChatMessage("system", system));
+      }
+      turns.add(new ChatMessage("user", prompt));
+    }
+    // The template writes the turns' special tokens (and BOS where the family has one).
+    return model.tokenizer().encode(template.render(turns, true), false, true);
   }
 }

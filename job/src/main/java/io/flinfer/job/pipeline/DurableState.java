@@ -1,5 +1,6 @@
 package io.flinfer.job.pipeline;
 
+import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -66,13 +67,10 @@ public final class DurableState {
           if (!chk.isDir() || !chk.getPath().getName().startsWith("chk-")) {
             continue;
           }
-          Path metadata = new Path(chk.getPath(), "_metadata");
-          if (fs.exists(metadata)) {
-            long t = fs.getFileStatus(metadata).getModificationTime();
-            if (t > bestTime) {
-              best = chk.getPath();
-              bestTime = t;
-            }
+          long t = modified(fs, new Path(chk.getPath(), "_metadata"));
+          if (t > bestTime) {
+            best = chk.getPath();
+            bestTime = t;
           }
         }
       }
@@ -82,9 +80,23 @@ public final class DurableState {
     }
   }
 
+  /** A folder's entries; none when it is gone (a running job deletes subsumed checkpoints). */
   private static FileStatus[] listOrEmpty(FileSystem fs, Path p) throws IOException {
-    FileStatus[] s = fs.listStatus(p);
-    return s == null ? new FileStatus[0] : s;
+    try {
+      FileStatus[] s = fs.listStatus(p);
+      return s == null ? new FileStatus[0] : s;
+    } catch (FileNotFoundException gone) {
+      return new FileStatus[0];
+    }
+  }
+
+  /** When a file was written, or Long.MIN_VALUE when it is not there (yet, or any more). */
+  private static long modified(FileSystem fs, Path p) throws IOException {
+    try {
+      return fs.getFileStatus(p).getModificationTime();
+    } catch (FileNotFoundException absent) {
+      return Long.MIN_VALUE;
+    }
   }
 
   /** A folder given as a URI ({@code s3://...}, {@code file:///...}) or a local path. */

@@ -37,8 +37,7 @@ public class PromptDecoder extends ProcessFunction<RawPrompt, TokenizedPrompt> {
   @Override
   public void open(OpenContext context) {
     LlamaModel model = modelSource.load();
-    validator =
-        new RequestValidator(model.tokenizer(), model.config().contextLength(), limits, Set.of());
+    validator = RequestValidator.forModel(model, limits, Set.of());
     decoder = PromptRequests.decoder();
     deadLetters = getRuntimeContext().getMetricGroup().addGroup("flinfer").counter("deadLetters");
   }

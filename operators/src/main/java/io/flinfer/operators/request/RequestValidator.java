@@ -1,12 +1,17 @@
 package io.flinfer.operators.request;
 
+import io.flinfer.avro.ChatMessage;
 import io.flinfer.avro.PromptRequest;
 import io.flinfer.avro.SamplingOptions;
 import io.flinfer.operators.engine.Req;
+import io.flinfer.runtime.chat.ChatTemplate;
+import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.sampling.SamplingParams;
 import io.flinfer.runtime.tokenizer.Tokenizer;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -21,6 +26,7 @@ public final class RequestValidator {
   private static final int QUOTE_BYTES = 64;
 
   private final Tokenizer tokenizer;
+  private final Optional<ChatTemplate> chatTemplate;
   private final int contextLength;
   private final RequestLimits limits;
   private final int maxPromptBytes;
@@ -31,7 +37,24 @@ public final class RequestValidator {
    */
   public RequestValidator(
       Tokenizer tokenizer, int contextLength, RequestLimits limits, Set<String> tenants) {
+    this(tokenizer, Optional.empty(), contextLength, limits, tenants);
+  }
+
+  /** Validates requests for {@code model}, whose chat template renders conversations. */
+  public static RequestValidator forModel(
+      LlamaModel model, RequestLimits limits, Set<String> tenants) {
+    return new RequestValidator(
+        model.tokenizer(), model.chatTemplate(), model.config().contextLength(), limits, tenants);
+  }
+
+  private RequestValidator(
+      Tokenizer tokenizer,
+      Optional<ChatTemplate> chatTemplate,
+      int contextLength,
+      RequestLimits limits,
+      Set<String> tenants) {
     this.tokenizer = tokenizer;
+    this.chatTemplate = chatTemplate;
     this.contextLength = contextLength;
     this.limits = limits;
     this.maxPromptBytes = limits.promptBytesFor(contextLength);
@@ -80,18 +103,42 @@ public final class RequestValidator {
     }
     boolean hasText = r.getPrompt() != null;
     boolean hasIds = r.getPromptTokenIds() != null;
-    if (hasText == hasIds) {
+    boolean hasMessages = r.getMessages() != null;
+    int forms = (hasText ? 1 : 0) + (hasIds ? 1 : 0) + (hasMessages ? 1 : 0);
+    if (forms != 1) {
       return invalid(
-          hasText
-              ? "give prompt or prompt_token_ids, not both"
-              : "the prompt is missing (prompt or prompt_token_ids)");
+          forms > 1
+              ? "give one of prompt, prompt_token_ids and messages, not several"
+              : "the prompt is missing (prompt, prompt_token_ids or messages)");
     }
     int[] ids;
-    if (hasText) {
+    if (hasMessages) {
+      if (r.getMessages().isEmpty()) {
+        return invalid("messages is empty");
+      }
+      if (chatTemplate.isEmpty()) {
+        return invalid("the model has no chat template: send prompt or prompt_token_ids");
+      }
+      List<io.flinfer.runtime.chat.ChatMessage> conversation = new ArrayList<>();
+      for (ChatMessage m : r.getMessages()) {
+        conversation.add(new io.flinfer.runtime.chat.ChatMessage(m.getRole(), m.getContent()));
+      }
+      try {
+        // The template writes the turns' special tokens (and BOS where the family has one).
+        String rendered = chatTemplate.get().render(conversation, true);
+        ids = tokenizer.encode(rendered, false, true);
+      } catch (IllegalArgumentException e) {
+        return invalid(e.getMessage());
+      }
+    } else if (hasText) {
       if (r.getPrompt().isEmpty()) {
         return invalid("the prompt is empty");
       }
-      ids = tokenizer.encode(r.getPrompt(), tokenizer.addBos());
+      try {
+        ids = tokenizer.encode(r.getPrompt(), tokenizer.addBos());
+      } catch (IllegalArgumentException e) {
+        return invalid(e.getMessage());
+      }
     } else {
       List<Integer> given = r.getPromptTokenIds();
       if (given.isEmpty()) {
@@ -182,6 +229,19 @@ public final class RequestValidator {
   private Outcome promptOverLimit(PromptRequest r) {
     if (r.getPrompt() != null) {
       return overLimit("the prompt", r.getPrompt(), maxPromptBytes);
+    }
+    if (r.getMessages() != null) {
+      long bytes = 0;
+      for (ChatMessage m : r.getMessages()) {
+        Outcome role = overLimit("a message's role", m.getRole(), limits.maxIdBytes());
+        if (role != null) {
+          return role;
+        }
+        bytes += Utf8.length(m.getContent());
+      }
+      return bytes > maxPromptBytes
+          ? limit("the messages are " + bytes + " bytes; the limit is " + maxPromptBytes)
+          : null;
     }
     List<Integer> ids = r.getPromptTokenIds();
     return ids != null && ids.size() >= contextLength

@@ -3,14 +3,17 @@ package io.flinfer.operators.request;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.flinfer.avro.ChatMessage;
 import io.flinfer.avro.PromptRequest;
 import io.flinfer.avro.SamplingOptions;
+import io.flinfer.runtime.chat.ChatTemplate;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.testing.SharedFiles;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -82,9 +85,9 @@ class RequestValidatorTest {
   void everyInvalidRequestSaysWhy() {
     assertThat(error(base().setPrompt("").build())).isEqualTo("the prompt is empty");
     assertThat(error(base().setPrompt(null).build()))
-        .isEqualTo("the prompt is missing (prompt or prompt_token_ids)");
+        .isEqualTo("the prompt is missing (prompt, prompt_token_ids or messages)");
     assertThat(error(base().setPromptTokenIds(List.of(1)).build()))
-        .isEqualTo("give prompt or prompt_token_ids, not both");
+        .isEqualTo("give one of prompt, prompt_token_ids and messages, not several");
     assertThat(error(base().setPrompt(null).setPromptTokenIds(List.of(1, 9999)).build()))
         .isEqualTo("prompt token 9999 at 1 is outside the vocabulary of 512");
     assertThat(error(base().setPrompt("Lily ".repeat(600)).build()))
@@ -158,5 +161,43 @@ class RequestValidatorTest {
     assertThatThrownBy(() -> RequestLimits.builder().maxRecordBytes(4096).build())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("dead letters");
+  }
+
+  @Test
+  void conversationsRenderThroughTheModelsTemplateOrSayWhyNot() {
+    ChatTemplate turns =
+        new ChatTemplate(
+            "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}"
+                + "{% if add_generation_prompt %}<|assistant|>{% endif %}",
+            "", "");
+    LlamaModel chatty =
+        new LlamaModel(
+            model.id(), model.config(), model.weights(), model.tokenizer(), Optional.of(turns));
+    RequestValidator v = RequestValidator.forModel(chatty, RequestLimits.defaults(), Set.of());
+    PromptRequest chat =
+        PromptRequest.newBuilder()
+            .setRequestId("c")
+            .setMessages(List.of(new ChatMessage("user", "Once upon a time")))
+            .build();
+    RequestValidator.Outcome ok = v.validate(chat, 0);
+    assertThat(ok.ok()).isTrue();
+    assertThat(model.tokenizer().decode(ok.request().promptIds()))
+        .isEqualTo("<|user|>Once upon a time<|assistant|>");
+
+    assertThat(validator.validate(chat, 0).error())
+        .isEqualTo("the model has no chat template: send prompt or prompt_token_ids");
+    assertThat(v.validate(PromptRequest.newBuilder(chat).setPrompt("x").build(), 0).error())
+        .isEqualTo("give one of prompt, prompt_token_ids and messages, not several");
+    LlamaModel refusing =
+        new LlamaModel(
+            model.id(),
+            model.config(),
+            model.weights(),
+            model.tokenizer(),
+            Optional.of(new ChatTemplate("{{ raise_exception('roles must alternate') }}", "", "")));
+    RequestValidator.Outcome refused =
+        RequestValidator.forModel(refusing, RequestLimits.defaults(), Set.of()).validate(chat, 0);
+    assertThat(refused.rejection()).isEqualTo(Rejection.INVALID_REQUEST);
+    assertThat(refused.error()).isEqualTo("chat template: roles must alternate");
   }
 }
