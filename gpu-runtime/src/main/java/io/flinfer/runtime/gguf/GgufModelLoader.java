@@ -288,14 +288,31 @@ public final class GgufModelLoader {
       throw new ModelFormatException(f.path().toString(), "tensor " + tensor + " is not a matrix");
     }
     ByteBuffer data = f.map(t);
-    return WeightMatrix.of(GgmlType.byId(t.typeId()), data, (int) t.dims()[1], (int) t.dims()[0]);
+    return WeightMatrix.of(type(f, t, tensor), data, (int) t.dims()[1], (int) t.dims()[0]);
+  }
+
+  /** The tensor's element type; one this runtime does not read is a load error naming both. */
+  private static GgmlType type(GgufFile f, GgufFile.TensorInfo t, String tensor) {
+    GgmlType type = GgmlType.byId(t.typeId());
+    if (type == null) {
+      throw new ModelFormatException(
+          f.path().toString(),
+          "tensor "
+              + tensor
+              + " is of type "
+              + GgmlType.nameOf(t.typeId())
+              + ", which is not supported ("
+              + java.util.Arrays.toString(GgmlType.values())
+              + " are)");
+    }
+    return type;
   }
 
   private static float[] vector(GgufFile f, String tensor) {
     GgufFile.TensorInfo t = info(f, tensor);
     int n = (int) t.elements();
     float[] v = new float[n];
-    WeightMatrix.of(GgmlType.byId(t.typeId()), f.map(t), 1, n).decodeRow(0, v, 0);
+    WeightMatrix.of(type(f, t, tensor), f.map(t), 1, n).decodeRow(0, v, 0);
     return v;
   }
 

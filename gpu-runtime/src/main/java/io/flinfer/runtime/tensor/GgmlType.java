@@ -6,6 +6,9 @@ public enum GgmlType {
   F16(1, 1, 2),
   Q4_0(2, 32, 18),
   Q8_0(8, 32, 34),
+  Q4_K(12, 256, 144),
+  Q5_K(13, 256, 176),
+  Q6_K(14, 256, 210),
   BF16(30, 1, 2);
 
   private final int id;
@@ -33,6 +36,18 @@ public enum GgmlType {
           this + " needs a multiple of " + blockSize + " elements, got " + elements);
     }
     return elements / blockSize * blockBytes;
+  }
+
+  /** GGML's names of the type ids this runtime does not read, for error messages. */
+  private static final String[] OTHER_NAMES = {
+    "F32", "F16", "Q4_0", "Q4_1", "Q4_2", "Q4_3", "Q5_0", "Q5_1", "Q8_0", "Q8_1", "Q2_K", "Q3_K",
+    "Q4_K", "Q5_K", "Q6_K", "Q8_K", "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL", "IQ3_S",
+    "IQ2_S", "IQ4_XS", "I8", "I16", "I32", "I64", "F64", "IQ1_M", "BF16"
+  };
+
+  /** GGML's name of type id {@code id} (or the number, for one it does not name either). */
+  public static String nameOf(int id) {
+    return id >= 0 && id < OTHER_NAMES.length ? OTHER_NAMES[id] : "#" + id;
   }
 
   /** The type with GGML id {@code id}, or null if this runtime does not read it. */

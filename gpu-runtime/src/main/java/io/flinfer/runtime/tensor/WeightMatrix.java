@@ -49,6 +49,11 @@ public abstract class WeightMatrix {
         return new Q8Matrix(slice, rows, cols);
       case Q4_0:
         return new Q4Matrix(slice, rows, cols);
+      case Q4_K:
+      case Q5_K:
+        return new ScaleMinKMatrix(type, slice, rows, cols);
+      case Q6_K:
+        return new Q6KMatrix(slice, rows, cols);
       default:
         throw new IllegalArgumentException("unsupported tensor type " + type);
     }

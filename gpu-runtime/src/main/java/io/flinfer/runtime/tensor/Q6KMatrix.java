@@ -1,0 +1,54 @@
+package io.flinfer.runtime.tensor;
+
+import io.flinfer.memcache.HalfFloats;
+import java.nio.ByteBuffer;
+
+/**
+ * A Q6_K weight matrix: super-blocks of 256 values (210 bytes): 128 bytes of low nibbles, 64 bytes
+ * of high 2-bit pairs, 16 signed 8-bit sub-block scales (16 values each), then the fp16 scale d.
+ * Value = d * scale * (q - 32), q in 0..63.
+ */
+final class Q6KMatrix extends WeightMatrix {
+  static final int BLOCK_BYTES = 210;
+
+  Q6KMatrix(ByteBuffer data, int rows, int cols) {
+    super(data, rows, cols);
+  }
+
+  @Override
+  public GgmlType type() {
+    return GgmlType.Q6_K;
+  }
+
+  @Override
+  public void decodeRow(int row, float[] dst, int off) {
+    int blocks = cols / KQuants.SUPER;
+    int base = row * blocks * BLOCK_BYTES;
+    for (int b = 0; b < blocks; b++) {
+      int p = base + b * BLOCK_BYTES;
+      float d = HalfFloats.fromHalf(data.getShort(p + 208));
+      int o = off + b * KQuants.SUPER;
+      // Two halves of 128 values: 64 bytes of low nibbles, 32 of high bits, 8 scales each.
+      for (int half = 0; half < 2; half++) {
+        int ql = p + 64 * half;
+        int qh = p + 128 + 32 * half;
+        int sc = p + 192 + 8 * half;
+        int y = o + 128 * half;
+        for (int l = 0; l < 32; l++) {
+          int is = l / 16;
+          int a = data.get(ql + l) & 0xff;
+          int c = data.get(ql + l + 32) & 0xff;
+          int h = data.get(qh + l) & 0xff;
+          int q1 = ((a & 0x0f) | ((h & 3) << 4)) - 32;
+          int q2 = ((c & 0x0f) | (((h >>> 2) & 3) << 4)) - 32;
+          int q3 = ((a >>> 4) | (((h >>> 4) & 3) << 4)) - 32;
+          int q4 = ((c >>> 4) | (((h >>> 6) & 3) << 4)) - 32;
+          dst[y + l] = d * data.get(sc + is) * q1;
+          dst[y + l + 32] = d * data.get(sc + is + 2) * q2;
+          dst[y + l + 64] = d * data.get(sc + is + 4) * q3;
+          dst[y + l + 96] = d * data.get(sc + is + 6) * q4;
+        }
+      }
+    }
+  }
+}

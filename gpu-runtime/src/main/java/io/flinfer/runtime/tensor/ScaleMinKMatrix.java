@@ -1,0 +1,60 @@
+package io.flinfer.runtime.tensor;
+
+import io.flinfer.memcache.HalfFloats;
+import java.nio.ByteBuffer;
+
+/**
+ * Q4_K and Q5_K weight matrices: super-blocks of 256 values with an fp16 scale d and min dmin, 8
+ * sub-blocks of 32 with 6-bit scales and mins ({@link KQuants#scaleMin}), and 4-bit values (Q4_K:
+ * 144 bytes a block) plus, in Q5_K, a fifth bit per value in 32 bytes before them (176 bytes).
+ * Value = d * scale * q - dmin * min. Each 32-byte run of nibbles holds two sub-blocks, the low
+ * nibbles then the high ones; sub-block pair g's fifth bits are bits 2g and 2g+1 of the bit bytes.
+ */
+final class ScaleMinKMatrix extends WeightMatrix {
+  private final GgmlType type;
+  private final int blockBytes;
+  private final boolean fifthBit;
+
+  ScaleMinKMatrix(GgmlType type, ByteBuffer data, int rows, int cols) {
+    super(data, rows, cols);
+    if (type != GgmlType.Q4_K && type != GgmlType.Q5_K) {
+      throw new IllegalArgumentException("not a scale-and-min K-quant: " + type);
+    }
+    this.type = type;
+    this.fifthBit = type == GgmlType.Q5_K;
+    this.blockBytes = fifthBit ? 176 : 144;
+  }
+
+  @Override
+  public GgmlType type() {
+    return type;
+  }
+
+  @Override
+  public void decodeRow(int row, float[] dst, int off) {
+    int blocks = cols / KQuants.SUPER;
+    int base = row * blocks * blockBytes;
+    for (int b = 0; b < blocks; b++) {
+      int p = base + b * blockBytes;
+      float d = HalfFloats.fromHalf(data.getShort(p));
+      float dmin = HalfFloats.fromHalf(data.getShort(p + 2));
+      int qh = p + 16;
+      int qs = fifthBit ? p + 48 : p + 16;
+      int o = off + b * KQuants.SUPER;
+      for (int g = 0; g < 4; g++) {
+        int lo = KQuants.scaleMin(data, p + 4, 2 * g);
+        int hi = KQuants.scaleMin(data, p + 4, 2 * g + 1);
+        float d1 = d * (lo & 0xff);
+        float m1 = dmin * (lo >>> 8);
+        float d2 = d * (hi & 0xff);
+        float m2 = dmin * (hi >>> 8);
+        for (int l = 0; l < 32; l++) {
+          int q = data.get(qs + 32 * g + l) & 0xff;
+          int h = fifthBit ? data.get(qh + l) & 0xff : 0;
+          dst[o + 64 * g + l] = d1 * ((q & 0x0f) | (((h >>> (2 * g)) & 1) << 4)) - m1;
+          dst[o + 64 * g + 32 + l] = d2 * ((q >>> 4) | (((h >>> (2 * g + 1)) & 1) << 4)) - m2;
+        }
+      }
+    }
+  }
+}

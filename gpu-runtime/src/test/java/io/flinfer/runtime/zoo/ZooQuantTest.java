@@ -1,0 +1,128 @@
+package io.flinfer.runtime.zoo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flinfer.runtime.forward.CpuModelRunner;
+import io.flinfer.runtime.gguf.GgufFile;
+import io.flinfer.runtime.model.LlamaModel;
+import io.flinfer.runtime.tensor.GgmlType;
+import io.flinfer.runtime.tensor.WeightMatrix;
+import io.flinfer.runtime.testing.ForwardRuns;
+import io.flinfer.runtime.testing.ZooGoldens;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.List;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** Quantized files as llama-quantize wrote them load and compute what llama.cpp computes. */
+class ZooQuantTest {
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(
+      strings = {
+        "llama-q-Q8_0",
+        "llama-q-Q4_0",
+        "llama-q-Q4_K_M",
+        "llama-q-Q5_K_M",
+        "llama-q-Q6_K"
+      })
+  void logitsAgreeWithLlamaCpp(String name) {
+    LlamaModel model = ZooGoldens.model(name);
+    List<ZooGoldens.Golden> goldens = ZooGoldens.goldens(name);
+    for (int p = 0; p < goldens.size(); p++) {
+      ZooGoldens.Golden gold = goldens.get(p);
+      float[] logits =
+          ForwardRuns.alone(model, gold.prompt(), gold.prompt().length, CpuModelRunner::new, 1)
+              .get(0);
+      double rel = ZooGoldens.maxRel(gold.logits(), logits);
+      int overlap = overlap(top(gold.logits(), 10), top(logits, 10));
+      System.out.printf(
+          "%s p%d max_rel %.3e argmax %d/%d top10 overlap %d%n",
+          name, p + 1, rel, argmax(logits), argmax(gold.logits()), overlap);
+      // llama.cpp quantizes activations to 8 bits; these kernels keep them in f32, so only the
+      // likeliest tokens agree (the goldens observe 3e-2..2.5e-1 max_rel for any such kernel).
+      assertThat(rel).as("%s p%d max_rel", name, p + 1).isLessThan(0.3);
+      assertThat(overlap).as("%s p%d top-10 overlap", name, p + 1).isGreaterThanOrEqualTo(5);
+    }
+  }
+
+  /**
+   * Each format decodes {@code blk.0.attn_q.weight} to the unquantized base model's weights within
+   * its quantization error. The base file is not shipped; its first 8 rows were drawn as the zoo's
+   * {@code make_models.py} draws them (numpy {@code default_rng(6006)}: token_embd 32000 x 256 at
+   * std 0.5, 256 norm weights, then attn_q at std 2/16) into a test resource. A mistake in a block
+   * layout (a swapped nibble, a scale taken for a min) would err by the size of the weights.
+   */
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(
+      strings = {
+        "llama-q-Q8_0:0.007",
+        "llama-q-Q6_K:0.025",
+        "llama-q-Q5_K_M:0.05",
+        "llama-q-Q4_K_M:0.1",
+        "llama-q-Q4_0:0.12"
+      })
+  void weightsDecodeToTheBaseWeightsWithinQuantizationError(String spec) throws Exception {
+    String name = spec.split(":")[0];
+    double bound = Double.parseDouble(spec.split(":")[1]);
+    float[] base = new float[8 * 256];
+    try (InputStream in =
+        ZooQuantTest.class.getResourceAsStream("/zoo/llama-q-base.attn_q0.rows0-7.f32")) {
+      ByteBuffer.wrap(in.readAllBytes()).order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer().get(base);
+    }
+    GgufFile quant = GgufFile.open(ZooGoldens.modelFile(name));
+    GgufFile.TensorInfo t = quant.tensors().get("blk.0.attn_q.weight");
+    WeightMatrix q = WeightMatrix.of(GgmlType.byId(t.typeId()), quant.map(t), 256, 256);
+    double err = 0;
+    double norm = 0;
+    float[] row = new float[256];
+    for (int r = 0; r < 8; r++) {
+      q.decodeRow(r, row, 0);
+      for (int i = 0; i < 256; i++) {
+        double d = row[i] - base[r * 256 + i];
+        err += d * d;
+        norm += base[r * 256 + i] * (double) base[r * 256 + i];
+      }
+    }
+    double rel = Math.sqrt(err / norm);
+    System.out.printf("%s attn_q (%s): relative rms error %.4f%n", name, q.type(), rel);
+    assertThat(rel).as("%s (%s) relative rms error", name, q.type()).isLessThan(bound);
+  }
+
+  static int argmax(float[] v) {
+    int best = 0;
+    for (int i = 1; i < v.length; i++) {
+      if (v[i] > v[best]) {
+        best = i;
+      }
+    }
+    return best;
+  }
+
+  static int[] top(float[] v, int k) {
+    int[] idx = new int[k];
+    boolean[] taken = new boolean[v.length];
+    for (int j = 0; j < k; j++) {
+      int best = -1;
+      for (int i = 0; i < v.length; i++) {
+        if (!taken[i] && (best < 0 || v[i] > v[best])) {
+          best = i;
+        }
+      }
+      taken[best] = true;
+      idx[j] = best;
+    }
+    return idx;
+  }
+
+  static int overlap(int[] a, int[] b) {
+    int n = 0;
+    for (int x : a) {
+      for (int y : b) {
+        n += x == y ? 1 : 0;
+      }
+    }
+    return n;
+  }
+}
