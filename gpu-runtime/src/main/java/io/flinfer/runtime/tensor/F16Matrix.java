@@ -1,6 +1,7 @@
 package io.flinfer.runtime.tensor;
 
 import io.flinfer.memcache.HalfFloats;
+import io.flinfer.runtime.kernel.HalfVectors;
 import java.nio.ByteBuffer;
 
 /** An IEEE half-precision weight matrix. */
@@ -16,6 +17,18 @@ final class F16Matrix extends WeightMatrix {
 
   @Override
   public void decodeRow(int row, float[] dst, int off) {
+    int base = row * cols * 2;
+    int i = 0;
+    for (; i + HalfVectors.WIDE_LANES <= cols; i += HalfVectors.WIDE_LANES) {
+      HalfVectors.fp16Wide(data, base + i * 2, dst, off + i);
+    }
+    for (; i < cols; i++) {
+      dst[off + i] = HalfFloats.fromHalf(data.getShort(base + i * 2));
+    }
+  }
+
+  @Override
+  public void decodeRowReference(int row, float[] dst, int off) {
     int base = row * cols * 2;
     for (int i = 0; i < cols; i++) {
       dst[off + i] = HalfFloats.fromHalf(data.getShort(base + i * 2));

@@ -1,7 +1,10 @@
 package io.flinfer.runtime.tensor;
 
 import io.flinfer.memcache.HalfFloats;
+import io.flinfer.runtime.kernel.HalfVectors;
 import java.nio.ByteBuffer;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.VectorOperators;
 
 /**
  * A Q6_K weight matrix: super-blocks of 256 values (210 bytes): 128 bytes of low nibbles, 64 bytes
@@ -22,6 +25,48 @@ final class Q6KMatrix extends WeightMatrix {
 
   @Override
   public void decodeRow(int row, float[] dst, int off) {
+    int blocks = cols / KQuants.SUPER;
+    int base = row * blocks * BLOCK_BYTES;
+    for (int b = 0; b < blocks; b++) {
+      int p = base + b * BLOCK_BYTES;
+      float d = HalfFloats.fromHalf(data.getShort(p + 208));
+      int o = off + b * KQuants.SUPER;
+      for (int half = 0; half < 2; half++) {
+        int sc = p + 192 + 8 * half;
+        int y = o + 128 * half;
+        ByteVector a = HalfVectors.bytes32(data, p + 64 * half);
+        ByteVector c = HalfVectors.bytes32(data, p + 64 * half + 32);
+        ByteVector h = HalfVectors.bytes32(data, p + 128 + 32 * half);
+        ByteVector q1 = a.and((byte) 0x0f).or(h.and((byte) 3).lanewise(VectorOperators.LSHL, 4));
+        ByteVector q2 = c.and((byte) 0x0f).or(bits(h, 2));
+        ByteVector q3 = a.lanewise(VectorOperators.LSHR, 4).or(bits(h, 4));
+        ByteVector q4 = c.lanewise(VectorOperators.LSHR, 4).or(bits(h, 6));
+        // Quarter k of the half holds values 32k..32k+31; its two 16-value sub-blocks' scales
+        // are sc[2k] and sc[2k+1].
+        quarter(q1, d * data.get(sc), d * data.get(sc + 1), dst, y);
+        quarter(q2, d * data.get(sc + 2), d * data.get(sc + 3), dst, y + 32);
+        quarter(q3, d * data.get(sc + 4), d * data.get(sc + 5), dst, y + 64);
+        quarter(q4, d * data.get(sc + 6), d * data.get(sc + 7), dst, y + 96);
+      }
+    }
+  }
+
+  /** The high bit pair at {@code shift} of each byte of {@code h}, moved to bits 4 and 5. */
+  private static ByteVector bits(ByteVector h, int shift) {
+    return h.lanewise(VectorOperators.LSHR, shift).and((byte) 3).lanewise(VectorOperators.LSHL, 4);
+  }
+
+  /** 32 six-bit values less 32, the first 16 times {@code s0} and the rest times {@code s1}. */
+  private static void quarter(ByteVector q, float s0, float s1, float[] dst, int o) {
+    ByteVector v = q.sub((byte) 32);
+    HalfVectors.scaled(v, 0, s0, dst, o);
+    HalfVectors.scaled(v, 1, s0, dst, o + 8);
+    HalfVectors.scaled(v, 2, s1, dst, o + 16);
+    HalfVectors.scaled(v, 3, s1, dst, o + 24);
+  }
+
+  @Override
+  public void decodeRowReference(int row, float[] dst, int off) {
     int blocks = cols / KQuants.SUPER;
     int base = row * blocks * BLOCK_BYTES;
     for (int b = 0; b < blocks; b++) {

@@ -1,7 +1,10 @@
 package io.flinfer.runtime.tensor;
 
 import io.flinfer.memcache.HalfFloats;
+import io.flinfer.runtime.kernel.HalfVectors;
 import java.nio.ByteBuffer;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.VectorOperators;
 
 /**
  * Q4_K and Q5_K weight matrices: super-blocks of 256 values with an fp16 scale d and min dmin, 8
@@ -32,6 +35,47 @@ final class ScaleMinKMatrix extends WeightMatrix {
 
   @Override
   public void decodeRow(int row, float[] dst, int off) {
+    int blocks = cols / KQuants.SUPER;
+    int base = row * blocks * blockBytes;
+    for (int b = 0; b < blocks; b++) {
+      int p = base + b * blockBytes;
+      float d = HalfFloats.fromHalf(data.getShort(p));
+      float dmin = HalfFloats.fromHalf(data.getShort(p + 2));
+      int qs = fifthBit ? p + 48 : p + 16;
+      ByteVector high = fifthBit ? HalfVectors.bytes32(data, p + 16) : null;
+      int o = off + b * KQuants.SUPER;
+      for (int g = 0; g < 4; g++) {
+        int lo = KQuants.scaleMin(data, p + 4, 2 * g);
+        int hi = KQuants.scaleMin(data, p + 4, 2 * g + 1);
+        ByteVector q = HalfVectors.bytes32(data, qs + 32 * g);
+        ByteVector first = q.and((byte) 0x0f);
+        ByteVector second = q.lanewise(VectorOperators.LSHR, 4);
+        if (fifthBit) {
+          first =
+              first.or(
+                  high.lanewise(VectorOperators.LSHR, 2 * g)
+                      .and((byte) 1)
+                      .lanewise(VectorOperators.LSHL, 4));
+          second =
+              second.or(
+                  high.lanewise(VectorOperators.LSHR, 2 * g + 1)
+                      .and((byte) 1)
+                      .lanewise(VectorOperators.LSHL, 4));
+        }
+        float d1 = d * (lo & 0xff);
+        float m1 = dmin * (lo >>> 8);
+        float d2 = d * (hi & 0xff);
+        float m2 = dmin * (hi >>> 8);
+        for (int part = 0; part < 4; part++) {
+          HalfVectors.scaled(first, part, d1, m1, dst, o + 64 * g + 8 * part);
+          HalfVectors.scaled(second, part, d2, m2, dst, o + 64 * g + 32 + 8 * part);
+        }
+      }
+    }
+  }
+
+  @Override
+  public void decodeRowReference(int row, float[] dst, int off) {
     int blocks = cols / KQuants.SUPER;
     int base = row * blocks * blockBytes;
     for (int b = 0; b < blocks; b++) {

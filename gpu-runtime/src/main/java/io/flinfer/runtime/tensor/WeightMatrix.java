@@ -69,8 +69,16 @@ public abstract class WeightMatrix {
 
   public abstract GgmlType type();
 
-  /** Decodes row {@code row} into {@code dst[off..off+cols)} as floats. */
-  public abstract void decodeRow(int row, float[] dst, int off);
+  /**
+   * Decodes row {@code row} into {@code dst[off..off+cols)} as floats, in vector registers where
+   * the format allows; the same bits as {@link #decodeRowReference}.
+   */
+  public void decodeRow(int row, float[] dst, int off) {
+    decodeRowReference(row, dst, off);
+  }
+
+  /** The plain scalar decoding, value by value, that the fast one is tested against. */
+  public abstract void decodeRowReference(int row, float[] dst, int off);
 
   /**
    * Rows {@code [from, from + count)} as a matrix of their own over the same bytes (a fused

@@ -1,0 +1,43 @@
+package io.flinfer.runtime.tensor;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Random;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.constraints.LongRange;
+
+/**
+ * Every format's fast row decoding gives the plain reference decoding's bits, on random bytes: any
+ * scale, any value, any half-precision pattern (subnormals, infinities, NaNs), and rows whose
+ * length is not a multiple of the vector width.
+ */
+class DecodeRowTest {
+  @Property(tries = 200)
+  void fastDecodingIsTheReferenceBitForBit(
+      @ForAll GgmlType type,
+      @ForAll @IntRange(min = 1, max = 3) int rows,
+      @ForAll @IntRange(min = 1, max = 3) int blocks,
+      @ForAll @IntRange(min = 0, max = 7) int extra,
+      @ForAll @LongRange long seed) {
+    int cols = type.blockSize() == 1 ? 8 * blocks + extra : type.blockSize() * blocks;
+    int bytes = (int) type.bytes((long) rows * cols);
+    ByteBuffer data = ByteBuffer.allocate(bytes).order(ByteOrder.LITTLE_ENDIAN);
+    new Random(seed).nextBytes(data.array());
+    WeightMatrix m = WeightMatrix.of(type, data, rows, cols);
+    float[] fast = new float[cols + 3];
+    float[] ref = new float[cols + 3];
+    for (int r = 0; r < rows; r++) {
+      m.decodeRow(r, fast, 3);
+      m.decodeRowReference(r, ref, 3);
+      for (int i = 3; i < cols + 3; i++) {
+        assertThat(Float.floatToRawIntBits(fast[i]))
+            .as("%s row %d value %d: %s vs %s", type, r, i - 3, fast[i], ref[i])
+            .isEqualTo(Float.floatToRawIntBits(ref[i]));
+      }
+    }
+  }
+}
