@@ -23,6 +23,7 @@ import picocli.CommandLine.Command;
       BenchCacheCommand.class,
       BenchEngineCommand.class,
       BenchJobCommand.class,
+      SchemasCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class FlinferCommand implements Runnable {

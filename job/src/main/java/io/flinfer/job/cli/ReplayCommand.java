@@ -31,6 +31,8 @@ public final class ReplayCommand implements Callable<Integer> {
 
   @Mixin StateOptions state = new StateOptions();
 
+  @Mixin FormatOptions formats = new FormatOptions();
+
   @Option(names = "--bootstrap-servers", required = true, description = "Kafka bootstrap servers.")
   String bootstrapServers;
 
@@ -74,8 +76,8 @@ public final class ReplayCommand implements Callable<Integer> {
     ModelLocator.Location where = modelOptions.locate();
     PromptRange range = PromptRange.parse(promptsTopic, from, until);
     PipelineSettings settings =
-        limits
-            .apply(engine.apply(PipelineSettings.builder(), where))
+        formats
+            .apply(limits.apply(engine.apply(PipelineSettings.builder(), where)))
             .bootstrapServers(bootstrapServers)
             .topics(promptsTopic, completionsTopic, chunksTopic, deadLettersTopic)
             .replay(range)

@@ -10,9 +10,7 @@ import io.flinfer.operators.flink.RawPrompt;
 import io.flinfer.operators.flink.RequestDedupe;
 import io.flinfer.operators.flink.TokenOutput;
 import io.flinfer.operators.flink.TokenizedPrompt;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
+import io.flinfer.operators.format.OutputFormat;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.function.Function;
@@ -81,7 +79,7 @@ public final class FlinferPipeline {
                 WatermarkStrategy.noWatermarks(),
                 s.range() == null ? "Prompts from Kafka" : "Prompts from Kafka " + s.range())
             .uid("prompts-source")
-            .process(new PromptDecoder(s.model(), s.limits()))
+            .process(new PromptDecoder(s.model(), s.limits(), s.schemaRegistryUrl()))
             .name("Decode and validate")
             .uid("decode-validate");
     SingleOutputStreamOperator<TokenizedPrompt> prompts =
@@ -108,6 +106,12 @@ public final class FlinferPipeline {
             .name("Detokenize")
             .uid("detokenize");
     RecordSizes sizes = new RecordSizes(s.limits());
+    // Lambdas, not Writer::write: serialized method references to one method with different
+    // argument types deserialize as the first one, whose cast fails on the others' records.
+    OutputFormat.Writer completionsOut = writer(s, s.completionsTopic());
+    OutputFormat.Writer deadLettersOut = writer(s, s.deadLettersTopic());
+    completionsOut.registerUpFront(Completion.getClassSchema());
+    deadLettersOut.registerUpFront(DeadLetter.getClassSchema());
     completions
         .sinkTo(
             sink(
@@ -115,11 +119,13 @@ public final class FlinferPipeline {
                 s.completionsTopic(),
                 DeliveryGuarantee.EXACTLY_ONCE,
                 Completion::getRequestId,
-                FlinferPipeline::bytes,
+                c -> completionsOut.write(c),
                 sizes::completionTooLarge))
         .name("Completions to Kafka")
         .uid("completions-sink");
     if (s.chunksTopic() != null) {
+      OutputFormat.Writer chunksOut = writer(s, s.chunksTopic());
+      chunksOut.registerUpFront(CompletionChunk.getClassSchema());
       completions
           .getSideOutput(Detokenizer.CHUNKS)
           .sinkTo(
@@ -128,7 +134,7 @@ public final class FlinferPipeline {
                   s.chunksTopic(),
                   DeliveryGuarantee.AT_LEAST_ONCE,
                   CompletionChunk::getRequestId,
-                  FlinferPipeline::bytes,
+                  c -> chunksOut.write(c),
                   sizes::chunkTooLarge))
           .name("Chunks to Kafka")
           .uid("chunks-sink");
@@ -142,7 +148,7 @@ public final class FlinferPipeline {
                 s.deadLettersTopic(),
                 DeliveryGuarantee.AT_LEAST_ONCE,
                 d -> d.getRequestId() == null ? "" : d.getRequestId(),
-                FlinferPipeline::bytes,
+                d -> deadLettersOut.write(d),
                 sizes::deadLetterTooLarge))
         .name("Dead letters to Kafka")
         .uid("dead-letters-sink");
@@ -162,6 +168,7 @@ public final class FlinferPipeline {
       RecordSizes.Oversize<T> tooLarge) {
     int max = s.limits().maxRecordBytes();
     String deadLetters = s.deadLettersTopic();
+    OutputFormat.Writer deadLettersOut = writer(s, deadLetters);
     KafkaRecordSerializationSchema<T> schema =
         (element, context, timestamp) -> {
           byte[] k = key.apply(element).getBytes(StandardCharsets.UTF_8);
@@ -171,7 +178,8 @@ public final class FlinferPipeline {
           }
           DeadLetter d = tooLarge.deadLetter(element, v, k.length + v.length);
           String id = d.getRequestId() == null ? "" : d.getRequestId();
-          return new ProducerRecord<>(deadLetters, id.getBytes(StandardCharsets.UTF_8), bytes(d));
+          return new ProducerRecord<>(
+              deadLetters, id.getBytes(StandardCharsets.UTF_8), deadLettersOut.write(d));
         };
     return KafkaSink.<T>builder()
         .setBootstrapServers(s.bootstrapServers())
@@ -186,35 +194,12 @@ public final class FlinferPipeline {
         .build();
   }
 
+  private static OutputFormat.Writer writer(PipelineSettings s, String topic) {
+    return new OutputFormat.Writer(s.outputFormat(), s.schemaRegistryUrl(), topic);
+  }
+
   /** A function that can travel in the job graph. */
   public interface SerializableFunction<T, R> extends Function<T, R>, java.io.Serializable {}
-
-  static byte[] bytes(Completion c) {
-    return toBytes(() -> c.toByteBuffer());
-  }
-
-  static byte[] bytes(CompletionChunk c) {
-    return toBytes(() -> c.toByteBuffer());
-  }
-
-  static byte[] bytes(DeadLetter d) {
-    return toBytes(() -> d.toByteBuffer());
-  }
-
-  private interface Encoding {
-    ByteBuffer encode() throws IOException;
-  }
-
-  private static byte[] toBytes(Encoding e) {
-    try {
-      ByteBuffer b = e.encode();
-      byte[] out = new byte[b.remaining()];
-      b.get(out);
-      return out;
-    } catch (IOException x) {
-      throw new UncheckedIOException(x);
-    }
-  }
 
   /**
    * Keeps every record's bytes and source; decoding happens downstream so bad bytes become dead

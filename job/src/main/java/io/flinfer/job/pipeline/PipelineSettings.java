@@ -3,6 +3,7 @@ package io.flinfer.job.pipeline;
 import io.flinfer.operators.engine.EngineConfig;
 import io.flinfer.operators.flink.InferenceSettings;
 import io.flinfer.operators.flink.ModelSource;
+import io.flinfer.operators.format.OutputFormat;
 import io.flinfer.operators.request.RequestLimits;
 import java.io.Serializable;
 import java.time.Duration;
@@ -25,6 +26,8 @@ public record PipelineSettings(
     InferenceSettings inference,
     RequestLimits limits,
     Duration dedupeWindow,
+    String schemaRegistryUrl,
+    OutputFormat outputFormat,
     long checkpointIntervalMillis,
     PromptRange range)
     implements Serializable {
@@ -63,6 +66,8 @@ public record PipelineSettings(
     private String backend = "cpu";
     private RequestLimits limits = RequestLimits.defaults();
     private Duration dedupeWindow = DEFAULT_DEDUPE_WINDOW;
+    private String schemaRegistryUrl;
+    private OutputFormat outputFormat = OutputFormat.AVRO;
     private long checkpointIntervalMillis = 1000;
     private long streamIntervalMillis = DEFAULT_STREAM_INTERVAL_MILLIS;
     private PromptRange range;
@@ -113,6 +118,21 @@ public record PipelineSettings(
       return this;
     }
 
+    /**
+     * Where Confluent-format prompt records' schemas are looked up, and where the output's are
+     * registered with {@link OutputFormat#CONFLUENT}; null: no registry.
+     */
+    public Builder schemaRegistryUrl(String v) {
+      schemaRegistryUrl = v;
+      return this;
+    }
+
+    /** How completions, chunks and dead letters are written. */
+    public Builder outputFormat(OutputFormat v) {
+      outputFormat = v;
+      return this;
+    }
+
     /** How long a request id stays taken after its first record: a second gets a dead letter. */
     public Builder dedupeWindow(Duration v) {
       dedupeWindow = v;
@@ -143,6 +163,9 @@ public record PipelineSettings(
       if (dedupeWindow == null || dedupeWindow.isNegative() || dedupeWindow.isZero()) {
         throw new IllegalArgumentException("the dedupe window must be positive");
       }
+      if (outputFormat == OutputFormat.CONFLUENT && schemaRegistryUrl == null) {
+        throw new IllegalArgumentException("--output-format confluent needs --schema-registry-url");
+      }
       if (streamIntervalMillis < 0) {
         throw new IllegalArgumentException("stream interval must be >= 0 ms");
       }
@@ -168,6 +191,8 @@ public record PipelineSettings(
           new InferenceSettings(model, engine, backend, streamIntervalMillis),
           limits,
           dedupeWindow,
+          schemaRegistryUrl,
+          outputFormat,
           checkpointIntervalMillis,
           range);
     }

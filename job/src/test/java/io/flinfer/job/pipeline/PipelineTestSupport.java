@@ -53,8 +53,13 @@ final class PipelineTestSupport {
    */
   static PipelineSettings.Builder settings(
       EmbeddedKafka kafka, ModelSource model, long checkpointMs) {
+    return settings(kafka.bootstrapServers(), model, checkpointMs);
+  }
+
+  static PipelineSettings.Builder settings(
+      String bootstrapServers, ModelSource model, long checkpointMs) {
     return PipelineSettings.builder()
-        .bootstrapServers(kafka.bootstrapServers())
+        .bootstrapServers(bootstrapServers)
         .topics("prompts", "completions", "chunks", "dead-letters")
         .model(model, "stories260K")
         .engine(

@@ -2,15 +2,19 @@ package io.flinfer.operators.flink;
 
 import io.flinfer.avro.DeadLetter;
 import io.flinfer.avro.PromptRequest;
-import io.flinfer.avro.history.PromptRequests;
+import io.flinfer.operators.format.InputFormat;
+import io.flinfer.operators.format.RecordReader;
+import io.flinfer.operators.format.SchemaRegistryClient;
 import io.flinfer.operators.request.Rejection;
 import io.flinfer.operators.request.RequestLimits;
 import io.flinfer.operators.request.RequestValidator;
 import io.flinfer.runtime.model.LlamaModel;
+import java.util.EnumMap;
+import java.util.Map;
 import java.util.Set;
-import org.apache.avro.message.BinaryMessageDecoder;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.streaming.api.functions.ProcessFunction;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
@@ -25,21 +29,34 @@ public class PromptDecoder extends ProcessFunction<RawPrompt, TokenizedPrompt> {
 
   private final ModelSource modelSource;
   private final RequestLimits limits;
+  private final String schemaRegistryUrl;
   private transient RequestValidator validator;
-  private transient BinaryMessageDecoder<PromptRequest> decoder;
+  private transient RecordReader<PromptRequest> records;
   private transient Counter deadLetters;
+  private transient Map<InputFormat, Counter> byFormat;
 
-  public PromptDecoder(ModelSource modelSource, RequestLimits limits) {
+  /**
+   * @param schemaRegistryUrl where Confluent-format records' schemas are looked up, or null
+   */
+  public PromptDecoder(ModelSource modelSource, RequestLimits limits, String schemaRegistryUrl) {
     this.modelSource = modelSource;
     this.limits = limits;
+    this.schemaRegistryUrl = schemaRegistryUrl;
   }
 
   @Override
   public void open(OpenContext context) {
     LlamaModel model = modelSource.load();
     validator = RequestValidator.forModel(model, limits, Set.of());
-    decoder = PromptRequests.decoder();
-    deadLetters = getRuntimeContext().getMetricGroup().addGroup("flinfer").counter("deadLetters");
+    records =
+        RecordReader.prompts(
+            schemaRegistryUrl == null ? null : new SchemaRegistryClient(schemaRegistryUrl));
+    MetricGroup group = getRuntimeContext().getMetricGroup().addGroup("flinfer");
+    deadLetters = group.counter("deadLetters");
+    byFormat = new EnumMap<>(InputFormat.class);
+    for (InputFormat f : InputFormat.values()) {
+      byFormat.put(f, group.addGroup("input_format", f.label()).counter("records"));
+    }
   }
 
   @Override
@@ -47,9 +64,12 @@ public class PromptDecoder extends ProcessFunction<RawPrompt, TokenizedPrompt> {
     long now = System.currentTimeMillis();
     PromptRequest request;
     try {
-      request = PromptRequests.decode(decoder, raw.value == null ? new byte[0] : raw.value);
+      RecordReader.Decoded<PromptRequest> d =
+          records.read(raw.value == null ? new byte[0] : raw.value, raw.topic);
+      byFormat.get(d.format()).inc();
+      request = d.record();
     } catch (Exception e) {
-      reject(ctx, raw, null, "decode", Rejection.UNDECODABLE, "not a PromptRequest: " + e);
+      reject(ctx, raw, null, "decode", Rejection.UNDECODABLE, e.getMessage());
       return;
     }
     RequestValidator.Outcome outcome = validator.validate(request, now);

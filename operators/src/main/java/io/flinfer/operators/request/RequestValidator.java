@@ -177,6 +177,10 @@ public final class RequestValidator {
         return invalid("stop strings must not be empty");
       }
     }
+    Long seed = r.getSampling().getSeed();
+    if (seed != null && (seed < 0 || seed > MAX_SEED)) {
+      return invalid("sampling.seed must be in [0, 2^53), so that every client reads it exactly");
+    }
     Req req;
     try {
       req = toReq(r, ids, seedOf(r), new int[0]);
@@ -312,13 +316,16 @@ public final class RequestValidator {
         .build();
   }
 
-  /** A stable seed from the request id (the same on every replay or restore). */
+  /** Seeds stay below 2^53, where every JSON reader (JavaScript's included) reads them exactly. */
+  public static final long MAX_SEED = (1L << 53) - 1;
+
+  /** A stable seed from the request id (the same on every replay or restore), below 2^53. */
   static long seedOf(String requestId) {
     long h = 0x9E3779B97F4A7C15L;
     for (int i = 0; i < requestId.length(); i++) {
       h = (h ^ requestId.charAt(i)) * 0xBF58476D1CE4E5B9L;
     }
-    return h ^ (h >>> 31);
+    return (h ^ (h >>> 31)) & MAX_SEED;
   }
 
   private static Outcome invalid(String message) {

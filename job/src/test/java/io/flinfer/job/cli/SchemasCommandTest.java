@@ -1,0 +1,50 @@
+package io.flinfer.job.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.flinfer.avro.PromptRequest;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import org.apache.avro.Schema;
+import org.junit.jupiter.api.Test;
+
+/** What a client in another language needs to speak the records, from the command line. */
+class SchemasCommandTest {
+  private static String run(String... args) {
+    PrintStream old = System.out;
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+    try {
+      assertThat(FlinferCommand.commandLine().execute(args)).isZero();
+    } finally {
+      System.setOut(old);
+    }
+    return out.toString(StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void theHeaderIsWhatAnEncodedRecordStartsWith() throws Exception {
+    JsonNode all = new ObjectMapper().readTree(run("schemas"));
+    assertThat(all).hasSize(4);
+    JsonNode prompt = all.get(0);
+    assertThat(prompt.get("record").asText()).isEqualTo("PromptRequest");
+    ByteBuffer encoded =
+        PromptRequest.newBuilder().setRequestId("r").setPrompt("x").build().toByteBuffer();
+    StringBuilder start = new StringBuilder();
+    for (int i = 0; i < 10; i++) {
+      start.append(String.format("%02x", encoded.get(i)));
+    }
+    assertThat(prompt.get("single_object_header_hex").asText()).isEqualTo(start.toString());
+    assertThat(prompt.get("earlier_fingerprints")).hasSize(2);
+  }
+
+  @Test
+  void theAvscParsesAloneWithItsNamedTypesInlined() {
+    Schema parsed = new Schema.Parser().parse(run("schemas", "--avsc", "PromptRequest"));
+    assertThat(parsed).isEqualTo(PromptRequest.getClassSchema());
+  }
+}
