@@ -43,6 +43,10 @@ public final class JobCommand implements Callable<Integer> {
             : env.getConfiguration().get(CheckpointingOptions.CHECKPOINTS_DIRECTORY);
     Configuration conf = new Configuration();
     jobOptions.state.apply(conf, folder);
+    if (env instanceof LocalStreamEnvironment) {
+      jobOptions.metrics.check();
+      jobOptions.metrics.apply(conf);
+    }
     env.configure(conf);
     FlinferPipeline.build(env, settings);
     env.execute("flinfer");

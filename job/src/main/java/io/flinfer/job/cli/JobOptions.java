@@ -26,6 +26,10 @@ final class JobOptions {
 
   @Mixin StateOptions state = new StateOptions();
 
+  @Mixin FormatOptions formats = new FormatOptions();
+
+  @Mixin MetricsOptions metrics = new MetricsOptions();
+
   /** The model files of {@code where}, as each task loads them. */
   static ModelSource modelSource(ModelLocator.Location where) {
     return new ModelSource(
@@ -34,8 +38,8 @@ final class JobOptions {
   }
 
   PipelineSettings settings(String bootstrapServers, ModelLocator.Location where) {
-    return limits
-        .apply(engine.apply(PipelineSettings.builder(), where))
+    return formats
+        .apply(limits.apply(engine.apply(PipelineSettings.builder(), where)))
         .bootstrapServers(bootstrapServers)
         .topics(promptsTopic, completionsTopic, chunksTopic, deadLettersTopic)
         .build();

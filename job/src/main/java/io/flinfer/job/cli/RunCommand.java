@@ -7,6 +7,8 @@ import io.flinfer.job.kafka.EmbeddedKafka;
 import io.flinfer.job.model.ModelLocator;
 import io.flinfer.job.pipeline.FlinferPipeline;
 import io.flinfer.job.pipeline.PipelineSettings;
+import io.flinfer.operators.format.RecordReader;
+import io.flinfer.operators.format.SchemaRegistryClient;
 import io.flinfer.operators.request.RequestLimits;
 import io.flinfer.operators.request.Utf8;
 import java.io.BufferedReader;
@@ -69,7 +71,10 @@ public final class RunCommand implements Callable<Integer> {
       description = "Prompts to send, one per line (default: the examples; - for stdin).")
   String prompts;
 
-  @Option(names = "--once", description = "Exit when every prompt sent has completed.")
+  @Option(
+      names = "--once",
+      description =
+          "Exit when every prompt sent has completed (with --prompts -: once stdin has ended).")
   boolean once;
 
   @Option(names = "--max-new-tokens", defaultValue = "64")
@@ -121,6 +126,7 @@ public final class RunCommand implements Callable<Integer> {
     if (webPort > 0) {
       EmbeddedKafka.requireFree(webPort, "--web-port");
     }
+    jobOptions.metrics.check();
     Path data =
         dataDir != null
             ? dataDir
@@ -141,6 +147,7 @@ public final class RunCommand implements Callable<Integer> {
       conf.setString("restart-strategy.fixed-delay.attempts", "3");
       conf.setString("restart-strategy.fixed-delay.delay", "1 s");
       jobOptions.state.apply(conf, data.resolve("checkpoints").toString());
+      jobOptions.metrics.apply(conf);
       StreamExecutionEnvironment env =
           StreamExecutionEnvironment.createLocalEnvironmentWithWebUI(conf);
       env.setParallelism(parallelism);
@@ -149,14 +156,23 @@ public final class RunCommand implements Callable<Integer> {
       // Completes only when the job ends, which a streaming job never does on its own.
       CompletableFuture<JobExecutionResult> ended = job.getJobExecutionResult();
       out.printf(
-          "Kafka at %s (data in %s), Flink dashboard at http://127.0.0.1:%d, model %s%n",
-          kafka.bootstrapServers(), data, webPort, where.model());
+          "Kafka at %s (data in %s), Flink dashboard at http://127.0.0.1:%d,%s model %s%n",
+          kafka.bootstrapServers(),
+          data,
+          webPort,
+          jobOptions.metrics.metricsPort > 0
+              ? " Prometheus metrics at http://127.0.0.1:"
+                  + jobOptions.metrics.metricsPort
+                  + "/metrics,"
+              : "",
+          where.model());
       try (KafkaProducer<byte[], byte[]> producer =
               new KafkaProducer<>(
                   Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()),
                   new ByteArraySerializer(),
                   new ByteArraySerializer());
           KafkaConsumer<byte[], byte[]> consumer = consumer(kafka, settings, session.resumed())) {
+        Readers readers = Readers.of(settings);
         if (session.resumed()) {
           System.err.printf(
               "resuming: %d prompts of the last run are still awaited; not sending the prompts"
@@ -167,20 +183,19 @@ public final class RunCommand implements Callable<Integer> {
             send(producer, settings.promptsTopic(), session.send(), prompt);
           }
         }
-        BufferedReader stdin = null;
+        StdinLines stdin = null;
         if ("-".equals(prompts) || !once) {
-          stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+          stdin = new StdinLines(System.in);
           System.err.println("reading more prompts from stdin, one per line (Ctrl-D ends input)");
         }
-        while (!(once && session.pendingCount() == 0)) {
+        while (!(once && (stdin == null || stdin.ended()) && session.pendingCount() == 0)) {
           for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(100))) {
-            print(out, r, settings, session);
+            print(out, r, settings, session, readers);
           }
-          if (stdin != null && stdin.ready()) {
-            String line = stdin.readLine();
-            if (line == null) {
-              stdin = null;
-            } else if (!line.isBlank()) {
+          for (String line = stdin == null ? null : stdin.poll();
+              line != null;
+              line = stdin.poll()) {
+            if (!line.isBlank()) {
               String error = tooLarge(line, limits.promptBytesFor(Integer.MAX_VALUE));
               if (error != null) {
                 System.err.println("not sent: " + error);
@@ -203,11 +218,27 @@ public final class RunCommand implements Callable<Integer> {
     return 0;
   }
 
+  /** Readers of the job's output, in whichever format it writes. */
+  private record Readers(
+      RecordReader<Completion> completions, RecordReader<DeadLetter> deadLetters) {
+    static Readers of(PipelineSettings s) {
+      SchemaRegistryClient registry =
+          s.schemaRegistryUrl() == null ? null : new SchemaRegistryClient(s.schemaRegistryUrl());
+      return new Readers(
+          RecordReader.of(Completion.getClassSchema(), registry),
+          RecordReader.of(DeadLetter.getClassSchema(), registry));
+    }
+  }
+
   private static void print(
-      PrintStream out, ConsumerRecord<byte[], byte[]> r, PipelineSettings s, RunSession session)
+      PrintStream out,
+      ConsumerRecord<byte[], byte[]> r,
+      PipelineSettings s,
+      RunSession session,
+      Readers readers)
       throws IOException {
     if (r.topic().equals(s.completionsTopic())) {
-      Completion c = Completion.fromByteBuffer(ByteBuffer.wrap(r.value()));
+      Completion c = readers.completions().read(r.value()).record();
       if (session.answered(c.getRequestId())) {
         out.printf(
             "[%s] %s (%s, %d tokens, first token after %d ms)%n",
@@ -218,7 +249,7 @@ public final class RunCommand implements Callable<Integer> {
             c.getTimings().getTimeToFirstTokenMs());
       }
     } else {
-      DeadLetter d = DeadLetter.fromByteBuffer(ByteBuffer.wrap(r.value()));
+      DeadLetter d = readers.deadLetters().read(r.value()).record();
       if (d.getRequestId() != null && session.answered(d.getRequestId())) {
         out.printf("[%s] rejected at %s: %s%n", d.getRequestId(), d.getStage(), d.getError());
       }

@@ -50,6 +50,8 @@ class CommandErrorsITCase {
                 dir.resolve("data").toString(),
                 "--kafka-port",
                 "0",
+                "--metrics-port",
+                "0",
                 "--web-port",
                 "0"));
     args.addAll(List.of(extra));
@@ -98,6 +100,8 @@ class CommandErrorsITCase {
             "--data-dir",
             dir.resolve("data").toString(),
             "--kafka-port",
+            "0",
+            "--metrics-port",
             "0",
             "--web-port",
             "0",

@@ -109,6 +109,31 @@ class DockerComposeTest {
         .isEqualTo("kafka:9092");
   }
 
+  @Test
+  void prometheusScrapesEveryFlinkProcessAndGrafanaShowsTheDashboard() throws Exception {
+    Map<String, String> props = flinkProperties();
+    String factory = props.get("metrics.reporter.prom.factory.class");
+    assertThat(Class.forName(factory).getInterfaces())
+        .contains(org.apache.flink.metrics.reporter.MetricReporterFactory.class);
+    assertThat(props).containsEntry("metrics.reporter.prom.port", "9249");
+    assertThat(compose.at("/services/taskmanager/ports").toString()).contains("9249:9249");
+    JsonNode prometheus =
+        new YAMLMapper().readTree(Path.of("..", "deploy/prometheus/prometheus.yml").toFile());
+    assertThat(prometheus.findValues("targets").toString())
+        .contains("jobmanager:9249")
+        .contains("taskmanager:9249");
+    assertThat(compose.at("/services/prometheus/volumes").toString())
+        .contains("./deploy/prometheus/prometheus.yml:/etc/prometheus/prometheus.yml");
+    // Grafana's provisioning reads dashboards from the folder the dashboard is mounted in.
+    JsonNode provider =
+        new YAMLMapper()
+            .readTree(Path.of("..", "deploy/grafana/provisioning/dashboards/flinfer.yml").toFile());
+    String folder = provider.at("/providers/0/options/path").asText();
+    assertThat(compose.at("/services/grafana/volumes").toString())
+        .contains("./deploy/grafana/dashboards:" + folder);
+    assertThat(Path.of("..", "deploy/grafana/dashboards/flinfer.json")).isRegularFile();
+  }
+
   private static Map<String, String> flinkProperties() {
     try {
       String text = compose.get("x-flink-properties").asText();

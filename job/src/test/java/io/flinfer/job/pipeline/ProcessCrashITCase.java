@@ -156,7 +156,9 @@ class ProcessCrashITCase {
         "--chunks-topic",
         "chunks",
         "--dead-letters-topic",
-        "dead-letters");
+        "dead-letters",
+        "--metrics-port",
+        "0");
   }
 
   @Test
@@ -240,6 +242,8 @@ class ProcessCrashITCase {
             data.toString(),
             "--kafka-port",
             String.valueOf(port),
+            "--metrics-port",
+            "0",
             "--web-port",
             "0",
             "--prompts",

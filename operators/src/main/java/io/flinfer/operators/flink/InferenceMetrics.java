@@ -5,41 +5,58 @@ import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Histogram;
 import org.apache.flink.metrics.MeterView;
 import org.apache.flink.metrics.MetricGroup;
-import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
 
 /**
- * The inference operator's metrics in Flink's metric system (so the dashboard and any reporter show
- * them), per subtask: requests running and waiting, KV pool tokens used, total, evictable and
- * protected, cache hit rate, retractions, prefill and decode tokens per second, batch size, and
- * histograms of time to first token and inter-token latency. Owns a snapshot of the engine's
- * statistics, refreshed after every step.
+ * The inference operator's metrics in Flink's metric system (the dashboard, and Prometheus through
+ * Flink's reporter), per subtask, in a group {@code flinfer} with the model as a label. Where a
+ * metric means what vLLM's or SGLang's does it has their name, so their dashboards read it: {@code
+ * num_running_reqs}, {@code num_queue_reqs}, {@code token_usage} and {@code kv_cache_usage_perc}
+ * (the KV pool's used share), {@code cache_hit_rate}, {@code prefix_cache_queries} and {@code
+ * prefix_cache_hits} (prompt tokens), {@code prompt_tokens_total}, {@code generation_tokens_total},
+ * and the latency summaries {@code time_to_first_token_seconds}, {@code
+ * inter_token_latency_seconds} and {@code e2e_request_latency_seconds}. Owns a snapshot of the
+ * engine's statistics, refreshed after every step.
  */
 public final class InferenceMetrics {
-  private final Counter prefillTokens;
-  private final Counter decodeTokens;
+  private final Counter promptTokens;
+  private final Counter cacheHits;
+  private final Counter generatedTokens;
+  private final Counter computedPrefill;
   private final Histogram timeToFirstToken;
   private final Histogram interTokenLatency;
+  private final Histogram e2eLatency;
   private volatile EngineStats last;
 
-  public InferenceMetrics(MetricGroup parent, EngineStats initial) {
+  public InferenceMetrics(MetricGroup parent, String model, EngineStats initial) {
     this.last = initial;
-    MetricGroup g = parent.addGroup("flinfer");
-    g.gauge("runningRequests", () -> last.runningRequests());
-    g.gauge("waitingRequests", () -> last.waitingRequests());
-    g.gauge("kvUsedTokens", () -> last.kvUsedTokens());
-    g.gauge("kvTotalTokens", () -> last.kvTotalTokens());
-    g.gauge("kvEvictableTokens", () -> last.kvEvictableTokens());
-    g.gauge("kvProtectedTokens", () -> last.kvProtectedTokens());
-    g.gauge("cacheHitRate", this::cacheHitRate);
-    g.gauge("retractions", () -> last.retractions());
-    g.gauge("batchSize", () -> last.lastBatchSize());
-    prefillTokens = g.counter("prefillTokens");
-    decodeTokens = g.counter("decodeTokens");
-    g.meter("prefillTokensPerSecond", new MeterView(prefillTokens));
-    g.meter("decodeTokensPerSecond", new MeterView(decodeTokens));
-    timeToFirstToken = g.histogram("timeToFirstTokenMs", new DescriptiveStatisticsHistogram(1000));
-    interTokenLatency =
-        g.histogram("interTokenLatencyMs", new DescriptiveStatisticsHistogram(1000));
+    MetricGroup g = parent.addGroup("flinfer").addGroup("model", model);
+    g.gauge("num_running_reqs", () -> last.runningRequests());
+    g.gauge("num_queue_reqs", () -> last.waitingRequests());
+    g.gauge("token_usage", this::kvUsage);
+    g.gauge("kv_cache_usage_perc", this::kvUsage);
+    g.gauge("kv_used_tokens", () -> last.kvUsedTokens());
+    g.gauge("kv_total_tokens", () -> last.kvTotalTokens());
+    g.gauge("kv_evictable_tokens", () -> last.kvEvictableTokens());
+    g.gauge("kv_protected_tokens", () -> last.kvProtectedTokens());
+    g.gauge("cache_hit_rate", this::cacheHitRate);
+    g.gauge("num_retractions", () -> last.retractions());
+    g.gauge("batch_size", () -> last.lastBatchSize());
+    computedPrefill = g.counter("prefill_tokens_computed_total");
+    cacheHits = g.counter("prefix_cache_hits");
+    promptTokens = g.counter("prompt_tokens_total");
+    // Every prompt token admitted was looked up in the prefix cache.
+    g.gauge("prefix_cache_queries", promptTokens::getCount);
+    generatedTokens = g.counter("generation_tokens_total");
+    g.meter("prompt_tokens_per_second", new MeterView(promptTokens));
+    g.meter("generation_tokens_per_second", new MeterView(generatedTokens));
+    timeToFirstToken = g.histogram("time_to_first_token_seconds", new SecondsHistogram(1000));
+    interTokenLatency = g.histogram("inter_token_latency_seconds", new SecondsHistogram(1000));
+    e2eLatency = g.histogram("e2e_request_latency_seconds", new SecondsHistogram(1000));
+  }
+
+  /** The KV pool's used share, 0 to 1. */
+  double kvUsage() {
+    return last.kvTotalTokens() == 0 ? 0 : (double) last.kvUsedTokens() / last.kvTotalTokens();
   }
 
   /** Prompt tokens served from the cache, of all prompt tokens admitted. */
@@ -50,16 +67,25 @@ public final class InferenceMetrics {
   }
 
   public void afterStep(EngineStats now) {
-    prefillTokens.inc(now.prefillTokens() - last.prefillTokens());
-    decodeTokens.inc(now.decodeTokens() - last.decodeTokens());
+    long computed = now.prefillTokens() - last.prefillTokens();
+    long hits = now.cacheHitTokens() - last.cacheHitTokens();
+    computedPrefill.inc(computed);
+    cacheHits.inc(hits);
+    promptTokens.inc(computed + hits);
+    generatedTokens.inc(now.decodeTokens() - last.decodeTokens());
     last = now;
   }
 
   public void firstToken(long millis) {
-    timeToFirstToken.update(millis);
+    timeToFirstToken.update(millis * 1000);
   }
 
   public void nextToken(long millis) {
-    interTokenLatency.update(millis);
+    interTokenLatency.update(millis * 1000);
+  }
+
+  /** A request's whole time in its engine, from entering it to its last token. */
+  public void finished(long millis) {
+    e2eLatency.update(millis * 1000);
   }
 }

@@ -62,6 +62,9 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
   /** Per request: when it entered the engine, then when its last token left. */
   private transient Map<String, Long> lastTime;
 
+  /** Per request: when it entered the engine. */
+  private transient Map<String, Long> startTime;
+
   public InferenceOperator(InferenceSettings settings) {
     this.settings = settings;
   }
@@ -90,8 +93,9 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
     generated = new HashMap<>();
     outputs = new PendingOutputs(settings.streamIntervalMillis());
     lastTime = new HashMap<>();
+    startTime = new HashMap<>();
     backlog = new ArrayDeque<>();
-    metrics = new InferenceMetrics(getMetricGroup(), engine.stats());
+    metrics = new InferenceMetrics(getMetricGroup(), model.id(), engine.stats());
     restore();
   }
 
@@ -159,6 +163,7 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
     live.put(id, p);
     generated.put(id, tokens);
     lastTime.put(id, System.currentTimeMillis());
+    startTime.put(id, System.currentTimeMillis());
   }
 
   private void submitToEngine(TokenizedPrompt p, int[] done) {
@@ -248,6 +253,10 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
         live.remove(id);
         generated.remove(id);
         lastTime.remove(id);
+        Long started = startTime.remove(id);
+        if (started != null) {
+          metrics.finished(now - started);
+        }
         setCurrentKey(p.routingKey);
         state.remove(id);
         output.collect(

@@ -31,6 +31,11 @@ class InferenceMetricsTest {
     }
 
     @Override
+    public MetricGroup addGroup(String key, String value) {
+      return this;
+    }
+
+    @Override
     public <T, G extends Gauge<T>> G gauge(String name, G gauge) {
       metrics.put(name, gauge);
       return gauge;
@@ -72,38 +77,59 @@ class InferenceMetricsTest {
         Engine.create(
             model,
             EngineConfig.builder().maxRunningRequests(4).maxTotalTokens(512).threads(1).build())) {
-      InferenceMetrics m = new InferenceMetrics(group, e.stats());
+      InferenceMetrics m = new InferenceMetrics(group, "stories260K", e.stats());
       int[] prompt = model.tokenizer().encode("Once upon a time", true);
       e.submit(Req.builder("a", prompt).maxNewTokens(5).ignoreEos(true).build());
       e.submit(Req.builder("b", prompt).maxNewTokens(5).ignoreEos(true).build());
       e.step();
       m.afterStep(e.stats());
       m.firstToken(12);
-      assertThat(group.gauge("kvTotalTokens")).isEqualTo(512);
-      assertThat((Integer) group.gauge("kvUsedTokens")).isPositive();
-      assertThat((Integer) group.gauge("batchSize")).isPositive();
-      assertThat(((Counter) group.metrics.get("prefillTokens")).getCount())
-          .isEqualTo(e.stats().prefillTokens());
+      assertThat(group.gauge("kv_total_tokens")).isEqualTo(512);
+      assertThat((Integer) group.gauge("kv_used_tokens")).isPositive();
+      assertThat((Double) group.gauge("kv_cache_usage_perc")).isBetween(0.0, 1.0).isPositive();
+      assertThat(group.gauge("token_usage")).isEqualTo(group.gauge("kv_cache_usage_perc"));
+      assertThat((Integer) group.gauge("batch_size")).isPositive();
+      assertThat(((Counter) group.metrics.get("prompt_tokens_total")).getCount())
+          .isEqualTo(e.stats().prefillTokens() + e.stats().cacheHitTokens());
       while (e.hasWork()) {
         e.step();
         m.afterStep(e.stats());
         m.nextToken(3);
       }
-      assertThat(((Counter) group.metrics.get("decodeTokens")).getCount())
+      m.finished(40);
+      assertThat(((Counter) group.metrics.get("generation_tokens_total")).getCount())
           .isEqualTo(e.stats().decodeTokens());
-      assertThat(group.gauge("runningRequests")).isEqualTo(0);
-      assertThat((Double) group.gauge("cacheHitRate")).isBetween(0.0, 1.0);
-      assertThat(((Histogram) group.metrics.get("timeToFirstTokenMs")).getCount()).isEqualTo(1);
-      assertThat(((Histogram) group.metrics.get("interTokenLatencyMs")).getStatistics().getMax())
-          .isEqualTo(3);
+      assertThat(group.gauge("num_running_reqs")).isEqualTo(0);
+      assertThat((Double) group.gauge("cache_hit_rate")).isBetween(0.0, 1.0);
+      assertThat(group.gauge("prefix_cache_queries"))
+          .isEqualTo(((Counter) group.metrics.get("prompt_tokens_total")).getCount());
+      assertThat(((Histogram) group.metrics.get("time_to_first_token_seconds")).getCount())
+          .isEqualTo(1);
+      // Latencies read in seconds: 12 ms is 0.012 s.
+      assertThat(
+              ((Histogram) group.metrics.get("time_to_first_token_seconds"))
+                  .getStatistics()
+                  .getQuantile(0.5))
+          .isEqualTo(0.012);
+      assertThat(
+              ((Histogram) group.metrics.get("inter_token_latency_seconds"))
+                  .getStatistics()
+                  .getMean())
+          .isEqualTo(0.003);
+      assertThat(
+              ((Histogram) group.metrics.get("e2e_request_latency_seconds"))
+                  .getStatistics()
+                  .getQuantile(0.99))
+          .isEqualTo(0.04);
       assertThat(group.metrics)
           .containsKeys(
-              "waitingRequests",
-              "kvEvictableTokens",
-              "kvProtectedTokens",
-              "retractions",
-              "prefillTokensPerSecond",
-              "decodeTokensPerSecond");
+              "num_queue_reqs",
+              "kv_evictable_tokens",
+              "kv_protected_tokens",
+              "num_retractions",
+              "prefix_cache_hits",
+              "prompt_tokens_per_second",
+              "generation_tokens_per_second");
     }
   }
 }
