@@ -24,6 +24,7 @@ import picocli.CommandLine.Command;
       BenchEngineCommand.class,
       BenchJobCommand.class,
       SchemasCommand.class,
+      GatewayCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class FlinferCommand implements Runnable {

@@ -3,6 +3,7 @@ package io.flinfer.job.cli;
 import io.flinfer.avro.Completion;
 import io.flinfer.avro.DeadLetter;
 import io.flinfer.avro.PromptRequest;
+import io.flinfer.job.gateway.GatewayServer;
 import io.flinfer.job.kafka.EmbeddedKafka;
 import io.flinfer.job.model.ModelLocator;
 import io.flinfer.job.pipeline.FlinferPipeline;
@@ -105,6 +106,16 @@ public final class RunCommand implements Callable<Integer> {
               + " need not survive a restart (default: ${DEFAULT-VALUE}).")
   int kafkaPort;
 
+  @Option(
+      names = "--gateway-port",
+      defaultValue = "8000",
+      description =
+          "Serve the OpenAI API on http://127.0.0.1:PORT/v1 (default: ${DEFAULT-VALUE}; 0: not"
+              + " served).")
+  int gatewayPort;
+
+  @Mixin GatewayOptions gateway = new GatewayOptions();
+
   @Override
   public Integer call() throws Exception {
     System.setProperty("org.apache.avro.SERIALIZABLE_PACKAGES", "io.flinfer.avro");
@@ -127,6 +138,9 @@ public final class RunCommand implements Callable<Integer> {
       EmbeddedKafka.requireFree(webPort, "--web-port");
     }
     jobOptions.metrics.check();
+    if (gatewayPort > 0) {
+      EmbeddedKafka.requireFree(gatewayPort, "--gateway-port");
+    }
     Path data =
         dataDir != null
             ? dataDir
@@ -153,6 +167,10 @@ public final class RunCommand implements Callable<Integer> {
       env.setParallelism(parallelism);
       FlinferPipeline.build(env, settings);
       JobClient job = env.executeAsync("flinfer");
+      GatewayServer api =
+          gatewayPort > 0
+              ? GatewayServer.start(gateway.settings(settings, "127.0.0.1", gatewayPort))
+              : null;
       // Completes only when the job ends, which a streaming job never does on its own.
       CompletableFuture<JobExecutionResult> ended = job.getJobExecutionResult();
       out.printf(
@@ -166,6 +184,10 @@ public final class RunCommand implements Callable<Integer> {
                   + "/metrics,"
               : "",
           where.model());
+      if (api != null) {
+        out.printf(
+            "OpenAI API at http://127.0.0.1:%d/v1 (model %s)%n", api.port(), settings.modelId());
+      }
       try (KafkaProducer<byte[], byte[]> producer =
               new KafkaProducer<>(
                   Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()),
@@ -210,6 +232,9 @@ public final class RunCommand implements Callable<Integer> {
         }
         session.finish();
       } finally {
+        if (api != null) {
+          api.close();
+        }
         if (!ended.isDone()) {
           job.cancel().get();
         }

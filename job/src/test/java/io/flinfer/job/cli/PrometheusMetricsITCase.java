@@ -3,20 +3,12 @@ package io.flinfer.job.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flinfer.runtime.testing.SharedFiles;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.io.PipedInputStream;
-import java.io.PipedOutputStream;
-import java.io.PrintStream;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.concurrent.CompletableFuture;
 import java.util.function.DoublePredicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -37,41 +29,28 @@ class PrometheusMetricsITCase {
   @Test
   @Timeout(240)
   void theInferenceMetricsMoveAsRequestsComplete() throws Exception {
-    int port;
-    try (ServerSocket s = new ServerSocket(0)) {
-      port = s.getLocalPort();
-    }
+    int port = BackgroundRun.freePort();
     String url = "http://127.0.0.1:" + port + "/metrics";
-    PipedOutputStream stdin = new PipedOutputStream();
-    InputStream oldIn = System.in;
-    PrintStream oldOut = System.out;
-    System.setIn(new PipedInputStream(stdin));
-    System.setOut(new PrintStream(OutputStream.nullOutputStream(), true, StandardCharsets.UTF_8));
+    BackgroundRun run =
+        new BackgroundRun(
+            "--model",
+            SharedFiles.stories260kDir().toString(),
+            "--max-new-tokens",
+            "16",
+            "--gateway-port",
+            "0",
+            "--metrics-port",
+            String.valueOf(port),
+            "--web-port",
+            "0",
+            "--kafka-port",
+            "0",
+            "--data-dir",
+            dir.resolve("data").toString(),
+            "--backend",
+            "cpu");
     try {
-      CompletableFuture<Integer> run =
-          CompletableFuture.supplyAsync(
-              () ->
-                  FlinferCommand.commandLine()
-                      .execute(
-                          "run",
-                          "--once",
-                          "--prompts",
-                          "-",
-                          "--model",
-                          SharedFiles.stories260kDir().toString(),
-                          "--max-new-tokens",
-                          "16",
-                          "--metrics-port",
-                          String.valueOf(port),
-                          "--web-port",
-                          "0",
-                          "--kafka-port",
-                          "0",
-                          "--data-dir",
-                          dir.resolve("data").toString(),
-                          "--backend",
-                          "cpu"));
-      send(stdin, "Once upon a time");
+      run.send("Once upon a time");
       String first = awaitMetric(url, "e2e_request_latency_seconds_count", v -> v >= 1, run);
       double generated = value(first, "generation_tokens_total");
       assertThat(generated).isPositive();
@@ -95,8 +74,8 @@ class PrometheusMetricsITCase {
           .contains("model=\"stories260K")
           .contains("subtask_index=\"0\"");
 
-      send(stdin, "Lily and Ben");
-      send(stdin, "Once upon a time there was");
+      run.send("Lily and Ben");
+      run.send("Once upon a time there was");
       String later = awaitMetric(url, "e2e_request_latency_seconds_count", v -> v >= 3, run);
       assertThat(value(later, "generation_tokens_total")).isGreaterThan(generated);
       // The same first prompt again: its prefix is served from the radix cache.
@@ -110,23 +89,14 @@ class PrometheusMetricsITCase {
         names++;
       }
       assertThat(names).isGreaterThan(10);
-      stdin.close();
-      assertThat(run.get()).isZero();
     } finally {
-      System.setIn(oldIn);
-      System.setOut(oldOut);
+      assertThat(run.exitCode()).isZero();
     }
-  }
-
-  private static void send(PipedOutputStream stdin, String prompt) throws Exception {
-    stdin.write((prompt + "\n").getBytes(StandardCharsets.UTF_8));
-    stdin.flush();
   }
 
   /** Scrapes until {@code metric} satisfies {@code until}; the scrape. */
   private static String awaitMetric(
-      String url, String metric, DoublePredicate until, CompletableFuture<Integer> run)
-      throws Exception {
+      String url, String metric, DoublePredicate until, BackgroundRun run) throws Exception {
     long end = System.currentTimeMillis() + 180_000;
     String last = "";
     while (System.currentTimeMillis() < end && !run.isDone()) {

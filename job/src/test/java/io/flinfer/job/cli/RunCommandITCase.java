@@ -37,6 +37,8 @@ class RunCommandITCase {
                   prompts.toString(),
                   "--max-new-tokens",
                   "12",
+                  "--gateway-port",
+                  "0",
                   "--metrics-port",
                   "0",
                   "--web-port",

@@ -242,6 +242,8 @@ class ProcessCrashITCase {
             data.toString(),
             "--kafka-port",
             String.valueOf(port),
+            "--gateway-port",
+            "0",
             "--metrics-port",
             "0",
             "--web-port",

@@ -1,0 +1,247 @@
+package io.flinfer.job.gateway;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import io.flinfer.avro.Completion;
+import io.flinfer.avro.CompletionChunk;
+import io.flinfer.avro.DeadLetter;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * An OpenAI-compatible HTTP front door to the job: {@code POST /v1/completions} and {@code POST
+ * /v1/chat/completions} (whole, or streamed as server-sent events), {@code GET /v1/models} and
+ * {@code GET /health}. Each request becomes a record on the prompts topic and is answered from the
+ * chunks and completions topics, so it survives a restart of the job, and of the gateway: its id
+ * derives from the client's {@code Idempotency-Key}, and the same key gets the same answer.
+ */
+public final class GatewayServer implements AutoCloseable {
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final HttpServer http;
+  private final ExecutorService threads = Executors.newCachedThreadPool(r -> daemon(r));
+  private final TopicBroker broker;
+  private final LagGuard lag;
+  private final ApiKeys keys;
+  private final String model;
+  private final Duration timeout;
+
+  private GatewayServer(GatewaySettings s) throws IOException {
+    this.broker = new TopicBroker(s.pipeline(), s.lookback(), s.keep());
+    this.lag =
+        new LagGuard(
+            s.pipeline().bootstrapServers(),
+            s.pipeline().promptsTopic(),
+            s.pipeline().groupId(),
+            s.maxLag());
+    this.keys = s.apiKeys() == null ? ApiKeys.open() : ApiKeys.load(s.apiKeys());
+    this.model = s.pipeline().modelId();
+    this.timeout = s.requestTimeout();
+    this.http = HttpServer.create(new InetSocketAddress(s.host(), s.port()), 64);
+    http.setExecutor(threads);
+    http.createContext("/v1/completions", x -> serve(x, false));
+    http.createContext("/v1/chat/completions", x -> serve(x, true));
+    http.createContext("/v1/models", this::models);
+    http.createContext("/health", this::health);
+    http.createContext(
+        "/",
+        x ->
+            fail(
+                x,
+                new ApiError(
+                    404,
+                    "invalid_request_error",
+                    null,
+                    "not_found",
+                    "No route " + x.getRequestMethod() + " " + x.getRequestURI().getPath())));
+  }
+
+  /** Starts serving; answers requests once the answers already on the topics have been read. */
+  public static GatewayServer start(GatewaySettings s) throws Exception {
+    GatewayServer g = new GatewayServer(s);
+    g.broker.awaitCaughtUp(Duration.ofSeconds(60));
+    g.http.start();
+    return g;
+  }
+
+  /** The port it listens on. */
+  public int port() {
+    return http.getAddress().getPort();
+  }
+
+  private void serve(HttpExchange x, boolean chat) throws IOException {
+    try {
+      if (!x.getRequestMethod().equals("POST")) {
+        throw new ApiError(405, "invalid_request_error", null, "method_not_allowed", "Use POST.");
+      }
+      String tenant = keys.tenant(x.getRequestHeaders().getFirst("Authorization"));
+      JsonNode body;
+      try {
+        body = JSON.readTree(x.getRequestBody());
+      } catch (IOException e) {
+        throw new ApiError(
+            400, "invalid_request_error", null, "invalid_json", "The body is not valid JSON.");
+      }
+      OpenAiRequest request = OpenAiRequest.parse(body, chat, model);
+      String id = requestId(tenant, x.getRequestHeaders().getFirst("Idempotency-Key"));
+      BlockingQueue<Object> events = broker.subscribe(id);
+      try {
+        if (broker.answer(id) == null) {
+          if (lag.overloaded()) {
+            x.getResponseHeaders().set("Retry-After", "1");
+            throw new ApiError(
+                429,
+                "rate_limit_exceeded",
+                null,
+                "rate_limit_exceeded",
+                "The job is behind on its prompts; retry after a second.");
+          }
+          try {
+            broker.send(request.record(id, tenant));
+          } catch (Exception e) {
+            throw new ApiError(
+                503,
+                "server_error",
+                null,
+                "unavailable",
+                "The prompts topic did not take the request: " + e.getMessage());
+          }
+        }
+        long created = System.currentTimeMillis() / 1000;
+        String responseId = (chat ? "chatcmpl-" : "cmpl-") + id;
+        if (request.stream) {
+          new EventStream(x, chat, responseId, model, created).serve(request, events, timeout);
+        } else {
+          Object answer = awaitAnswer(events);
+          if (answer instanceof Completion c) {
+            reply(x, 200, OpenAiResponses.answer(chat, responseId, model, created, c));
+          } else {
+            throw rejected((DeadLetter) answer);
+          }
+        }
+      } finally {
+        broker.unsubscribe(id, events);
+      }
+    } catch (ApiError e) {
+      fail(x, e);
+    } finally {
+      x.close();
+    }
+  }
+
+  private Object awaitAnswer(BlockingQueue<Object> events) throws ApiError {
+    long end = System.nanoTime() + timeout.toNanos();
+    try {
+      while (true) {
+        Object e = events.poll(Math.max(0, end - System.nanoTime()), TimeUnit.NANOSECONDS);
+        if (e == null) {
+          throw timedOut(timeout);
+        }
+        if (!(e instanceof CompletionChunk)) {
+          return e;
+        }
+      }
+    } catch (InterruptedException ie) {
+      Thread.currentThread().interrupt();
+      throw timedOut(timeout);
+    }
+  }
+
+  static ApiError timedOut(Duration timeout) {
+    return new ApiError(
+        504,
+        "timeout",
+        null,
+        "timeout",
+        "No answer within "
+            + timeout.toSeconds()
+            + " s. The request goes on: send it again with"
+            + " the same Idempotency-Key to get its answer.");
+  }
+
+  static ApiError rejected(DeadLetter d) {
+    return new ApiError(400, "invalid_request_error", null, d.getReason(), d.getError());
+  }
+
+  /** The request id: from the client's key (per tenant), or a fresh one. */
+  static String requestId(String tenant, String idempotencyKey) {
+    if (idempotencyKey == null || idempotencyKey.isBlank()) {
+      return "oai-" + UUID.randomUUID().toString().replace("-", "");
+    }
+    try {
+      byte[] h =
+          MessageDigest.getInstance("SHA-256")
+              .digest((tenant + "\n" + idempotencyKey).getBytes(StandardCharsets.UTF_8));
+      return "oai-" + HexFormat.of().formatHex(h, 0, 16);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private void models(HttpExchange x) throws IOException {
+    try {
+      keys.tenant(x.getRequestHeaders().getFirst("Authorization"));
+      ObjectNode o = JSON.createObjectNode();
+      o.put("object", "list");
+      ObjectNode m = o.putArray("data").addObject();
+      m.put("id", model);
+      m.put("object", "model");
+      m.put("created", 0);
+      m.put("owned_by", "flinfer");
+      reply(x, 200, o);
+    } catch (ApiError e) {
+      fail(x, e);
+    } finally {
+      x.close();
+    }
+  }
+
+  private void health(HttpExchange x) throws IOException {
+    try (x) {
+      ObjectNode o = JSON.createObjectNode();
+      o.put("status", broker.caughtUp() ? "ok" : "starting");
+      reply(x, broker.caughtUp() ? 200 : 503, o);
+    }
+  }
+
+  private static void fail(HttpExchange x, ApiError e) throws IOException {
+    reply(x, e.status, e.body());
+  }
+
+  static void reply(HttpExchange x, int status, JsonNode body) throws IOException {
+    byte[] bytes = JSON.writeValueAsBytes(body);
+    x.getResponseHeaders().set("Content-Type", "application/json");
+    x.sendResponseHeaders(status, bytes.length);
+    try (OutputStream out = x.getResponseBody()) {
+      out.write(bytes);
+    }
+  }
+
+  private static Thread daemon(Runnable r) {
+    Thread t = new Thread(r, "gateway-http");
+    t.setDaemon(true);
+    return t;
+  }
+
+  @Override
+  public void close() throws Exception {
+    http.stop(0);
+    threads.shutdownNow();
+    lag.close();
+    broker.close();
+  }
+}

@@ -1,0 +1,258 @@
+package io.flinfer.job.gateway;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.flinfer.avro.ChatMessage;
+import io.flinfer.avro.PromptRequest;
+import io.flinfer.avro.SamplingOptions;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * An OpenAI completions or chat completions request body, checked and mapped to a {@link
+ * PromptRequest}: {@code max_tokens} (or {@code max_completion_tokens}), {@code temperature},
+ * {@code top_p}, {@code seed}, {@code stop}, {@code frequency_penalty}, {@code presence_penalty},
+ * and vLLM's extensions {@code top_k}, {@code min_p}, {@code repetition_penalty}, {@code
+ * ignore_eos}. A parameter the engine cannot honour is a 400 naming it, never silently ignored.
+ */
+final class OpenAiRequest {
+  private static final Set<String> COMMON =
+      Set.of(
+          "model",
+          "max_tokens",
+          "temperature",
+          "top_p",
+          "seed",
+          "stop",
+          "n",
+          "stream",
+          "stream_options",
+          "user",
+          "frequency_penalty",
+          "presence_penalty",
+          "logprobs",
+          "top_logprobs",
+          "top_k",
+          "min_p",
+          "repetition_penalty",
+          "ignore_eos");
+  private static final Set<String> COMPLETIONS = Set.of("prompt", "echo", "suffix", "best_of");
+  private static final Set<String> CHAT = Set.of("messages", "max_completion_tokens");
+
+  final boolean chat;
+  final boolean stream;
+  final boolean includeUsage;
+  private final PromptRequest.Builder request;
+
+  private OpenAiRequest(
+      boolean chat, boolean stream, boolean includeUsage, PromptRequest.Builder request) {
+    this.chat = chat;
+    this.stream = stream;
+    this.includeUsage = includeUsage;
+    this.request = request;
+  }
+
+  /** The prompt record of this request, with its id and tenant. */
+  PromptRequest record(String requestId, String tenant) {
+    return PromptRequest.newBuilder(request).setRequestId(requestId).setTenant(tenant).build();
+  }
+
+  static OpenAiRequest parse(JsonNode body, boolean chat, String servedModel) throws ApiError {
+    if (body == null || !body.isObject()) {
+      throw new ApiError(
+          400, "invalid_request_error", null, "invalid_json", "The body must be a JSON object.");
+    }
+    for (Iterator<String> it = body.fieldNames(); it.hasNext(); ) {
+      String name = it.next();
+      if (!COMMON.contains(name) && !(chat ? CHAT : COMPLETIONS).contains(name)) {
+        throw ApiError.unsupported(name);
+      }
+    }
+    String model = text(body, "model", true);
+    if (!model.equals(servedModel)) {
+      throw new ApiError(
+          404,
+          "invalid_request_error",
+          "model",
+          "model_not_found",
+          "The model '" + model + "' does not exist; this server serves '" + servedModel + "'.");
+    }
+    requireDefault(body, "n", 1);
+    requireDefault(body, "best_of", 1);
+    if (body.path("logprobs").asBoolean(false) || body.path("logprobs").isInt()) {
+      throw ApiError.unsupported("logprobs");
+    }
+    if (body.hasNonNull("top_logprobs") && body.get("top_logprobs").asInt() != 0) {
+      throw ApiError.unsupported("top_logprobs");
+    }
+    if (body.path("echo").asBoolean(false)) {
+      throw ApiError.unsupported("echo");
+    }
+    if (body.hasNonNull("suffix")) {
+      throw ApiError.unsupported("suffix");
+    }
+    PromptRequest.Builder r = PromptRequest.newBuilder().setRequestId("").setStream(true);
+    if (chat) {
+      r.setMessages(messages(body.get("messages")));
+    } else {
+      r.setPrompt(prompt(body.get("prompt")));
+    }
+    Integer max = integer(body, chat ? "max_completion_tokens" : "max_tokens");
+    if (max == null && chat) {
+      max = integer(body, "max_tokens");
+    }
+    if (max != null) {
+      if (max < 1) {
+        throw ApiError.badParameter(
+            chat ? "max_completion_tokens" : "max_tokens", "must be at least 1");
+      }
+      r.setMaxNewTokens(max);
+    } else if (!chat) {
+      r.setMaxNewTokens(16); // OpenAI's default for completions
+    }
+    SamplingOptions.Builder s = SamplingOptions.newBuilder();
+    number(body, "temperature", 0, 2).ifPresent(v -> s.setTemperature(v));
+    number(body, "top_p", 0, 1).ifPresent(v -> s.setTopP(v));
+    number(body, "min_p", 0, 1).ifPresent(v -> s.setMinP(v));
+    number(body, "frequency_penalty", -2, 2).ifPresent(v -> s.setFrequencyPenalty(v));
+    number(body, "presence_penalty", -2, 2).ifPresent(v -> s.setPresencePenalty(v));
+    number(body, "repetition_penalty", 0, 10).ifPresent(v -> s.setRepetitionPenalty(v));
+    Integer topK = integer(body, "top_k");
+    if (topK != null) {
+      s.setTopK(Math.max(0, topK));
+    }
+    if (body.hasNonNull("seed")) {
+      if (!body.get("seed").canConvertToLong()) {
+        throw ApiError.badParameter("seed", "must be an integer");
+      }
+      s.setSeed(body.get("seed").asLong());
+    }
+    r.setSampling(s.build());
+    r.setStop(stop(body.get("stop")));
+    r.setIgnoreEos(body.path("ignore_eos").asBoolean(false));
+    boolean stream = body.path("stream").asBoolean(false);
+    boolean usage = body.path("stream_options").path("include_usage").asBoolean(false);
+    if (body.hasNonNull("user")) {
+      r.setMetadata(Map.of("user", text(body, "user", true)));
+    }
+    return new OpenAiRequest(chat, stream, usage, r);
+  }
+
+  private static List<ChatMessage> messages(JsonNode m) throws ApiError {
+    if (m == null || !m.isArray() || m.isEmpty()) {
+      throw ApiError.badParameter("messages", "must be a non-empty array of messages");
+    }
+    List<ChatMessage> out = new ArrayList<>();
+    for (int i = 0; i < m.size(); i++) {
+      JsonNode message = m.get(i);
+      String role = message.path("role").asText("");
+      if (!Set.of("system", "developer", "user", "assistant").contains(role)) {
+        throw ApiError.badParameter(
+            "messages[" + i + "].role", "must be system, developer, user or assistant");
+      }
+      JsonNode content = message.get("content");
+      StringBuilder text = new StringBuilder();
+      if (content != null && content.isTextual()) {
+        text.append(content.textValue());
+      } else if (content != null && content.isArray()) {
+        for (JsonNode part : content) {
+          if (!"text".equals(part.path("type").asText())) {
+            throw ApiError.badParameter(
+                "messages[" + i + "].content", "only text content parts are supported");
+          }
+          text.append(part.path("text").asText());
+        }
+      } else {
+        throw ApiError.badParameter("messages[" + i + "].content", "must be a string or parts");
+      }
+      out.add(
+          ChatMessage.newBuilder()
+              .setRole(role.equals("developer") ? "system" : role)
+              .setContent(text.toString())
+              .build());
+    }
+    return out;
+  }
+
+  private static String prompt(JsonNode p) throws ApiError {
+    if (p != null && p.isTextual()) {
+      return p.textValue();
+    }
+    if (p != null && p.isArray() && p.size() == 1 && p.get(0).isTextual()) {
+      return p.get(0).textValue();
+    }
+    throw ApiError.badParameter("prompt", "must be a string (one prompt per request)");
+  }
+
+  private static List<String> stop(JsonNode s) throws ApiError {
+    List<String> out = new ArrayList<>();
+    if (s == null || s.isNull()) {
+      return out;
+    }
+    if (s.isTextual()) {
+      out.add(s.textValue());
+      return out;
+    }
+    if (s.isArray() && s.size() <= 4) {
+      for (JsonNode v : s) {
+        if (!v.isTextual()) {
+          throw ApiError.badParameter("stop", "must be a string or up to 4 strings");
+        }
+        out.add(v.textValue());
+      }
+      return out;
+    }
+    throw ApiError.badParameter("stop", "must be a string or up to 4 strings");
+  }
+
+  private static String text(JsonNode body, String name, boolean required) throws ApiError {
+    JsonNode v = body.get(name);
+    if (v == null || v.isNull()) {
+      if (required) {
+        throw new ApiError(
+            400,
+            "invalid_request_error",
+            name,
+            "missing_required_parameter",
+            "Missing required parameter: '" + name + "'.");
+      }
+      return null;
+    }
+    if (!v.isTextual()) {
+      throw ApiError.badParameter(name, "must be a string");
+    }
+    return v.textValue();
+  }
+
+  private static Integer integer(JsonNode body, String name) throws ApiError {
+    JsonNode v = body.get(name);
+    if (v == null || v.isNull()) {
+      return null;
+    }
+    if (!v.isIntegralNumber() || !v.canConvertToInt()) {
+      throw ApiError.badParameter(name, "must be an integer");
+    }
+    return v.intValue();
+  }
+
+  private static java.util.Optional<Float> number(JsonNode body, String name, double lo, double hi)
+      throws ApiError {
+    JsonNode v = body.get(name);
+    if (v == null || v.isNull()) {
+      return java.util.Optional.empty();
+    }
+    if (!v.isNumber() || v.doubleValue() < lo || v.doubleValue() > hi) {
+      throw ApiError.badParameter(name, "must be a number in [" + lo + ", " + hi + "]");
+    }
+    return java.util.Optional.of(v.floatValue());
+  }
+
+  private static void requireDefault(JsonNode body, String name, int only) throws ApiError {
+    JsonNode v = body.get(name);
+    if (v != null && !v.isNull() && v.asInt(-1) != only) {
+      throw ApiError.badParameter(name, "only " + only + " is supported");
+    }
+  }
+}

@@ -1,0 +1,317 @@
+package io.flinfer.job.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.openai.client.OpenAIClient;
+import com.openai.client.okhttp.OpenAIOkHttpClient;
+import com.openai.core.JsonValue;
+import com.openai.core.http.StreamResponse;
+import com.openai.errors.BadRequestException;
+import com.openai.errors.UnauthorizedException;
+import com.openai.models.chat.completions.ChatCompletion;
+import com.openai.models.chat.completions.ChatCompletionChunk;
+import com.openai.models.chat.completions.ChatCompletionCreateParams;
+import com.openai.models.chat.completions.ChatCompletionStreamOptions;
+import com.openai.models.completions.Completion;
+import com.openai.models.completions.CompletionCreateParams;
+import io.flinfer.job.cli.BackgroundRun;
+import io.flinfer.job.pipeline.PipelineSettings;
+import io.flinfer.operators.flink.ModelSource;
+import io.flinfer.runtime.testing.SharedFiles;
+import java.io.BufferedReader;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The official OpenAI Java SDK against {@code flinfer run}'s gateway, serving a zoo model with its
+ * chat template: completions, chat, streaming with usage, stop strings, errors, and a gateway
+ * restarted mid-stream whose client retries with the same idempotency key.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Timeout(300)
+class OpenAiGatewayITCase {
+  private static final String MODEL = "qwen2-tiny.gguf";
+  private static final String KEY = "sk-test-acme";
+
+  @TempDir static Path dir;
+  private BackgroundRun run;
+  private int gatewayPort;
+  private int kafkaPort;
+  private OpenAIClient client;
+
+  @BeforeAll
+  void startRun() throws Exception {
+    gatewayPort = BackgroundRun.freePort();
+    kafkaPort = BackgroundRun.freePort();
+    Path keys = Files.writeString(dir.resolve("keys"), "# key tenant\n" + KEY + " acme\n");
+    run =
+        new BackgroundRun(
+            "--model",
+            SharedFiles.root().resolve("models/zoo/" + MODEL).toString(),
+            "--gateway-port",
+            String.valueOf(gatewayPort),
+            "--api-keys",
+            keys.toString(),
+            "--metrics-port",
+            "0",
+            "--web-port",
+            "0",
+            "--kafka-port",
+            String.valueOf(kafkaPort),
+            "--data-dir",
+            dir.resolve("data").toString(),
+            "--backend",
+            "cpu");
+    awaitHealthy(gatewayPort);
+    client = client(gatewayPort, KEY);
+  }
+
+  @AfterAll
+  void stopRun() throws Exception {
+    assertThat(run.exitCode()).isZero();
+  }
+
+  private static OpenAIClient client(int port, String key) {
+    return OpenAIOkHttpClient.builder()
+        .apiKey(key)
+        .baseUrl("http://127.0.0.1:" + port + "/v1")
+        .maxRetries(0)
+        .build();
+  }
+
+  private void awaitHealthy(int port) throws Exception {
+    HttpClient http = HttpClient.newHttpClient();
+    long end = System.currentTimeMillis() + 120_000;
+    while (System.currentTimeMillis() < end) {
+      if (run.isDone()) {
+        throw new AssertionError("flinfer run ended: " + run.exitCode());
+      }
+      try {
+        if (http.send(
+                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health"))
+                        .build(),
+                    HttpResponse.BodyHandlers.ofString())
+                .statusCode()
+            == 200) {
+          return;
+        }
+      } catch (java.io.IOException notYet) {
+        // starting
+      }
+      Thread.sleep(200);
+    }
+    throw new AssertionError("the gateway never became healthy");
+  }
+
+  private static CompletionCreateParams completion(String prompt, int maxTokens) {
+    return CompletionCreateParams.builder()
+        .model(MODEL)
+        .prompt(prompt)
+        .maxTokens(maxTokens)
+        .temperature(0.0)
+        .build();
+  }
+
+  private static ChatCompletionCreateParams chat(String message) {
+    return ChatCompletionCreateParams.builder()
+        .model(MODEL)
+        .addSystemMessage("You are terse.")
+        .addUserMessage(message)
+        .maxCompletionTokens(12)
+        .temperature(0.0)
+        .streamOptions(ChatCompletionStreamOptions.builder().includeUsage(true).build())
+        .build();
+  }
+
+  @Test
+  void modelsListsTheServedModel() {
+    assertThat(client.models().list().data()).extracting(m -> m.id()).containsExactly(MODEL);
+  }
+
+  @Test
+  void completionsAndTheirStopStrings() {
+    Completion whole = client.completions().create(completion("Once upon a time", 16));
+    String text = whole.choices().get(0).text();
+    assertThat(whole.usage().get().completionTokens()).isBetween(1L, 16L);
+    assertThat(whole.usage().get().promptTokens()).isPositive();
+    if (whole.usage().get().completionTokens() == 16) {
+      assertThat(whole.choices().get(0).finishReason().asString()).isEqualTo("length");
+    }
+    // Greedy: the same request streamed adds up to the same text.
+    StringBuilder streamed = new StringBuilder();
+    try (StreamResponse<Completion> s =
+        client.completions().createStreaming(completion("Once upon a time", 16))) {
+      s.stream().forEach(c -> c.choices().forEach(ch -> streamed.append(ch.text())));
+    }
+    assertThat(streamed.toString()).isEqualTo(text);
+    // A stop string cuts the text where it first occurs.
+    int at = Math.max(1, text.length() / 2);
+    String stop = text.substring(at, Math.min(text.length(), at + 2));
+    if (!stop.isBlank()) {
+      Completion stopped =
+          client
+              .completions()
+              .create(completion("Once upon a time", 16).toBuilder().stop(stop).build());
+      assertThat(stopped.choices().get(0).text()).isEqualTo(text.substring(0, text.indexOf(stop)));
+      assertThat(stopped.choices().get(0).finishReason().asString()).isEqualTo("stop");
+    }
+  }
+
+  @Test
+  void chatWholeAndStreamedWithUsage() {
+    ChatCompletion whole = client.chat().completions().create(chat("Tell me a story."));
+    String content = whole.choices().get(0).message().content().orElseThrow();
+    assertThat(whole.usage().get().completionTokens()).isBetween(1L, 12L);
+    StringBuilder streamed = new StringBuilder();
+    List<ChatCompletionChunk> chunks = new ArrayList<>();
+    try (StreamResponse<ChatCompletionChunk> s =
+        client.chat().completions().createStreaming(chat("Tell me a story."))) {
+      s.stream()
+          .forEach(
+              c -> {
+                chunks.add(c);
+                c.choices().forEach(ch -> ch.delta().content().ifPresent(streamed::append));
+              });
+    }
+    assertThat(streamed.toString()).isEqualTo(content);
+    ChatCompletionChunk last = chunks.get(chunks.size() - 1);
+    assertThat(last.choices()).isEmpty();
+    assertThat(last.usage().orElseThrow().completionTokens())
+        .isEqualTo(whole.usage().get().completionTokens());
+    assertThat(last.usage().orElseThrow().promptTokens())
+        .isEqualTo(whole.usage().get().promptTokens());
+  }
+
+  @Test
+  void errorsNameTheParameterOrTheKey() {
+    assertThatThrownBy(
+            () -> client.completions().create(completion("Hi", 4).toBuilder().n(2).build()))
+        .isInstanceOf(BadRequestException.class)
+        .hasMessageContaining("n")
+        .hasMessageContaining("only 1 is supported");
+    assertThatThrownBy(
+            () ->
+                client
+                    .completions()
+                    .create(
+                        completion("Hi", 4).toBuilder()
+                            .putAdditionalBodyProperty("best_temperature", JsonValue.from(3))
+                            .build()))
+        .isInstanceOf(BadRequestException.class)
+        .hasMessageContaining("best_temperature");
+    assertThatThrownBy(() -> client(gatewayPort, "sk-wrong").models().list())
+        .isInstanceOf(UnauthorizedException.class);
+    // A request the job rejects comes back as a 400 with the job's reason.
+    assertThatThrownBy(
+            () -> client.completions().create(completion("Hi", 4).toBuilder().seed(-1).build()))
+        .isInstanceOf(BadRequestException.class)
+        .hasMessageContaining("sampling.seed");
+  }
+
+  @Test
+  void aJobFarBehindMakesTheGatewayAnswer429() throws Exception {
+    client.completions().create(completion("One", 2));
+    client.completions().create(completion("Two", 2));
+    // A group that has read nothing: every prompt on the topic counts as its lag.
+    GatewaySettings behind =
+        new GatewaySettings(
+            pipeline(kafkaPort).groupId("never-reads").build(),
+            "127.0.0.1",
+            0,
+            null,
+            1,
+            Duration.ofSeconds(30),
+            Duration.ofHours(1),
+            1000);
+    try (GatewayServer g = GatewayServer.start(behind)) {
+      HttpResponse<String> r =
+          HttpClient.newHttpClient()
+              .send(
+                  HttpRequest.newBuilder(
+                          URI.create("http://127.0.0.1:" + g.port() + "/v1/completions"))
+                      .POST(
+                          HttpRequest.BodyPublishers.ofString(
+                              "{\"model\": \"" + MODEL + "\", \"prompt\": \"x\"}"))
+                      .build(),
+                  HttpResponse.BodyHandlers.ofString());
+      assertThat(r.statusCode()).isEqualTo(429);
+      assertThat(r.headers().firstValue("Retry-After")).contains("1");
+      assertThatThrownBy(() -> client(g.port(), "unused").completions().create(completion("x", 2)))
+          .isInstanceOf(com.openai.errors.RateLimitException.class);
+    }
+  }
+
+  private static PipelineSettings.Builder pipeline(int kafkaPort) {
+    return PipelineSettings.builder()
+        .bootstrapServers("127.0.0.1:" + kafkaPort)
+        .topics("flinfer.prompts", "flinfer.completions", "flinfer.chunks", "flinfer.dead-letters")
+        .model(
+            new ModelSource(SharedFiles.root().resolve("models/zoo/" + MODEL).toString(), null),
+            MODEL);
+  }
+
+  @Test
+  void aRetryWithTheSameKeyAfterAGatewayRestartGetsTheSameText() throws Exception {
+    PipelineSettings pipeline = pipeline(kafkaPort).build();
+    GatewaySettings settings =
+        new GatewaySettings(
+            pipeline, "127.0.0.1", 0, null, 0, Duration.ofSeconds(120), Duration.ofHours(1), 1000);
+    String body =
+        "{\"model\": \""
+            + MODEL
+            + "\", \"prompt\": \"The little dog\", \"max_tokens\": 200,"
+            + " \"temperature\": 0, \"stream\": true}";
+    int deltas = 0;
+    try (GatewayServer first = GatewayServer.start(settings)) {
+      HttpResponse<InputStream> r =
+          HttpClient.newHttpClient()
+              .send(
+                  HttpRequest.newBuilder(
+                          URI.create("http://127.0.0.1:" + first.port() + "/v1/completions"))
+                      .header("Idempotency-Key", "story-7")
+                      .POST(HttpRequest.BodyPublishers.ofString(body))
+                      .build(),
+                  HttpResponse.BodyHandlers.ofInputStream());
+      BufferedReader events =
+          new BufferedReader(new InputStreamReader(r.body(), StandardCharsets.UTF_8));
+      for (String line = events.readLine(); line != null && deltas < 2; line = events.readLine()) {
+        if (line.startsWith("data: {")) {
+          deltas++;
+        }
+      }
+    } // the gateway goes away mid-stream
+    assertThat(deltas).isEqualTo(2);
+    try (GatewayServer second = GatewayServer.start(settings)) {
+      OpenAIClient again = client(second.port(), "unused");
+      OpenAIClient sameKey = again.withOptions(o -> o.putHeader("Idempotency-Key", "story-7"));
+      String retried =
+          sameKey.completions().create(completion("The little dog", 200)).choices().get(0).text();
+      StringBuilder streamed = new StringBuilder();
+      try (StreamResponse<Completion> s =
+          sameKey.completions().createStreaming(completion("The little dog", 200))) {
+        s.stream().forEach(c -> c.choices().forEach(ch -> streamed.append(ch.text())));
+      }
+      String fresh =
+          again.completions().create(completion("The little dog", 200)).choices().get(0).text();
+      assertThat(retried).isNotEmpty().isEqualTo(fresh);
+      assertThat(streamed.toString()).isEqualTo(fresh);
+    }
+  }
+}

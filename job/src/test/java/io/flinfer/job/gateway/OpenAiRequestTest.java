@@ -1,0 +1,85 @@
+package io.flinfer.job.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.flinfer.avro.PromptRequest;
+import org.junit.jupiter.api.Test;
+
+class OpenAiRequestTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private static OpenAiRequest parse(String body, boolean chat) throws Exception {
+    return OpenAiRequest.parse(JSON.readTree(body), chat, "m");
+  }
+
+  @Test
+  void parametersMapToThePromptRecord() throws Exception {
+    OpenAiRequest r =
+        parse(
+            "{\"model\": \"m\", \"messages\": [{\"role\": \"developer\", \"content\": \"Be brief\"},"
+                + " {\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\": \"Hi\"}]}],"
+                + " \"max_completion_tokens\": 7, \"temperature\": 0.5, \"top_p\": 0.9,"
+                + " \"seed\": 42, \"stop\": [\"a\", \"b\"], \"user\": \"u1\", \"stream\": true,"
+                + " \"stream_options\": {\"include_usage\": true}, \"top_k\": 5}",
+            true);
+    PromptRequest p = r.record("id-1", "acme");
+    assertThat(p.getRequestId()).isEqualTo("id-1");
+    assertThat(p.getTenant()).isEqualTo("acme");
+    assertThat(p.getMessages())
+        .extracting(m -> m.getRole() + ":" + m.getContent())
+        .containsExactly("system:Be brief", "user:Hi");
+    assertThat(p.getMaxNewTokens()).isEqualTo(7);
+    assertThat(p.getSampling().getTemperature()).isEqualTo(0.5f);
+    assertThat(p.getSampling().getTopP()).isEqualTo(0.9f);
+    assertThat(p.getSampling().getTopK()).isEqualTo(5);
+    assertThat(p.getSampling().getSeed()).isEqualTo(42L);
+    assertThat(p.getStop()).containsExactly("a", "b");
+    assertThat(p.getMetadata()).containsEntry("user", "u1");
+    assertThat(r.stream).isTrue();
+    assertThat(r.includeUsage).isTrue();
+    // Completions default to OpenAI's 16 tokens.
+    assertThat(
+            parse("{\"model\": \"m\", \"prompt\": [\"x\"]}", false)
+                .record("i", "")
+                .getMaxNewTokens())
+        .isEqualTo(16);
+  }
+
+  @Test
+  void whatCannotBeHonouredIsA400NamingTheParameter() {
+    assertThatThrownBy(() -> parse("{\"model\": \"m\", \"prompt\": \"x\", \"n\": 3}", false))
+        .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo("n"));
+    assertThatThrownBy(() -> parse("{\"model\": \"m\", \"prompt\": \"x\", \"tools\": []}", false))
+        .isInstanceOfSatisfying(
+            ApiError.class,
+            e -> {
+              assertThat(e.param).isEqualTo("tools");
+              assertThat(e.code).isEqualTo("unsupported_parameter");
+            });
+    assertThatThrownBy(() -> parse("{\"model\": \"m\", \"prompt\": \"x\", \"logprobs\": 2}", false))
+        .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo("logprobs"));
+    assertThatThrownBy(
+            () -> parse("{\"model\": \"m\", \"prompt\": \"x\", \"temperature\": 3}", false))
+        .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo("temperature"));
+    assertThatThrownBy(() -> parse("{\"model\": \"other\", \"prompt\": \"x\"}", false))
+        .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.status).isEqualTo(404));
+    assertThatThrownBy(() -> parse("{\"prompt\": \"x\"}", false))
+        .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo("model"));
+    assertThatThrownBy(
+            () -> parse("{\"model\": \"m\", \"messages\": [{\"role\": \"tool\"}]}", true))
+        .isInstanceOfSatisfying(
+            ApiError.class, e -> assertThat(e.param).isEqualTo("messages[0].role"));
+  }
+
+  @Test
+  void anIdempotencyKeyGivesTheSameIdPerTenant() {
+    assertThat(GatewayServer.requestId("acme", "k"))
+        .isEqualTo(GatewayServer.requestId("acme", "k"));
+    assertThat(GatewayServer.requestId("acme", "k"))
+        .isNotEqualTo(GatewayServer.requestId("b", "k"));
+    assertThat(GatewayServer.requestId("acme", null))
+        .isNotEqualTo(GatewayServer.requestId("acme", null));
+  }
+}
