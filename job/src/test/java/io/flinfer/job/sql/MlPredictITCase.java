@@ -1,0 +1,264 @@
+package io.flinfer.job.sql;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.flinfer.job.cli.FlinferCommand;
+import io.flinfer.job.kafka.EmbeddedKafka;
+import io.flinfer.runtime.testing.SharedFiles;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.table.api.EnvironmentSettings;
+import org.apache.flink.table.api.TableEnvironment;
+import org.apache.flink.table.functions.ScalarFunction;
+import org.apache.flink.types.Row;
+import org.apache.flink.util.CloseableIterator;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Flink SQL's {@code ML_PREDICT} over a {@code provider = 'flinfer'} model: a table of prompts is
+ * answered as {@code flinfer generate} answers each prompt alone, and bad rows give error values,
+ * not a failed job.
+ */
+class MlPredictITCase {
+  private static final Path MODEL = SharedFiles.stories260kDir();
+
+  @TempDir Path dir;
+
+  /** Fails the job once, at the sixth answer, after some rows are in flight in the model. */
+  public static final class FailOnce extends ScalarFunction {
+    static final AtomicInteger SEEN = new AtomicInteger();
+    static final AtomicBoolean FAILED = new AtomicBoolean();
+
+    public String eval(String text) {
+      if (SEEN.incrementAndGet() == 6 && FAILED.compareAndSet(false, true)) {
+        throw new IllegalStateException("injected failure");
+      }
+      return text;
+    }
+  }
+
+  private static String createModel() {
+    return "CREATE MODEL storyteller"
+        + " INPUT (prompt STRING)"
+        + " OUTPUT (text STRING, finish_reason STRING, completion_tokens INT, error STRING)"
+        + " WITH ('provider' = 'flinfer',"
+        + " 'model-path' = '"
+        + MODEL.resolve("stories260K.bin")
+        + "',"
+        + " 'tokenizer-path' = '"
+        + MODEL.resolve("tok512.bin")
+        + "',"
+        + " 'temperature' = '0', 'max-tokens' = '24')";
+  }
+
+  private static String generate(String prompt) {
+    PrintStream old = System.out;
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+    try {
+      int rc =
+          FlinferCommand.commandLine()
+              .execute(
+                  "generate",
+                  "--model",
+                  MODEL.toString(),
+                  "--prompt",
+                  prompt,
+                  "--max-new-tokens",
+                  "24",
+                  "--temperature",
+                  "0",
+                  "--threads",
+                  "1");
+      assertThat(rc).isZero();
+    } finally {
+      System.setOut(old);
+    }
+    String s = out.toString(StandardCharsets.UTF_8);
+    return s.endsWith("\n") ? s.substring(0, s.length() - 1) : s;
+  }
+
+  @Test
+  @Timeout(300)
+  void aStreamingJobFromKafkaSurvivesAFailureWithEveryRowAnsweredOnce() throws Exception {
+    String[] starts = {"Once upon a time", "Lily and Ben", "The sun was hot", "Tom had a red ball"};
+    int n = 16;
+    try (EmbeddedKafka kafka = EmbeddedKafka.start(dir.resolve("kafka"))) {
+      kafka.createTopics(1, "sql-prompts", "sql-answers");
+      try (KafkaProducer<byte[], byte[]> producer =
+          new KafkaProducer<>(
+              Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()),
+              new ByteArraySerializer(),
+              new ByteArraySerializer())) {
+        for (int i = 0; i < n; i++) {
+          String json = "{\"id\": " + i + ", \"prompt\": \"" + starts[i % 4] + " " + i + "\"}";
+          producer.send(new ProducerRecord<>("sql-prompts", json.getBytes(StandardCharsets.UTF_8)));
+        }
+      }
+      Configuration conf = new Configuration();
+      conf.setString("execution.checkpointing.interval", "200 ms");
+      conf.setString("restart-strategy.type", "fixed-delay");
+      conf.setString("restart-strategy.fixed-delay.attempts", "3");
+      conf.setString("restart-strategy.fixed-delay.delay", "200 ms");
+      conf.setString("parallelism.default", "1");
+      TableEnvironment t =
+          TableEnvironment.create(
+              EnvironmentSettings.newInstance().inStreamingMode().withConfiguration(conf).build());
+      String kafkaOptions =
+          "'connector' = 'kafka', 'properties.bootstrap.servers' = '"
+              + kafka.bootstrapServers()
+              + "', 'format' = 'json'";
+      t.executeSql(
+          "CREATE TABLE prompts (id INT, prompt STRING) WITH ("
+              + kafkaOptions
+              + ", 'topic' = 'sql-prompts', 'properties.group.id' = 'sql',"
+              + " 'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset')");
+      t.executeSql(
+          "CREATE TABLE answers (id INT, text STRING) WITH ("
+              + kafkaOptions
+              + ", 'topic' = 'sql-answers', 'sink.delivery-guarantee' = 'exactly-once',"
+              + " 'properties.transaction.timeout.ms' = '600000',"
+              + " 'sink.transactional-id-prefix' = 'sql-answers')");
+      t.executeSql(createModel());
+      t.createTemporarySystemFunction("fail_once", FailOnce.class);
+      t.executeSql(
+              "INSERT INTO answers SELECT id, fail_once(text) FROM"
+                  + " ML_PREDICT(TABLE prompts, MODEL storyteller, DESCRIPTOR(prompt))")
+          .await();
+      assertThat(FailOnce.FAILED).isTrue();
+      Map<Integer, String> answers = new HashMap<>();
+      int records = 0;
+      try (KafkaConsumer<byte[], byte[]> c =
+          new KafkaConsumer<>(
+              Map.of(
+                  ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
+                  ConsumerConfig.GROUP_ID_CONFIG, "verify",
+                  ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
+                  ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"),
+              new ByteArrayDeserializer(),
+              new ByteArrayDeserializer())) {
+        c.subscribe(List.of("sql-answers"));
+        long end = System.currentTimeMillis() + 30_000;
+        while (answers.size() < n && System.currentTimeMillis() < end) {
+          for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+            JsonNode row = new ObjectMapper().readTree(r.value());
+            answers.put(row.get("id").asInt(), row.get("text").asText());
+            records++;
+          }
+        }
+        for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofSeconds(1))) {
+          records++; // nothing more may come
+        }
+      }
+      assertThat(answers).hasSize(n);
+      assertThat(records).as("each row answered once").isEqualTo(n);
+      for (int i : new int[] {0, 5, 15}) {
+        assertThat(answers.get(i)).as("row " + i).isEqualTo(generate(starts[i % 4] + " " + i));
+      }
+    }
+  }
+
+  @Test
+  @Timeout(300)
+  void conversationsAreRenderedByTheModelsChatTemplate() throws Exception {
+    Path qwen = SharedFiles.root().resolve("models/zoo/qwen2-tiny.gguf");
+    TableEnvironment t = TableEnvironment.create(EnvironmentSettings.inStreamingMode());
+    t.executeSql(
+        "CREATE MODEL assistant INPUT (messages ARRAY<ROW<role STRING, content STRING>>)"
+            + " OUTPUT (text STRING, prompt_tokens INT, error STRING)"
+            + " WITH ('provider' = 'flinfer', 'model-path' = '"
+            + qwen
+            + "',"
+            + " 'temperature' = '0', 'max-tokens' = '8')");
+    t.executeSql(
+        "CREATE TEMPORARY VIEW chats AS SELECT * FROM (VALUES"
+            + " (ARRAY[ROW('system', 'Be brief.'), ROW('user', 'Hi')])) AS v(messages)");
+    try (CloseableIterator<Row> rows =
+        t.executeSql(
+                "SELECT text, prompt_tokens, error FROM ML_PREDICT(TABLE chats, MODEL assistant,"
+                    + " DESCRIPTOR(messages))")
+            .collect()) {
+      Row r = rows.next();
+      assertThat(r.getField(2)).isNull();
+      assertThat((String) r.getField(0)).isNotNull();
+      // The template's role markers make the prompt longer than the two messages' words.
+      assertThat((Integer) r.getField(1)).isGreaterThan(10);
+    }
+  }
+
+  @Test
+  @Timeout(300)
+  void aTableOfPromptsIsAnsweredAsGenerateAnswersEachAndBadRowsGiveErrors() throws Exception {
+    List<String> prompts =
+        List.of(
+            "Once upon a time",
+            "Lily and Ben",
+            "The sun was hot",
+            "Tom had a red ball",
+            "Once upon a time there was");
+    TableEnvironment t = TableEnvironment.create(EnvironmentSettings.inStreamingMode());
+    t.getConfig().set("parallelism.default", "1");
+    StringBuilder values = new StringBuilder();
+    for (String p : prompts) {
+      values.append(values.length() == 0 ? "" : ", ").append("('").append(p).append("')");
+    }
+    String huge = "x".repeat(300_000);
+    values.append(", (CAST(NULL AS STRING)), ('").append(huge).append("')");
+    t.executeSql(
+        "CREATE TEMPORARY VIEW prompts AS SELECT * FROM (VALUES " + values + ") AS v(prompt)");
+    t.executeSql(createModel());
+    Map<String, Row> answers = new HashMap<>();
+    int errors = 0;
+    try (CloseableIterator<Row> rows =
+        t.executeSql(
+                "SELECT prompt, text, finish_reason, completion_tokens, error"
+                    + " FROM ML_PREDICT(TABLE prompts, MODEL storyteller, DESCRIPTOR(prompt))")
+            .collect()) {
+      while (rows.hasNext()) {
+        Row r = rows.next();
+        String prompt = (String) r.getField(0);
+        if ("error".equals(r.getField(2))) {
+          errors++;
+          assertThat((String) r.getField(4)).isNotBlank();
+          assertThat(r.getField(1)).isNull();
+        } else {
+          answers.put(prompt, r);
+        }
+      }
+    }
+    assertThat(errors).isEqualTo(2);
+    assertThat(answers.keySet()).containsExactlyInAnyOrderElementsOf(prompts);
+    for (String p : prompts) {
+      assertThat(answers.get(p).getField(1)).as(p).isEqualTo(generate(p));
+    }
+    // The synchronous function answers alike.
+    try (CloseableIterator<Row> rows =
+        t.executeSql(
+                "SELECT prompt, text FROM ML_PREDICT(TABLE prompts, MODEL storyteller,"
+                    + " DESCRIPTOR(prompt), MAP['async', 'false']) WHERE prompt = 'Lily and Ben'")
+            .collect()) {
+      assertThat(rows.next().getField(1)).isEqualTo(answers.get("Lily and Ben").getField(1));
+    }
+  }
+}

@@ -1,0 +1,51 @@
+package io.flinfer.operators.sql;
+
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ConfigOptions;
+
+/** The options of {@code CREATE MODEL ... WITH ('provider' = 'flinfer', ...)}. */
+public final class FlinferModelOptions {
+  private FlinferModelOptions() {}
+
+  public static final ConfigOption<String> MODEL_PATH =
+      ConfigOptions.key("model-path")
+          .stringType()
+          .noDefaultValue()
+          .withDescription("A GGUF file or llama2.c checkpoint, on every TaskManager.");
+
+  public static final ConfigOption<String> TOKENIZER_PATH =
+      ConfigOptions.key("tokenizer-path")
+          .stringType()
+          .noDefaultValue()
+          .withDescription("The tokenizer of a llama2.c checkpoint (a GGUF carries its own).");
+
+  public static final ConfigOption<String> BACKEND =
+      ConfigOptions.key("backend").stringType().defaultValue("cpu").withDescription("cpu or cuda.");
+
+  public static final ConfigOption<Integer> MAX_RUNNING_REQUESTS =
+      ConfigOptions.key("max-running-requests").intType().defaultValue(32);
+
+  public static final ConfigOption<Integer> MAX_TOTAL_TOKENS =
+      ConfigOptions.key("max-total-tokens")
+          .intType()
+          .defaultValue(0)
+          .withDescription("KV pool tokens; 0 sizes it from the memory left.");
+
+  public static final ConfigOption<Integer> THREADS =
+      ConfigOptions.key("threads").intType().defaultValue(1);
+
+  public static final ConfigOption<Integer> MAX_TOKENS =
+      ConfigOptions.key("max-tokens").intType().defaultValue(128);
+
+  public static final ConfigOption<Double> TEMPERATURE =
+      ConfigOptions.key("temperature").doubleType().defaultValue(1.0);
+
+  public static final ConfigOption<Double> TOP_P =
+      ConfigOptions.key("top-p").doubleType().defaultValue(1.0);
+
+  public static final ConfigOption<Long> SEED =
+      ConfigOptions.key("seed")
+          .longType()
+          .noDefaultValue()
+          .withDescription("Every row's seed; without it a row's seed derives from its prompt.");
+}

@@ -1,0 +1,83 @@
+package io.flinfer.operators.sql;
+
+import static io.flinfer.operators.sql.FlinferModelOptions.*;
+
+import io.flinfer.operators.engine.EngineConfig;
+import io.flinfer.operators.flink.ModelSource;
+import io.flinfer.operators.predict.PredictionEngine;
+import io.flinfer.operators.request.RequestLimits;
+import java.util.Set;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ReadableConfig;
+import org.apache.flink.table.catalog.ResolvedCatalogModel;
+import org.apache.flink.table.factories.FactoryUtil;
+import org.apache.flink.table.factories.ModelProviderFactory;
+import org.apache.flink.table.ml.ModelProvider;
+
+/**
+ * {@code CREATE MODEL m INPUT (prompt STRING) OUTPUT (text STRING, ...) WITH ('provider' =
+ * 'flinfer', 'model-path' = '...')}: a model that {@code ML_PREDICT} serves with Flinfer's engine.
+ */
+public final class FlinferModelProviderFactory implements ModelProviderFactory {
+  public static final String IDENTIFIER = "flinfer";
+
+  @Override
+  public String factoryIdentifier() {
+    return IDENTIFIER;
+  }
+
+  @Override
+  public Set<ConfigOption<?>> requiredOptions() {
+    return Set.of(MODEL_PATH);
+  }
+
+  @Override
+  public Set<ConfigOption<?>> optionalOptions() {
+    return Set.of(
+        TOKENIZER_PATH,
+        BACKEND,
+        MAX_RUNNING_REQUESTS,
+        MAX_TOTAL_TOKENS,
+        THREADS,
+        MAX_TOKENS,
+        TEMPERATURE,
+        TOP_P,
+        SEED);
+  }
+
+  @Override
+  public ModelProvider createModelProvider(Context context) {
+    FactoryUtil.ModelProviderFactoryHelper helper =
+        FactoryUtil.createModelProviderFactoryHelper(this, context);
+    helper.validate();
+    ReadableConfig o = helper.getOptions();
+    ResolvedCatalogModel model = context.getCatalogModel();
+    EngineConfig engine =
+        EngineConfig.builder()
+            .maxRunningRequests(o.get(MAX_RUNNING_REQUESTS))
+            .maxTotalTokens(o.get(MAX_TOTAL_TOKENS))
+            .threads(o.get(THREADS))
+            .build();
+    RequestLimits limits = RequestLimits.defaults();
+    if (o.get(MAX_TOKENS) < 1 || o.get(MAX_TOKENS) > limits.maxNewTokens()) {
+      throw new org.apache.flink.table.api.ValidationException(
+          "max-tokens must be in [1, " + limits.maxNewTokens() + "]");
+    }
+    PredictionEngine.Key key =
+        new PredictionEngine.Key(
+            new ModelSource(o.get(MODEL_PATH), o.getOptional(TOKENIZER_PATH).orElse(null)),
+            engine,
+            o.get(BACKEND),
+            limits);
+    return new FlinferModelProvider(
+        new FlinferPredictFunctions.Lease(
+            key,
+            PromptColumn.of(
+                model.getResolvedInputSchema(),
+                o.get(MAX_TOKENS),
+                o.get(TEMPERATURE),
+                o.get(TOP_P),
+                o.getOptional(SEED).orElse(null)),
+            PredictionColumns.of(model.getResolvedOutputSchema())));
+  }
+}

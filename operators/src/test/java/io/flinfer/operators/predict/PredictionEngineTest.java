@@ -1,0 +1,77 @@
+package io.flinfer.operators.predict;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flinfer.avro.PromptRequest;
+import io.flinfer.avro.SamplingOptions;
+import io.flinfer.operators.engine.EngineConfig;
+import io.flinfer.operators.flink.ModelSource;
+import io.flinfer.operators.request.RequestLimits;
+import io.flinfer.runtime.testing.SharedFiles;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.Test;
+
+class PredictionEngineTest {
+  private static PredictionEngine.Key key(int maxRunning) {
+    Path dir = SharedFiles.stories260kDir();
+    return new PredictionEngine.Key(
+        new ModelSource(
+            dir.resolve("stories260K.bin").toString(), dir.resolve("tok512.bin").toString()),
+        EngineConfig.builder()
+            .maxRunningRequests(maxRunning)
+            .maxTotalTokens(4096)
+            .threads(1)
+            .build(),
+        "cpu",
+        RequestLimits.defaults());
+  }
+
+  private static PromptRequest prompt(String text) {
+    return PromptRequest.newBuilder()
+        .setRequestId("ignored")
+        .setPrompt(text)
+        .setMaxNewTokens(20)
+        .setSampling(SamplingOptions.newBuilder().setTemperature(0f).build())
+        .build();
+  }
+
+  @Test
+  void callersShareOneEngineAndBatchedAnswersEqualSoloOnes() throws Exception {
+    String[] prompts = {"Once upon a time", "Lily and Ben", "The sun was hot", "Tom had a ball"};
+    List<String> solo = new ArrayList<>();
+    PredictionEngine one = PredictionEngine.acquire(key(1));
+    try {
+      for (String p : prompts) {
+        solo.add(one.submit(prompt(p)).get().text());
+      }
+    } finally {
+      one.release();
+    }
+    PredictionEngine a = PredictionEngine.acquire(key(8));
+    PredictionEngine b = PredictionEngine.acquire(key(8));
+    try {
+      assertThat(a).isSameAs(b);
+      List<CompletableFuture<Prediction>> batched = new ArrayList<>();
+      for (int i = 0; i < prompts.length; i++) {
+        batched.add((i % 2 == 0 ? a : b).submit(prompt(prompts[i])));
+      }
+      for (int i = 0; i < prompts.length; i++) {
+        Prediction p = batched.get(i).get();
+        assertThat(p.error()).isNull();
+        assertThat(p.text()).isEqualTo(solo.get(i));
+        assertThat(p.completionTokens()).isBetween(1, 20);
+        assertThat(p.finishReason()).isIn("length", "stop");
+      }
+      // A prompt the model cannot take is an answer with its reason, not a failure.
+      Prediction bad = a.submit(PromptRequest.newBuilder().setRequestId("x").build()).get();
+      assertThat(bad.finishReason()).isEqualTo("error");
+      assertThat(bad.error()).isNotBlank();
+    } finally {
+      a.release();
+      b.release();
+    }
+  }
+}
