@@ -20,7 +20,12 @@ final class ApiError extends Exception {
 
   /** A 400 about one request parameter. */
   static ApiError badParameter(String param, String message) {
-    return new ApiError(400, "invalid_request_error", param, "invalid_value", message);
+    return new ApiError(
+        400,
+        "invalid_request_error",
+        param,
+        "invalid_value",
+        "Invalid value for '" + param + "': " + message);
   }
 
   static ApiError unsupported(String param) {

@@ -14,10 +14,9 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One streamed answer as server-sent events. Chunks are sent in token order as they arrive (a
- * repeat, which the at-least-once chunks topic may deliver, is dropped); when the stream has a gap
- * (a retry that joins a request already under way) the rest comes from the completion, so the
- * streamed text always adds up to the completion's.
+ * One streamed answer as server-sent events. Chunks are sent in token order as they arrive ({@link
+ * InOrder}); when the stream has a gap (a retry that joins a request already under way) the rest
+ * comes from the completion, so the streamed text always adds up to the completion's.
  */
 final class EventStream {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -27,17 +26,23 @@ final class EventStream {
   private final String id;
   private final String model;
   private final long created;
+  private final TokenLogprobs logprobs;
+  private final InOrder chunks;
   private OutputStream out;
   private final StringBuilder sent = new StringBuilder();
-  private int nextToken;
-  private boolean gap;
 
-  EventStream(HttpExchange x, boolean chat, String id, String model, long created) {
+  /**
+   * @param logprobs the tokens' log-probabilities go with each delta when not null
+   */
+  EventStream(
+      HttpExchange x, boolean chat, String id, String model, long created, TokenLogprobs logprobs) {
     this.x = x;
     this.chat = chat;
     this.id = id;
     this.model = model;
     this.created = created;
+    this.logprobs = logprobs;
+    this.chunks = new InOrder(null);
   }
 
   void serve(OpenAiRequest request, BlockingQueue<Object> events, Duration timeout)
@@ -88,18 +93,17 @@ final class EventStream {
   }
 
   private void chunk(CompletionChunk c) throws IOException {
-    if (gap || c.getIndex() < nextToken) {
+    if (!chunks.accept(c)
+        || c.getTextDelta().isEmpty() && (logprobs == null || c.getTokenIds().isEmpty())) {
       return;
     }
-    if (c.getIndex() > nextToken) {
-      gap = true; // joined late: the completion brings the rest
-      return;
+    sent.append(c.getTextDelta());
+    ObjectNode event =
+        OpenAiResponses.delta(chat, id, model, created, c.getTextDelta(), false, null);
+    if (logprobs != null) {
+      ((ObjectNode) event.at("/choices/0")).set("logprobs", logprobs.of(c));
     }
-    nextToken += c.getTokenIds().size();
-    if (!c.getTextDelta().isEmpty()) {
-      sent.append(c.getTextDelta());
-      send(OpenAiResponses.delta(chat, id, model, created, c.getTextDelta(), false, null));
-    }
+    send(event);
   }
 
   private void send(ObjectNode event) throws IOException {

@@ -8,6 +8,8 @@ import com.sun.net.httpserver.HttpServer;
 import io.flinfer.avro.Completion;
 import io.flinfer.avro.CompletionChunk;
 import io.flinfer.avro.DeadLetter;
+import io.flinfer.operators.flink.ModelSource;
+import io.flinfer.runtime.tokenizer.Tokenizer;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
@@ -21,6 +23,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * An OpenAI-compatible HTTP front door to the job: {@code POST /v1/completions} and {@code POST
@@ -39,6 +42,7 @@ public final class GatewayServer implements AutoCloseable {
   private final ApiKeys keys;
   private final String model;
   private final Duration timeout;
+  private final Supplier<Tokenizer> tokenizer;
 
   private GatewayServer(GatewaySettings s) throws IOException {
     this.broker = new TopicBroker(s.pipeline(), s.lookback(), s.keep());
@@ -51,6 +55,18 @@ public final class GatewayServer implements AutoCloseable {
     this.keys = s.apiKeys() == null ? ApiKeys.open() : ApiKeys.load(s.apiKeys());
     this.model = s.pipeline().modelId();
     this.timeout = s.requestTimeout();
+    // Loaded on the first request for log-probabilities, which need the tokens' text.
+    ModelSource source = s.pipeline().model();
+    Tokenizer[] loaded = {null};
+    this.tokenizer =
+        () -> {
+          synchronized (loaded) {
+            if (loaded[0] == null) {
+              loaded[0] = source.load().tokenizer();
+            }
+            return loaded[0];
+          }
+        };
     this.http = HttpServer.create(new InetSocketAddress(s.host(), s.port()), 64);
     http.setExecutor(threads);
     http.createContext("/v1/completions", x -> serve(x, false));
@@ -123,14 +139,24 @@ public final class GatewayServer implements AutoCloseable {
         }
         long created = System.currentTimeMillis() / 1000;
         String responseId = (chat ? "chatcmpl-" : "cmpl-") + id;
+        TokenLogprobs logprobs = request.logprobs ? new TokenLogprobs(tokenizer.get(), chat) : null;
         if (request.stream) {
-          new EventStream(x, chat, responseId, model, created).serve(request, events, timeout);
+          new EventStream(x, chat, responseId, model, created, logprobs)
+              .serve(request, events, timeout);
         } else {
-          Object answer = awaitAnswer(events);
-          if (answer instanceof Completion c) {
-            reply(x, 200, OpenAiResponses.answer(chat, responseId, model, created, c));
+          InOrder chunks = new InOrder(logprobs);
+          Object outcome = awaitAnswer(events, chunks);
+          if (outcome instanceof Completion c) {
+            ObjectNode answer = OpenAiResponses.answer(chat, responseId, model, created, c);
+            if (logprobs != null) {
+              // Only when every token was seen (not for an answer read back after a restart).
+              ObjectNode lp =
+                  chunks.tokens() == c.getUsage().getCompletionTokens() ? chunks.logprobs() : null;
+              ((ObjectNode) answer.at("/choices/0")).set("logprobs", lp);
+            }
+            reply(x, 200, answer);
           } else {
-            throw rejected((DeadLetter) answer);
+            throw rejected((DeadLetter) outcome);
           }
         }
       } finally {
@@ -143,7 +169,7 @@ public final class GatewayServer implements AutoCloseable {
     }
   }
 
-  private Object awaitAnswer(BlockingQueue<Object> events) throws ApiError {
+  private Object awaitAnswer(BlockingQueue<Object> events, InOrder chunks) throws ApiError {
     long end = System.nanoTime() + timeout.toNanos();
     try {
       while (true) {
@@ -151,9 +177,10 @@ public final class GatewayServer implements AutoCloseable {
         if (e == null) {
           throw timedOut(timeout);
         }
-        if (!(e instanceof CompletionChunk)) {
+        if (!(e instanceof CompletionChunk c)) {
           return e;
         }
+        chunks.accept(c);
       }
     } catch (InterruptedException ie) {
       Thread.currentThread().interrupt();

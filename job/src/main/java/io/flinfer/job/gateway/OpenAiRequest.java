@@ -44,13 +44,19 @@ final class OpenAiRequest {
   final boolean chat;
   final boolean stream;
   final boolean includeUsage;
+  final boolean logprobs;
   private final PromptRequest.Builder request;
 
   private OpenAiRequest(
-      boolean chat, boolean stream, boolean includeUsage, PromptRequest.Builder request) {
+      boolean chat,
+      boolean stream,
+      boolean includeUsage,
+      boolean logprobs,
+      PromptRequest.Builder request) {
     this.chat = chat;
     this.stream = stream;
     this.includeUsage = includeUsage;
+    this.logprobs = logprobs;
     this.request = request;
   }
 
@@ -81,11 +87,16 @@ final class OpenAiRequest {
     }
     requireDefault(body, "n", 1);
     requireDefault(body, "best_of", 1);
-    if (body.path("logprobs").asBoolean(false) || body.path("logprobs").isInt()) {
-      throw ApiError.unsupported("logprobs");
+    // The engine reports the log-probability of each chosen token, not of the alternatives.
+    JsonNode lp = body.path("logprobs");
+    boolean logprobs = chat ? lp.asBoolean(false) : lp.isIntegralNumber();
+    if (!chat && lp.isIntegralNumber() && lp.asInt() != 0) {
+      throw ApiError.badParameter(
+          "logprobs", "only 0 is supported: the chosen tokens' log-probabilities, no alternatives");
     }
     if (body.hasNonNull("top_logprobs") && body.get("top_logprobs").asInt() != 0) {
-      throw ApiError.unsupported("top_logprobs");
+      throw ApiError.badParameter(
+          "top_logprobs", "only 0 is supported: alternatives' log-probabilities are not reported");
     }
     if (body.path("echo").asBoolean(false)) {
       throw ApiError.unsupported("echo");
@@ -137,7 +148,7 @@ final class OpenAiRequest {
     if (body.hasNonNull("user")) {
       r.setMetadata(Map.of("user", text(body, "user", true)));
     }
-    return new OpenAiRequest(chat, stream, usage, r);
+    return new OpenAiRequest(chat, stream, usage, logprobs, r);
   }
 
   private static List<ChatMessage> messages(JsonNode m) throws ApiError {

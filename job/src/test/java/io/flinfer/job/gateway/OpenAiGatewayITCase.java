@@ -200,6 +200,33 @@ class OpenAiGatewayITCase {
   }
 
   @Test
+  void chatReportsTheChosenTokensLogProbabilities() {
+    ChatCompletionCreateParams params = chat("Tell me a story.").toBuilder().logprobs(true).build();
+    ChatCompletion whole = client.chat().completions().create(params);
+    var tokens = whole.choices().get(0).logprobs().orElseThrow().content().orElseThrow();
+    assertThat((long) tokens.size()).isEqualTo(whole.usage().get().completionTokens());
+    assertThat(tokens).allSatisfy(t -> assertThat(t.logprob()).isLessThanOrEqualTo(0.0));
+    List<Double> streamed = new ArrayList<>();
+    try (StreamResponse<ChatCompletionChunk> s =
+        client.chat().completions().createStreaming(params)) {
+      s.stream()
+          .forEach(
+              c ->
+                  c.choices()
+                      .forEach(
+                          ch ->
+                              ch.logprobs()
+                                  .flatMap(l -> l.content())
+                                  .ifPresent(l -> l.forEach(t -> streamed.add(t.logprob())))));
+    }
+    assertThat(streamed).containsExactlyElementsOf(tokens.stream().map(t -> t.logprob()).toList());
+    assertThatThrownBy(
+            () -> client.chat().completions().create(params.toBuilder().topLogprobs(3).build()))
+        .isInstanceOf(BadRequestException.class)
+        .hasMessageContaining("top_logprobs");
+  }
+
+  @Test
   void errorsNameTheParameterOrTheKey() {
     assertThatThrownBy(
             () -> client.completions().create(completion("Hi", 4).toBuilder().n(2).build()))

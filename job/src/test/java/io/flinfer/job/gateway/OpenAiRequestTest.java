@@ -48,7 +48,7 @@ class OpenAiRequestTest {
   }
 
   @Test
-  void whatCannotBeHonouredIsA400NamingTheParameter() {
+  void whatCannotBeHonouredIsA400NamingTheParameter() throws Exception {
     assertThatThrownBy(() -> parse("{\"model\": \"m\", \"prompt\": \"x\", \"n\": 3}", false))
         .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo("n"));
     assertThatThrownBy(() -> parse("{\"model\": \"m\", \"prompt\": \"x\", \"tools\": []}", false))
@@ -60,6 +60,8 @@ class OpenAiRequestTest {
             });
     assertThatThrownBy(() -> parse("{\"model\": \"m\", \"prompt\": \"x\", \"logprobs\": 2}", false))
         .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo("logprobs"));
+    assertThat(parse("{\"model\": \"m\", \"prompt\": \"x\", \"logprobs\": 0}", false).logprobs)
+        .isTrue();
     assertThatThrownBy(
             () -> parse("{\"model\": \"m\", \"prompt\": \"x\", \"temperature\": 3}", false))
         .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo("temperature"));
