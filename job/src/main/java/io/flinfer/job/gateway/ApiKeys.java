@@ -19,7 +19,7 @@ final class ApiKeys {
     this.tenants = tenants;
   }
 
-  static ApiKeys open() {
+  static ApiKeys none() {
     return new ApiKeys(null);
   }
 
@@ -43,6 +43,11 @@ final class ApiKeys {
       throw new IllegalArgumentException("--api-keys " + file + " has no keys");
     }
     return new ApiKeys(Map.copyOf(tenants));
+  }
+
+  /** Whether requests need no key (then a request's {@code user} is its tenant). */
+  boolean open() {
+    return tenants == null;
   }
 
   /**

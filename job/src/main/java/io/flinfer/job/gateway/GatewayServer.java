@@ -52,7 +52,7 @@ public final class GatewayServer implements AutoCloseable {
             s.pipeline().promptsTopic(),
             s.pipeline().groupId(),
             s.maxLag());
-    this.keys = s.apiKeys() == null ? ApiKeys.open() : ApiKeys.load(s.apiKeys());
+    this.keys = s.apiKeys() == null ? ApiKeys.none() : ApiKeys.load(s.apiKeys());
     this.model = s.pipeline().modelId();
     this.timeout = s.requestTimeout();
     // Loaded on the first request for log-probabilities, which need the tokens' text.
@@ -113,6 +113,9 @@ public final class GatewayServer implements AutoCloseable {
             400, "invalid_request_error", null, "invalid_json", "The body is not valid JSON.");
       }
       OpenAiRequest request = OpenAiRequest.parse(body, chat, model);
+      if (keys.open() && request.user != null) {
+        tenant = request.user; // without keys, the client's user names the cache namespace
+      }
       String id = requestId(tenant, x.getRequestHeaders().getFirst("Idempotency-Key"));
       BlockingQueue<Object> events = broker.subscribe(id);
       try {

@@ -45,6 +45,10 @@ final class OpenAiRequest {
   final boolean stream;
   final boolean includeUsage;
   final boolean logprobs;
+
+  /** The client's {@code user}, or null. */
+  final String user;
+
   private final PromptRequest.Builder request;
 
   private OpenAiRequest(
@@ -52,11 +56,13 @@ final class OpenAiRequest {
       boolean stream,
       boolean includeUsage,
       boolean logprobs,
+      String user,
       PromptRequest.Builder request) {
     this.chat = chat;
     this.stream = stream;
     this.includeUsage = includeUsage;
     this.logprobs = logprobs;
+    this.user = user;
     this.request = request;
   }
 
@@ -145,10 +151,11 @@ final class OpenAiRequest {
     r.setIgnoreEos(body.path("ignore_eos").asBoolean(false));
     boolean stream = body.path("stream").asBoolean(false);
     boolean usage = body.path("stream_options").path("include_usage").asBoolean(false);
-    if (body.hasNonNull("user")) {
-      r.setMetadata(Map.of("user", text(body, "user", true)));
+    String user = text(body, "user", false);
+    if (user != null) {
+      r.setMetadata(Map.of("user", user));
     }
-    return new OpenAiRequest(chat, stream, usage, logprobs, r);
+    return new OpenAiRequest(chat, stream, usage, logprobs, user, r);
   }
 
   private static List<ChatMessage> messages(JsonNode m) throws ApiError {

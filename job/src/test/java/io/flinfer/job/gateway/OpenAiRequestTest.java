@@ -37,6 +37,7 @@ class OpenAiRequestTest {
     assertThat(p.getSampling().getSeed()).isEqualTo(42L);
     assertThat(p.getStop()).containsExactly("a", "b");
     assertThat(p.getMetadata()).containsEntry("user", "u1");
+    assertThat(r.user).isEqualTo("u1");
     assertThat(r.stream).isTrue();
     assertThat(r.includeUsage).isTrue();
     // Completions default to OpenAI's 16 tokens.
