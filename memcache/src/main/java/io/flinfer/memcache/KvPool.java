@@ -4,7 +4,8 @@ package io.flinfer.memcache;
  * The KV pool: for each layer, the keys and values of every KV slot, laid out [slot][kv head][head
  * dim] in heap arrays (SGLang's {@code MHATokenToKVPool}). Owns them. Grouped-query attention is
  * expressed by {@code kvHeads} being fewer than the model's query heads. Values are stored as fp32,
- * or as fp16 / bf16 converted on write and read.
+ * or as fp16 / bf16 / FP8 (E4M3 or E5M2, with per-layer key and value scales) converted on write
+ * and read.
  *
  * <p>Rows {@code 0 .. pageSize-1} are the padding page; the allocator hands out the others.
  */
@@ -24,6 +25,22 @@ public final class KvPool {
 
   public KvPool(
       int size, int layers, int kvHeads, int headDim, int pageSize, KvStoreType storeType) {
+    this(size, layers, kvHeads, headDim, pageSize, storeType, 1f, 1f);
+  }
+
+  /**
+   * @param kScale what stored FP8 keys are multiplied by, in every layer (1 for other types)
+   * @param vScale the same for values
+   */
+  public KvPool(
+      int size,
+      int layers,
+      int kvHeads,
+      int headDim,
+      int pageSize,
+      KvStoreType storeType,
+      float kScale,
+      float vScale) {
     if (size <= 0 || layers <= 0 || kvHeads <= 0 || headDim <= 0 || pageSize <= 0) {
       throw new IllegalArgumentException(
           "KV pool dimensions must be positive: size="
@@ -59,8 +76,8 @@ public final class KvPool {
     this.v = new KvRows[layers];
     try {
       for (int l = 0; l < layers; l++) {
-        k[l] = new KvRows(storeType, (int) layerValues);
-        v[l] = new KvRows(storeType, (int) layerValues);
+        k[l] = new KvRows(storeType, (int) layerValues, kScale);
+        v[l] = new KvRows(storeType, (int) layerValues, vScale);
       }
     } catch (OutOfMemoryError e) {
       throw new KvPoolSizingException(

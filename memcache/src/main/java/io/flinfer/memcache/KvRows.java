@@ -2,19 +2,29 @@ package io.flinfer.memcache;
 
 /**
  * One layer's keys or values in a {@link KvPool}: value {@code (slot * rowWidth + i)} of an array
- * in the pool's store type, fp32 in {@link #floats()}, fp16 or bf16 bits in {@link #halves()}. Heap
- * arrays rather than direct buffers: kernels that read a request's rows scattered over the pool
- * load them several times faster from an array.
+ * in the pool's store type, fp32 in {@link #floats()}, fp16 or bf16 bits in {@link #halves()}, FP8
+ * codes in {@link #bytes()} (a stored value is {@code code * scale}: SGLang's per-layer {@code
+ * k_scale} / {@code v_scale}). Heap arrays rather than direct buffers: kernels that read a
+ * request's rows scattered over the pool load them several times faster from an array.
  */
 public final class KvRows {
   private final KvStoreType type;
   private final float[] floats;
   private final short[] halves;
+  private final byte[] bytes;
+  private final float scale;
+  private final float inverseScale;
 
-  KvRows(KvStoreType type, int values) {
+  KvRows(KvStoreType type, int values, float scale) {
+    if (!(scale > 0) || Float.isInfinite(scale)) {
+      throw new IllegalArgumentException("a KV scale must be positive and finite: " + scale);
+    }
     this.type = type;
     this.floats = type == KvStoreType.FP32 ? new float[values] : null;
-    this.halves = type == KvStoreType.FP32 ? null : new short[values];
+    this.halves = type.bytes() == 2 ? new short[values] : null;
+    this.bytes = type.isFp8() ? new byte[values] : null;
+    this.scale = scale;
+    this.inverseScale = 1f / scale;
   }
 
   public KvStoreType type() {
@@ -31,6 +41,16 @@ public final class KvRows {
     return halves;
   }
 
+  /** The FP8 codes of an FP8 pool; null otherwise. */
+  public byte[] bytes() {
+    return bytes;
+  }
+
+  /** What an FP8 code is multiplied by (1 for the other types). */
+  public float scale() {
+    return scale;
+  }
+
   /** Stores {@code count} floats from {@code src[off..]} at value {@code at}. */
   void write(int at, float[] src, int off, int count) {
     switch (type) {
@@ -42,9 +62,19 @@ public final class KvRows {
           halves[at + i] = HalfFloats.toHalf(src[off + i]);
         }
         break;
-      default:
+      case BF16:
         for (int i = 0; i < count; i++) {
           halves[at + i] = HalfFloats.toBf16(src[off + i]);
+        }
+        break;
+      case FP8_E4M3:
+        for (int i = 0; i < count; i++) {
+          bytes[at + i] = Fp8.toE4m3(src[off + i] * inverseScale);
+        }
+        break;
+      default:
+        for (int i = 0; i < count; i++) {
+          bytes[at + i] = Fp8.toE5m2(src[off + i] * inverseScale);
         }
     }
   }
@@ -60,9 +90,19 @@ public final class KvRows {
           dst[off + i] = HalfFloats.fromHalf(halves[at + i]);
         }
         break;
-      default:
+      case BF16:
         for (int i = 0; i < count; i++) {
           dst[off + i] = HalfFloats.fromBf16(halves[at + i]);
+        }
+        break;
+      case FP8_E4M3:
+        for (int i = 0; i < count; i++) {
+          dst[off + i] = Fp8.fromE4m3(bytes[at + i]) * scale;
+        }
+        break;
+      default:
+        for (int i = 0; i < count; i++) {
+          dst[off + i] = Fp8.fromE5m2(bytes[at + i]) * scale;
         }
     }
   }

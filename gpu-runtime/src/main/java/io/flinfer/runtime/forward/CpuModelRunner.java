@@ -79,7 +79,12 @@ public final class CpuModelRunner implements ModelRunner {
 
   @Override
   public List<KvStoreType> kvStoreTypes() {
-    return List.of(KvStoreType.FP32, KvStoreType.FP16, KvStoreType.BF16);
+    return List.of(
+        KvStoreType.FP32,
+        KvStoreType.FP16,
+        KvStoreType.BF16,
+        KvStoreType.FP8_E4M3,
+        KvStoreType.FP8_E5M2);
   }
 
   @Override

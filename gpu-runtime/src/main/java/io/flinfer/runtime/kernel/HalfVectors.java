@@ -141,7 +141,7 @@ public final class HalfVectors {
   }
 
   /** IEEE half to single: normals by rebiasing, subnormals by scaling, infinities and NaNs kept. */
-  private static FloatVector fp16(IntVector h) {
+  static FloatVector fp16(IntVector h) {
     IntVector sign = h.and(0x8000).lanewise(VectorOperators.LSHL, 16);
     IntVector magnitude = h.and(0x7FFF);
     IntVector shifted = magnitude.lanewise(VectorOperators.LSHL, 13);

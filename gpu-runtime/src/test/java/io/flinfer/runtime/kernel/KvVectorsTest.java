@@ -33,4 +33,33 @@ class KvVectorsTest {
       }
     }
   }
+
+  @ParameterizedTest
+  @EnumSource(
+      value = KvStoreType.class,
+      names = {"FP8_E4M3", "FP8_E5M2"})
+  void everyFp8CodeConvertsAsTheScalarConversionDoesTimesTheScale(KvStoreType type) {
+    float scale = 0.37f;
+    KvPool pool = new KvPool(255, 1, 1, 1, 1, type, scale, scale);
+    KvRows rows = pool.keys(0);
+    byte[] b = rows.bytes();
+    for (int i = 0; i < 256; i++) {
+      b[i] = (byte) i;
+    }
+    float[] lanes = new float[8];
+    float[] expected = new float[1];
+    for (int i = 0; i < 256; i += 8) {
+      KvVectors.load(rows, i).intoArray(lanes, 0);
+      for (int k = 0; k < 8; k++) {
+        pool.readKeys(0, i + k, 0, 1, expected, 0);
+        if (Float.isNaN(expected[0])) {
+          assertThat(lanes[k]).as("0x%02x", i + k).isNaN();
+        } else {
+          assertThat(Float.floatToRawIntBits(lanes[k]))
+              .as("0x%02x", i + k)
+              .isEqualTo(Float.floatToRawIntBits(expected[0]));
+        }
+      }
+    }
+  }
 }

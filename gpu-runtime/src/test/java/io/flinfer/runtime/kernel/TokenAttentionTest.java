@@ -29,7 +29,9 @@ class TokenAttentionTest {
     "64, 12, 1, FP16",
     "64, 1, 8, FP32",
     "32, 2, 2, BF16",
-    "24, 3, 2, FP16"
+    "24, 3, 2, FP16",
+    "16, 2, 2, FP8_E4M3",
+    "64, 1, 4, FP8_E5M2"
   })
   void everyHeadMatchesTheOneQueryKernelBitForBit(
       int headDim, int kvHeads, int group, KvStoreType type) {

@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.flinfer.job.bench.BenchShape;
 import io.flinfer.job.bench.EngineBenchmark;
+import io.flinfer.memcache.KvPool;
+import io.flinfer.memcache.KvStoreType;
 import io.flinfer.operators.engine.EngineConfig;
 import io.flinfer.runtime.forward.ModelRunnerFactory;
 import io.flinfer.runtime.forward.ModelRunners;
@@ -70,6 +72,15 @@ public final class BenchEngineCommand implements Callable<Integer> {
       description = "KV tokens per page on every workload (default: ${DEFAULT-VALUE}).")
   int pageSize;
 
+  @Option(
+      names = "--kv-store-type",
+      defaultValue = "fp32",
+      description =
+          "KV store type on every workload: fp32, fp16, bf16, fp8-e4m3, fp8-e5m2 (default:"
+              + " ${DEFAULT-VALUE}). The pool holds the same number of tokens whatever the type;"
+              + " the JSON gives its bytes.")
+  String kvStoreType;
+
   @Override
   public Integer call() throws Exception {
     ObjectMapper json = new ObjectMapper();
@@ -86,6 +97,9 @@ public final class BenchEngineCommand implements Callable<Integer> {
     }
     root.put("backend", backend);
     root.put("page_size", pageSize);
+    KvStoreType kv =
+        KvStoreType.valueOf(kvStoreType.toUpperCase(java.util.Locale.ROOT).replace('-', '_'));
+    root.put("kv_store_type", kvStoreType);
     for (String which : models) {
       boolean big = !"test".equals(which);
       LlamaModel model;
@@ -106,7 +120,16 @@ public final class BenchEngineCommand implements Callable<Integer> {
         model = modelOptions.locate().load();
       }
       System.err.println("benchmarking the engine on " + which + " " + model.config());
-      all.set(which, bench(json, model, big, runners));
+      ObjectNode result = bench(json, model, big, runners, kv);
+      result.put(
+          "kv_pool_bytes",
+          KvPool.cellSizeBytes(
+                  model.config().layers(),
+                  model.config().kvHeads(),
+                  model.config().headDim(),
+                  kv.bytes())
+              * (big ? 24576L : 32768L));
+      all.set(which, result);
     }
     root.put("load_average_after", BenchModelCommand.loadAverage());
     System.out.println(json.writerWithDefaultPrettyPrinter().writeValueAsString(root));
@@ -114,13 +137,18 @@ public final class BenchEngineCommand implements Callable<Integer> {
   }
 
   private ObjectNode bench(
-      ObjectMapper json, LlamaModel model, boolean big, ModelRunnerFactory runners) {
+      ObjectMapper json,
+      LlamaModel model,
+      boolean big,
+      ModelRunnerFactory runners,
+      KvStoreType kv) {
     EngineBenchmark b = new EngineBenchmark(model, runners);
     int n = threads != null ? threads : Runtime.getRuntime().availableProcessors();
     EngineConfig.Builder base =
         EngineConfig.builder()
             .threads(n)
             .pageSize(pageSize)
+            .kvStoreType(kv)
             .maxRunningRequests(64)
             .maxTotalTokens(big ? 24576 : 32768)
             .chunkedPrefillSize(512)

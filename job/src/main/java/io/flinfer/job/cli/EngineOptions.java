@@ -47,8 +47,9 @@ final class EngineOptions {
       names = "--kv-store-type",
       defaultValue = "auto",
       description =
-          "How KV values are stored: fp32, fp16, bf16, or auto, the backend's choice (fp32 on the"
-              + " CPU, the weights' 16-bit type on CUDA) (default: ${DEFAULT-VALUE}).")
+          "How KV values are stored: fp32, fp16, bf16, fp8-e4m3, fp8-e5m2 (8-bit floats, CPU"
+              + " only), or auto, the backend's choice (fp32 on the CPU, the weights' 16-bit type"
+              + " on CUDA) (default: ${DEFAULT-VALUE}).")
   String kvStoreType;
 
   @Option(
@@ -123,7 +124,7 @@ final class EngineOptions {
     KvStoreType kv =
         "auto".equals(kvStoreType)
             ? null
-            : parse(KvStoreType.class, "--kv-store-type", kvStoreType);
+            : parse(KvStoreType.class, "--kv-store-type", kvStoreType.replace('-', '_'));
     SchedulePolicy policy =
         parse(SchedulePolicy.class, "--schedule-policy", schedulePolicy.replace('-', '_'));
     return EngineConfig.builder()

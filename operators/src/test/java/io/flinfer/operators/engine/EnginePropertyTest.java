@@ -167,7 +167,12 @@ class EnginePropertyTest {
     return Combinators.combine(
             Arbitraries.of(128, 256, 4096),
             Arbitraries.of(1, 4, 16),
-            Arbitraries.of(KvStoreType.FP32, KvStoreType.BF16, KvStoreType.FP16),
+            Arbitraries.of(
+                KvStoreType.FP32,
+                KvStoreType.BF16,
+                KvStoreType.FP16,
+                KvStoreType.FP8_E4M3,
+                KvStoreType.FP8_E5M2),
             Arbitraries.of(SchedulePolicy.class),
             Arbitraries.of(true, false),
             Arbitraries.of(true, false),

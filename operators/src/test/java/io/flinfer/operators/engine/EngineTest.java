@@ -102,7 +102,9 @@ class EngineTest {
     "4, FP32, FCFS, false",
     "16, FP32, DFS_WEIGHT, true",
     "1, BF16, LPM, true",
-    "16, FP16, LPM, false"
+    "16, FP16, LPM, false",
+    "1, FP8_E4M3, LPM, true",
+    "4, FP8_E5M2, FCFS, true"
   })
   void everyRequestGetsItsAloneTokensBitForBitUnderCachingChunkingAndRetraction(
       int pageSize, KvStoreType kv, SchedulePolicy policy, boolean mixedChunk) {
