@@ -46,43 +46,37 @@ public final class Fp8 {
 
   /** {@code x} as E4M3: nearest value (ties to even), saturated to +-448; NaN stays NaN. */
   public static byte toE4m3(float x) {
-    return nearest(E4M3, 0x7E, x);
+    return encode(x, 3, 7, 0x7E);
   }
 
   /** {@code x} as E5M2: nearest value (ties to even), saturated to +-57344; NaN stays NaN. */
   public static byte toE5m2(float x) {
-    return nearest(E5M2, 0x7B, x);
+    return encode(x, 2, 15, 0x7B);
   }
 
   /**
-   * The code of the value nearest {@code x} among the magnitudes {@code table[0..maxCode]} (in
-   * increasing order, as both formats' codes are), ties to the even code, beyond the largest
-   * saturated to it. One rounding from the float itself: going through a half first could round
-   * twice.
+   * One rounding from the float's own bits: a normal result keeps the float's exponent (rebiased)
+   * and its mantissa rounded to {@code mantissaBits}, ties to even, a carry moving into the
+   * exponent; a subnormal one is {@code |x| / 2^(1 - bias - mantissaBits)} rounded to an integer,
+   * ties to even. Beyond {@code maxCode} it saturates.
    */
-  private static byte nearest(float[] table, int maxCode, float x) {
-    if (Float.isNaN(x)) {
-      return 0x7F;
+  private static byte encode(float x, int mantissaBits, int bias, int maxCode) {
+    int bits = Float.floatToRawIntBits(x);
+    int sign = (bits >>> 24) & 0x80;
+    int magnitude = bits & 0x7FFFFFFF;
+    if (magnitude > 0x7F800000) {
+      return 0x7F; // NaN
     }
-    int sign = Float.floatToRawIntBits(x) < 0 ? 0x80 : 0;
-    float a = Math.min(Math.abs(x), table[maxCode]);
-    int lo = 0;
-    int hi = maxCode;
-    while (lo < hi) {
-      int mid = (lo + hi + 1) >>> 1;
-      if (table[mid] <= a) {
-        lo = mid;
-      } else {
-        hi = mid - 1;
-      }
-    }
-    int code = lo;
-    if (code < maxCode) {
-      float below = a - table[code];
-      float above = table[code + 1] - a;
-      if (above < below || above == below && (code & 1) == 1) {
-        code++;
-      }
+    int minNormalExponent = 127 + 1 - bias; // the float exponent of the format's smallest normal
+    int code;
+    if ((magnitude >>> 23) >= minNormalExponent) {
+      int drop = 23 - mantissaBits;
+      int rounded = magnitude + (1 << (drop - 1)) - 1 + ((magnitude >>> drop) & 1);
+      code = (rounded >>> drop) - ((127 - bias) << mantissaBits);
+      code = Math.min(code, maxCode); // beyond the largest (or infinite): saturate
+    } else {
+      float units = Math.scalb(Float.intBitsToFloat(magnitude), bias - 1 + mantissaBits);
+      code = (int) Math.rint(units); // up to 1 << mantissaBits: the smallest normal's code
     }
     return (byte) (sign | code);
   }
