@@ -6,6 +6,7 @@ import io.flinfer.avro.DeadLetter;
 import io.flinfer.avro.PromptRequest;
 import io.flinfer.job.pipeline.PipelineSettings;
 import io.flinfer.operators.format.RecordReader;
+import io.flinfer.operators.format.RegistryUnavailableException;
 import io.flinfer.operators.format.SchemaRegistryClient;
 import io.flinfer.operators.request.Rejection;
 import java.nio.ByteBuffer;
@@ -187,7 +188,12 @@ final class TopicBroker implements AutoCloseable {
     try {
       while (!closed) {
         for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(100))) {
-          handle(r);
+          if (!handle(r)) {
+            // The registry did not answer: read this record again in a second.
+            consumer.seek(new TopicPartition(r.topic(), r.partition()), r.offset());
+            Thread.sleep(1000);
+            break;
+          }
         }
         if (caughtUp.getCount() > 0
             && ends.entrySet().stream()
@@ -195,14 +201,15 @@ final class TopicBroker implements AutoCloseable {
           caughtUp.countDown();
         }
       }
-    } catch (WakeupException e) {
+    } catch (WakeupException | InterruptedException e) {
       // closing
     } finally {
       consumer.close();
     }
   }
 
-  private void handle(ConsumerRecord<byte[], byte[]> r) {
+  /** Hands {@code r} to its waiters; false when it must be read again later. */
+  private boolean handle(ConsumerRecord<byte[], byte[]> r) {
     Object event;
     String id;
     try {
@@ -215,7 +222,7 @@ final class TopicBroker implements AutoCloseable {
         // A retry's duplicate record: the first one's answer is on its way.
         if (d.getRequestId() == null
             || d.getReason().equals(Rejection.DUPLICATE_REQUEST_ID.code())) {
-          return;
+          return true;
         }
         event = d;
         id = d.getRequestId();
@@ -224,8 +231,10 @@ final class TopicBroker implements AutoCloseable {
         event = c;
         id = c.getRequestId();
       }
+    } catch (RegistryUnavailableException e) {
+      return false;
     } catch (java.io.IOException notOurs) {
-      return; // another writer's record on our topics: not an answer to anyone here
+      return true; // another writer's record on our topics: not an answer to anyone here
     }
     if (!(event instanceof CompletionChunk)) {
       synchronized (answers) {
@@ -236,6 +245,7 @@ final class TopicBroker implements AutoCloseable {
     if (qs != null) {
       qs.forEach(q -> q.add(event));
     }
+    return true;
   }
 
   @Override

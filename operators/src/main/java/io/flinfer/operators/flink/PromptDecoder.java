@@ -4,6 +4,7 @@ import io.flinfer.avro.DeadLetter;
 import io.flinfer.avro.PromptRequest;
 import io.flinfer.operators.format.InputFormat;
 import io.flinfer.operators.format.RecordReader;
+import io.flinfer.operators.format.RegistryUnavailableException;
 import io.flinfer.operators.format.SchemaRegistryClient;
 import io.flinfer.operators.request.Rejection;
 import io.flinfer.operators.request.RequestLimits;
@@ -68,6 +69,9 @@ public class PromptDecoder extends ProcessFunction<RawPrompt, TokenizedPrompt> {
           records.read(raw.value == null ? new byte[0] : raw.value, raw.topic);
       byFormat.get(d.format()).inc();
       request = d.record();
+    } catch (RegistryUnavailableException e) {
+      // Not a bad record: fail, and read it again after the restart.
+      throw new java.io.UncheckedIOException(e);
     } catch (Exception e) {
       reject(ctx, raw, null, "decode", Rejection.UNDECODABLE, e.getMessage());
       return;

@@ -50,6 +50,7 @@ public final class RecordReader<T extends SpecificRecord> {
   public record Decoded<T>(T record, InputFormat format) {}
 
   /**
+   * @throws RegistryUnavailableException when the schema registry could not answer
    * @throws IOException saying which formats were tried and why
    */
   public Decoded<T> read(byte[] bytes) throws IOException {
@@ -84,6 +85,8 @@ public final class RecordReader<T extends SpecificRecord> {
           format);
     } catch (JsonRecordException e) {
       throw new IOException("JSON " + name + ": " + e.getMessage());
+    } catch (RegistryUnavailableException e) {
+      throw e; // not the record's fault: it must be read again, not refused
     } catch (IOException | RuntimeException e) {
       throw new IOException(
           format.label() + " " + name + " that does not decode: " + e.getMessage(), e);

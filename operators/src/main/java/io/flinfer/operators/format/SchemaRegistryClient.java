@@ -120,10 +120,17 @@ public final class SchemaRegistryClient {
               HttpResponse.BodyHandlers.ofString());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new IOException("interrupted while calling the schema registry", e);
+      throw new RegistryUnavailableException("interrupted while calling the schema registry", e);
+    } catch (IOException e) {
+      throw new RegistryUnavailableException(
+          "the schema registry at " + baseUrl + " did not answer: " + e, e);
     }
     if (r.statusCode() == 404 && emptyIfNotFound) {
       return JSON.createArrayNode();
+    }
+    if (r.statusCode() / 100 == 5) {
+      throw new RegistryUnavailableException(
+          "schema registry " + r.request().uri() + " answered " + r.statusCode(), null);
     }
     if (r.statusCode() / 100 != 2) {
       String message;
