@@ -51,16 +51,8 @@ final class ScaleMinKMatrix extends WeightMatrix {
         ByteVector first = q.and((byte) 0x0f);
         ByteVector second = q.lanewise(VectorOperators.LSHR, 4);
         if (fifthBit) {
-          first =
-              first.or(
-                  high.lanewise(VectorOperators.LSHR, 2 * g)
-                      .and((byte) 1)
-                      .lanewise(VectorOperators.LSHL, 4));
-          second =
-              second.or(
-                  high.lanewise(VectorOperators.LSHR, 2 * g + 1)
-                      .and((byte) 1)
-                      .lanewise(VectorOperators.LSHL, 4));
+          first = first.or(fifth(high, 2 * g));
+          second = second.or(fifth(high, 2 * g + 1));
         }
         float d1 = d * (lo & 0xff);
         float m1 = dmin * (lo >>> 8);
@@ -72,6 +64,13 @@ final class ScaleMinKMatrix extends WeightMatrix {
         }
       }
     }
+  }
+
+  /** Bit {@code shift} of each byte of {@code high}, moved to bit 4: Q5_K's fifth bits. */
+  private static ByteVector fifth(ByteVector high, int shift) {
+    return high.lanewise(VectorOperators.LSHR, shift)
+        .and((byte) 1)
+        .lanewise(VectorOperators.LSHL, 4);
   }
 
   @Override

@@ -1,7 +1,6 @@
 package io.flinfer.runtime.tokenizer;
 
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -150,7 +149,7 @@ public final class SentencePieceTokenizer implements Tokenizer {
 
   @Override
   public int[] encode(String text, boolean withBos, boolean parseSpecial) {
-    List<Integer> out = new ArrayList<>();
+    IntList out = new IntList();
     if (withBos && bos >= 0) {
       out.add(bos);
     }
@@ -172,15 +171,11 @@ public final class SentencePieceTokenizer implements Tokenizer {
             afterSpecial[0] = true;
           }
         });
-    int[] ids = new int[out.size()];
-    for (int i = 0; i < ids.length; i++) {
-      ids[i] = out.get(i);
-    }
-    return ids;
+    return out.toArray();
   }
 
   /** Merges by piece score, highest first; what no piece covers falls back to byte tokens. */
-  private void bpe(String s, List<Integer> out) {
+  private void bpe(String s, IntList out) {
     List<String> symbols =
         PairMerger.merge(
             s,

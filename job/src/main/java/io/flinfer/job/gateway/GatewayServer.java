@@ -23,7 +23,6 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 
 /**
  * An OpenAI-compatible HTTP front door to the job: {@code POST /v1/completions} and {@code POST
@@ -42,7 +41,8 @@ public final class GatewayServer implements AutoCloseable {
   private final ApiKeys keys;
   private final String model;
   private final Duration timeout;
-  private final Supplier<Tokenizer> tokenizer;
+  private final ModelSource source;
+  private Tokenizer tokenizer;
 
   private GatewayServer(GatewaySettings s) throws IOException {
     this.broker = new TopicBroker(s.pipeline(), s.lookback(), s.keep());
@@ -55,18 +55,7 @@ public final class GatewayServer implements AutoCloseable {
     this.keys = s.apiKeys() == null ? ApiKeys.none() : ApiKeys.load(s.apiKeys());
     this.model = s.pipeline().modelId();
     this.timeout = s.requestTimeout();
-    // Loaded on the first request for log-probabilities, which need the tokens' text.
-    ModelSource source = s.pipeline().model();
-    Tokenizer[] loaded = {null};
-    this.tokenizer =
-        () -> {
-          synchronized (loaded) {
-            if (loaded[0] == null) {
-              loaded[0] = source.load().tokenizer();
-            }
-            return loaded[0];
-          }
-        };
+    this.source = s.pipeline().model();
     this.http = HttpServer.create(new InetSocketAddress(s.host(), s.port()), 64);
     http.setExecutor(threads);
     http.createContext("/v1/completions", x -> serve(x, false));
@@ -142,7 +131,7 @@ public final class GatewayServer implements AutoCloseable {
         }
         long created = System.currentTimeMillis() / 1000;
         String responseId = (chat ? "chatcmpl-" : "cmpl-") + id;
-        TokenLogprobs logprobs = request.logprobs ? new TokenLogprobs(tokenizer.get(), chat) : null;
+        TokenLogprobs logprobs = request.logprobs ? new TokenLogprobs(tokenizer(), chat) : null;
         if (request.stream) {
           new EventStream(x, chat, responseId, model, created, logprobs)
               .serve(request, events, timeout);
@@ -189,6 +178,14 @@ public final class GatewayServer implements AutoCloseable {
       Thread.currentThread().interrupt();
       throw timedOut(timeout);
     }
+  }
+
+  /** The model's tokenizer, loaded on the first request for log-probabilities (tokens' text). */
+  private synchronized Tokenizer tokenizer() {
+    if (tokenizer == null) {
+      tokenizer = source.load().tokenizer();
+    }
+    return tokenizer;
   }
 
   static ApiError timedOut(Duration timeout) {

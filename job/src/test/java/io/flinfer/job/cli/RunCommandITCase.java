@@ -3,9 +3,6 @@ package io.flinfer.job.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flinfer.runtime.testing.SharedFiles;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -21,39 +18,28 @@ class RunCommandITCase {
   void servesAPromptsFileAndExits() throws Exception {
     Path prompts =
         Files.writeString(dir.resolve("prompts.txt"), "Once upon a time\n\nLily and Ben\n");
-    PrintStream old = System.out;
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-    int rc;
-    try {
-      rc =
-          FlinferCommand.commandLine()
-              .execute(
-                  "run",
-                  "--once",
-                  "--model",
-                  SharedFiles.stories260kDir().toString(),
-                  "--prompts",
-                  prompts.toString(),
-                  "--max-new-tokens",
-                  "12",
-                  "--gateway-port",
-                  "0",
-                  "--metrics-port",
-                  "0",
-                  "--web-port",
-                  "0",
-                  "--kafka-port",
-                  "0",
-                  "--data-dir",
-                  dir.resolve("data").toString(),
-                  "--backend",
-                  "cpu");
-    } finally {
-      System.setOut(old);
-    }
-    assertThat(rc).isZero();
-    String printed = out.toString(StandardCharsets.UTF_8);
+    String printed =
+        CommandStdout.of(
+            "run",
+            "--once",
+            "--model",
+            SharedFiles.stories260kDir().toString(),
+            "--prompts",
+            prompts.toString(),
+            "--max-new-tokens",
+            "12",
+            "--gateway-port",
+            "0",
+            "--metrics-port",
+            "0",
+            "--web-port",
+            "0",
+            "--kafka-port",
+            "0",
+            "--data-dir",
+            dir.resolve("data").toString(),
+            "--backend",
+            "cpu");
     assertThat(printed)
         .containsPattern("\\[run-\\w+-0\\] , there was")
         .contains("(length, 12 tokens");

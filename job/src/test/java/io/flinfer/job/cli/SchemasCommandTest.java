@@ -5,30 +5,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.flinfer.avro.PromptRequest;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import org.apache.avro.Schema;
 import org.junit.jupiter.api.Test;
 
 /** What a client in another language needs to speak the records, from the command line. */
 class SchemasCommandTest {
-  private static String run(String... args) {
-    PrintStream old = System.out;
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-    try {
-      assertThat(FlinferCommand.commandLine().execute(args)).isZero();
-    } finally {
-      System.setOut(old);
-    }
-    return out.toString(StandardCharsets.UTF_8);
-  }
-
   @Test
   void theHeaderIsWhatAnEncodedRecordStartsWith() throws Exception {
-    JsonNode all = new ObjectMapper().readTree(run("schemas"));
+    JsonNode all = new ObjectMapper().readTree(CommandStdout.of("schemas"));
     assertThat(all).hasSize(4);
     JsonNode prompt = all.get(0);
     assertThat(prompt.get("record").asText()).isEqualTo("PromptRequest");
@@ -44,7 +29,8 @@ class SchemasCommandTest {
 
   @Test
   void theAvscParsesAloneWithItsNamedTypesInlined() {
-    Schema parsed = new Schema.Parser().parse(run("schemas", "--avsc", "PromptRequest"));
+    Schema parsed =
+        new Schema.Parser().parse(CommandStdout.of("schemas", "--avsc", "PromptRequest"));
     assertThat(parsed).isEqualTo(PromptRequest.getClassSchema());
   }
 }

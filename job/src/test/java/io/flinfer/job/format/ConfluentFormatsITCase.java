@@ -33,13 +33,11 @@ import org.apache.avro.generic.GenericRecord;
 import org.apache.avro.message.BinaryMessageEncoder;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -164,7 +162,9 @@ class ConfluentFormatsITCase {
       StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(1, conf);
       FlinferPipeline.build(env, settings);
       JobClient job = env.executeAsync("confluent-formats-it");
-      try (KafkaConsumer<byte[], byte[]> consumer = consumer(kafka)) {
+      try (KafkaConsumer<byte[], byte[]> consumer =
+          io.flinfer.job.pipeline.PipelineTestSupportAccess.committedConsumer(
+              kafka, "completions", "dead-letters")) {
         Map<String, String> texts = new HashMap<>();
         List<DeadLetter> dead = new ArrayList<>();
         RecordReader<DeadLetter> deadLetters =
@@ -281,20 +281,6 @@ class ConfluentFormatsITCase {
         .schemaRegistryUrl(registry.url())
         .outputFormat(OutputFormat.CONFLUENT)
         .build();
-  }
-
-  private static KafkaConsumer<byte[], byte[]> consumer(EmbeddedKafka kafka) {
-    KafkaConsumer<byte[], byte[]> c =
-        new KafkaConsumer<>(
-            Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
-                ConsumerConfig.GROUP_ID_CONFIG, "verify",
-                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
-                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"),
-            new ByteArrayDeserializer(),
-            new ByteArrayDeserializer());
-    c.subscribe(List.of("completions", "dead-letters"));
-    return c;
   }
 
   private static byte[] bytes(ByteBuffer b) {

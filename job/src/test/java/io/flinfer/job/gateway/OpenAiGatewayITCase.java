@@ -163,15 +163,19 @@ class OpenAiGatewayITCase {
     assertThat(streamed.toString()).isEqualTo(text);
     // A stop string cuts the text where it first occurs.
     int at = Math.max(1, text.length() / 2);
-    String stop = text.substring(at, Math.min(text.length(), at + 2));
-    if (!stop.isBlank()) {
-      Completion stopped =
-          client
-              .completions()
-              .create(completion("Once upon a time", 16).toBuilder().stop(stop).build());
-      assertThat(stopped.choices().get(0).text()).isEqualTo(text.substring(0, text.indexOf(stop)));
-      assertThat(stopped.choices().get(0).finishReason().asString()).isEqualTo("stop");
+    while (at + 2 <= text.length() && text.substring(at, at + 2).isBlank()) {
+      at++;
     }
+    assertThat(at + 2)
+        .as("a stop string to pick from '%s'", text)
+        .isLessThanOrEqualTo(text.length());
+    String stop = text.substring(at, at + 2);
+    Completion stopped =
+        client
+            .completions()
+            .create(completion("Once upon a time", 16).toBuilder().stop(stop).build());
+    assertThat(stopped.choices().get(0).text()).isEqualTo(text.substring(0, text.indexOf(stop)));
+    assertThat(stopped.choices().get(0).finishReason().asString()).isEqualTo("stop");
   }
 
   @Test

@@ -8,14 +8,11 @@ import io.flinfer.avro.Completion;
 import io.flinfer.avro.CompletionChunk;
 import io.flinfer.avro.PromptRequest;
 import io.flinfer.avro.SamplingOptions;
-import io.flinfer.job.cli.FlinferCommand;
+import io.flinfer.job.cli.CommandStdout;
 import io.flinfer.job.kafka.EmbeddedKafka;
 import io.flinfer.operators.flink.ModelSource;
 import io.flinfer.runtime.testing.SharedFiles;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -68,26 +65,16 @@ class ChatITCase {
 
   /** What {@code flinfer generate --chat --token-ids} prints for a conversation. */
   private static String generate(Path model, String[] turns) {
-    PrintStream old = System.out;
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-    try {
-      int rc =
-          FlinferCommand.commandLine()
-              .execute(
-                  "generate",
-                  "--model",
-                  model.toString(),
-                  "--messages",
-                  json(turns),
-                  "--max-new-tokens",
-                  "12",
-                  "--token-ids");
-      assertThat(rc).isZero();
-    } finally {
-      System.setOut(old);
-    }
-    return out.toString(StandardCharsets.UTF_8).trim();
+    return CommandStdout.of(
+            "generate",
+            "--model",
+            model.toString(),
+            "--messages",
+            json(turns),
+            "--max-new-tokens",
+            "12",
+            "--token-ids")
+        .trim();
   }
 
   @ParameterizedTest

@@ -111,21 +111,21 @@ final class PipelineTestSupport {
     }
   }
 
-  static KafkaConsumer<byte[], byte[]> committedConsumer(EmbeddedKafka kafka, String topic) {
+  static KafkaConsumer<byte[], byte[]> committedConsumer(EmbeddedKafka kafka, String... topics) {
     KafkaConsumer<byte[], byte[]> c =
         new KafkaConsumer<>(
             Map.of(
                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
                 kafka.bootstrapServers(),
                 ConsumerConfig.GROUP_ID_CONFIG,
-                "verify-" + topic,
+                "verify-" + String.join("-", topics),
                 ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
                 "earliest",
                 ConsumerConfig.ISOLATION_LEVEL_CONFIG,
                 "read_committed"),
             new ByteArrayDeserializer(),
             new ByteArrayDeserializer());
-    c.subscribe(List.of(topic));
+    c.subscribe(List.of(topics));
     return c;
   }
 

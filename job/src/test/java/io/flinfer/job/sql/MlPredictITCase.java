@@ -4,11 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.flinfer.job.cli.FlinferCommand;
+import io.flinfer.job.cli.CommandStdout;
 import io.flinfer.job.kafka.EmbeddedKafka;
+import io.flinfer.job.pipeline.PipelineTestSupportAccess;
 import io.flinfer.runtime.testing.SharedFiles;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -23,13 +22,11 @@ import org.apache.flink.table.api.TableEnvironment;
 import org.apache.flink.table.functions.ScalarFunction;
 import org.apache.flink.types.Row;
 import org.apache.flink.util.CloseableIterator;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -73,29 +70,19 @@ class MlPredictITCase {
   }
 
   private static String generate(String prompt) {
-    PrintStream old = System.out;
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-    try {
-      int rc =
-          FlinferCommand.commandLine()
-              .execute(
-                  "generate",
-                  "--model",
-                  MODEL.toString(),
-                  "--prompt",
-                  prompt,
-                  "--max-new-tokens",
-                  "24",
-                  "--temperature",
-                  "0",
-                  "--threads",
-                  "1");
-      assertThat(rc).isZero();
-    } finally {
-      System.setOut(old);
-    }
-    String s = out.toString(StandardCharsets.UTF_8);
+    String s =
+        CommandStdout.of(
+            "generate",
+            "--model",
+            MODEL.toString(),
+            "--prompt",
+            prompt,
+            "--max-new-tokens",
+            "24",
+            "--temperature",
+            "0",
+            "--threads",
+            "1");
     return s.endsWith("\n") ? s.substring(0, s.length() - 1) : s;
   }
 
@@ -150,15 +137,7 @@ class MlPredictITCase {
       Map<Integer, String> answers = new HashMap<>();
       int records = 0;
       try (KafkaConsumer<byte[], byte[]> c =
-          new KafkaConsumer<>(
-              Map.of(
-                  ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
-                  ConsumerConfig.GROUP_ID_CONFIG, "verify",
-                  ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
-                  ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"),
-              new ByteArrayDeserializer(),
-              new ByteArrayDeserializer())) {
-        c.subscribe(List.of("sql-answers"));
+          PipelineTestSupportAccess.committedConsumer(kafka, "sql-answers")) {
         long end = System.currentTimeMillis() + 30_000;
         while (answers.size() < n && System.currentTimeMillis() < end) {
           for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
@@ -251,14 +230,6 @@ class MlPredictITCase {
     assertThat(answers.keySet()).containsExactlyInAnyOrderElementsOf(prompts);
     for (String p : prompts) {
       assertThat(answers.get(p).getField(1)).as(p).isEqualTo(generate(p));
-    }
-    // The synchronous function answers alike.
-    try (CloseableIterator<Row> rows =
-        t.executeSql(
-                "SELECT prompt, text FROM ML_PREDICT(TABLE prompts, MODEL storyteller,"
-                    + " DESCRIPTOR(prompt), MAP['async', 'false']) WHERE prompt = 'Lily and Ben'")
-            .collect()) {
-      assertThat(rows.next().getField(1)).isEqualTo(answers.get("Lily and Ben").getField(1));
     }
   }
 }

@@ -5,8 +5,10 @@ import org.apache.flink.metrics.HistogramStatistics;
 import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
 
 /**
- * A latency histogram fed microseconds and read in seconds (quantiles and mean as fractions of a
- * second), as the {@code _seconds} metrics of vLLM and SGLang are: Flink histograms take longs.
+ * A latency histogram fed microseconds and read in seconds (quantiles, mean and standard deviation
+ * as fractions of a second), as the {@code _seconds} metrics of vLLM and SGLang are: Flink
+ * histograms take longs. Min, max and the values, which Flink reads as longs, stay in microseconds
+ * (Prometheus shows only the quantiles and the count).
  */
 final class SecondsHistogram implements Histogram {
   private final DescriptiveStatisticsHistogram micros;

@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -17,12 +16,8 @@ import java.util.List;
 import java.util.Map;
 import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericData;
-import org.apache.avro.generic.GenericDatumWriter;
 import org.apache.avro.generic.GenericRecord;
-import org.apache.avro.io.BinaryEncoder;
-import org.apache.avro.io.DecoderFactory;
-import org.apache.avro.io.EncoderFactory;
-import org.apache.avro.specific.SpecificDatumReader;
+import org.apache.avro.specific.SpecificData;
 import org.apache.avro.specific.SpecificRecord;
 
 /**
@@ -227,17 +222,7 @@ public final class JsonRecords {
 
   @SuppressWarnings("unchecked")
   private static <T extends SpecificRecord> T toSpecific(GenericRecord r, Schema s) {
-    try {
-      ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-      BinaryEncoder e = EncoderFactory.get().binaryEncoder(bytes, null);
-      new GenericDatumWriter<GenericRecord>(s).write(r, e);
-      e.flush();
-      return (T)
-          new SpecificDatumReader<>(s)
-              .read(null, DecoderFactory.get().binaryDecoder(bytes.toByteArray(), null));
-    } catch (IOException ex) {
-      throw new UncheckedIOException(ex);
-    }
+    return (T) SpecificData.get().deepCopy(s, r);
   }
 
   private static String join(String path, String name) {

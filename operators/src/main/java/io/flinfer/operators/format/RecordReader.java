@@ -5,7 +5,10 @@ import io.flinfer.avro.history.PromptRequests;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.HashMap;
+import java.util.Map;
 import org.apache.avro.Schema;
+import org.apache.avro.io.BinaryDecoder;
 import org.apache.avro.io.DecoderFactory;
 import org.apache.avro.message.BinaryMessageDecoder;
 import org.apache.avro.message.MissingSchemaException;
@@ -23,6 +26,8 @@ public final class RecordReader<T extends SpecificRecord> {
   private final Schema schema;
   private final BinaryMessageDecoder<T> avro;
   private final SchemaRegistryClient registry;
+  private final Map<Integer, SpecificDatumReader<T>> byWriterId = new HashMap<>();
+  private BinaryDecoder decoder;
 
   /**
    * @param registry the schema registry for Confluent-format records, or null (such records are
@@ -118,9 +123,15 @@ public final class RecordReader<T extends SpecificRecord> {
     if (registry == null) {
       throw new IOException("Confluent wire format, but no schema registry is configured");
     }
-    Schema writer = registry.schemaById(ByteBuffer.wrap(bytes, 1, 4).getInt());
-    return new SpecificDatumReader<T>(writer, schema)
-        .read(null, DecoderFactory.get().binaryDecoder(bytes, 5, bytes.length - 5, null));
+    int id = ByteBuffer.wrap(bytes, 1, 4).getInt();
+    SpecificDatumReader<T> reader = byWriterId.get(id);
+    if (reader == null) {
+      // Resolving a writer schema against the reader's is costly: once per id.
+      reader = new SpecificDatumReader<>(registry.schemaById(id), schema);
+      byWriterId.put(id, reader);
+    }
+    decoder = DecoderFactory.get().binaryDecoder(bytes, 5, bytes.length - 5, decoder);
+    return reader.read(null, decoder);
   }
 
   private static String start(byte[] b) {

@@ -40,6 +40,9 @@ public final class PredictionEngine {
   private int users;
   private volatile boolean stopped;
 
+  /** Why the engine stopped serving (it failed to load or failed mid-step), or null. */
+  private volatile String broken;
+
   private record Submitted(PromptRequest request, CompletableFuture<Prediction> result) {}
 
   /** A request in the engine: its text so far and who waits for it. */
@@ -91,6 +94,9 @@ public final class PredictionEngine {
     PromptRequest withId =
         PromptRequest.newBuilder(request).setRequestId(UUID.randomUUID().toString()).build();
     incoming.add(new Submitted(withId, f));
+    if (broken != null) {
+      failAll(broken); // nothing drains the queue any more
+    }
     return f;
   }
 
@@ -101,7 +107,8 @@ public final class PredictionEngine {
       model = key.model().load();
       engine = new Engine(model, key.config(), ModelRunners.byName(key.backend()));
     } catch (RuntimeException e) {
-      failAll("the model did not load: " + e.getMessage());
+      broken = "the model did not load: " + e.getMessage();
+      failAll(broken);
       return;
     }
     RequestValidator validator = RequestValidator.forModel(model, key.limits(), Set.of());
@@ -128,9 +135,10 @@ public final class PredictionEngine {
     } catch (InterruptedException e) {
       // released
     } catch (RuntimeException e) {
-      running.values().forEach(r -> r.result.complete(Prediction.failed(e.toString())));
-      held.forEach(h -> h.result().complete(Prediction.failed(e.toString())));
-      failAll(e.toString());
+      broken = e.toString();
+      running.values().forEach(r -> r.result.complete(Prediction.failed(broken)));
+      held.forEach(h -> h.result().complete(Prediction.failed(broken)));
+      failAll(broken);
     }
   }
 

@@ -319,11 +319,13 @@ public final class RequestValidator {
   /** Seeds stay below 2^53, where every JSON reader (JavaScript's included) reads them exactly. */
   public static final long MAX_SEED = (1L << 53) - 1;
 
-  /** A stable seed from the request id (the same on every replay or restore), below 2^53. */
-  static long seedOf(String requestId) {
+  /**
+   * A stable seed from {@code key} (a request id: the same on every replay or restore), below 2^53.
+   */
+  public static long seedOf(String key) {
     long h = 0x9E3779B97F4A7C15L;
-    for (int i = 0; i < requestId.length(); i++) {
-      h = (h ^ requestId.charAt(i)) * 0xBF58476D1CE4E5B9L;
+    for (int i = 0; i < key.length(); i++) {
+      h = (h ^ key.charAt(i)) * 0xBF58476D1CE4E5B9L;
     }
     return (h ^ (h >>> 31)) & MAX_SEED;
   }

@@ -93,11 +93,7 @@ final class PromptColumn implements Serializable {
    */
   private PromptRequest.Builder withSeed(PromptRequest.Builder r, String input) {
     if (seed == null) {
-      long h = 0x9E3779B97F4A7C15L;
-      for (int i = 0; i < input.length(); i++) {
-        h = (h ^ input.charAt(i)) * 0xBF58476D1CE4E5B9L;
-      }
-      r.getSampling().setSeed((h ^ (h >>> 31)) & RequestValidator.MAX_SEED);
+      r.getSampling().setSeed(RequestValidator.seedOf(input));
     }
     return r;
   }

@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 class PredictionEngineTest {
@@ -36,6 +37,27 @@ class PredictionEngineTest {
         .setMaxNewTokens(20)
         .setSampling(SamplingOptions.newBuilder().setTemperature(0f).build())
         .build();
+  }
+
+  @Test
+  void anEngineThatCannotLoadAnswersEveryPromptWithTheReason() throws Exception {
+    PredictionEngine.Key missing =
+        new PredictionEngine.Key(
+            new ModelSource("/no/such/model.gguf", null),
+            EngineConfig.builder().threads(1).build(),
+            "cpu",
+            RequestLimits.defaults());
+    PredictionEngine e = PredictionEngine.acquire(missing);
+    try {
+      Prediction first = e.submit(prompt("Once")).get(30, TimeUnit.SECONDS);
+      assertThat(first.finishReason()).isEqualTo("error");
+      assertThat(first.error()).contains("did not load");
+      // Later prompts too, although nothing serves the queue any more.
+      assertThat(e.submit(prompt("Twice")).get(30, TimeUnit.SECONDS).error())
+          .contains("did not load");
+    } finally {
+      e.release();
+    }
   }
 
   @Test
