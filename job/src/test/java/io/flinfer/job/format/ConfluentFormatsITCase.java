@@ -142,9 +142,19 @@ class ConfluentFormatsITCase {
           bytes(
               new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v1)
                   .encode(generic(request("avro-v1"), v1))));
-      byte[] badJson =
-          "{\"request_id\": \"json-bad\", \"prompt\": \"x\", \"temprature\": 0}"
-              .getBytes(StandardCharsets.UTF_8);
+      // Bad JSON, each with the reason its dead letter must give.
+      Map<String, String> badJson =
+          Map.of(
+              "{\"request_id\": \"json-bad\", \"prompt\": \"x\", \"temprature\": 0}",
+              "unknown field 'temprature'",
+              "{\"prompt\": \"x\"}",
+              "missing required field 'request_id'",
+              "{\"request_id\": \"j\", \"max_new_tokens\": \"eight\"}",
+              "field 'max_new_tokens' must be a 32-bit integer, not string",
+              "{\"request_id\": \"j\", \"max_new_tokens\": 1e30}",
+              "field 'max_new_tokens' must be a 32-bit integer, not number",
+              "{\"request_id\": \"j\", \"sampling\": {\"seed\": 123456789012345678901}}",
+              "field 'sampling.seed' must be a 64-bit integer, not number");
       try (KafkaProducer<byte[], byte[]> producer =
           new KafkaProducer<>(
               Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()),
@@ -153,7 +163,9 @@ class ConfluentFormatsITCase {
         for (byte[] v : records.values()) {
           producer.send(new ProducerRecord<>("prompts", v));
         }
-        producer.send(new ProducerRecord<>("prompts", badJson));
+        for (String json : badJson.keySet()) {
+          producer.send(new ProducerRecord<>("prompts", json.getBytes(StandardCharsets.UTF_8)));
+        }
       }
       PipelineSettings settings = confluentOutput(kafka.bootstrapServers(), registry);
       org.apache.flink.configuration.Configuration conf =
@@ -170,7 +182,7 @@ class ConfluentFormatsITCase {
         RecordReader<DeadLetter> deadLetters =
             RecordReader.of(DeadLetter.getClassSchema(), new SchemaRegistryClient(registry.url()));
         long end = System.currentTimeMillis() + 120_000;
-        while ((texts.size() < records.size() || dead.isEmpty())
+        while ((texts.size() < records.size() || dead.size() < badJson.size())
             && System.currentTimeMillis() < end
             && !job.getJobExecutionResult().isDone()) {
           for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
@@ -189,9 +201,11 @@ class ConfluentFormatsITCase {
         assertThat(texts.keySet()).containsExactlyInAnyOrderElementsOf(records.keySet());
         // The same greedy request gives the same text whatever format it came in.
         assertThat(new java.util.HashSet<>(texts.values())).hasSize(1);
-        assertThat(dead).hasSize(1);
-        assertThat(dead.get(0).getReason()).isEqualTo("undecodable");
-        assertThat(dead.get(0).getError()).contains("unknown field 'temprature'");
+        assertThat(dead).hasSize(badJson.size());
+        assertThat(dead).allSatisfy(d -> assertThat(d.getReason()).isEqualTo("undecodable"));
+        assertThat(dead)
+            .extracting(d -> d.getError().substring(d.getError().indexOf(": ") + 2))
+            .containsExactlyInAnyOrderElementsOf(badJson.values());
       } finally {
         job.cancel().get();
       }
