@@ -46,6 +46,20 @@ public final class GgufWriter {
     return this;
   }
 
+  /**
+   * A uint32 value: llama.cpp reads hyper-parameters (lengths, counts) only in that type, so files
+   * written for it to load must use it.
+   */
+  public GgufWriter putUnsigned(String key, int value) {
+    if (value < 0) {
+      throw new IllegalArgumentException(key + " must not be negative: " + value);
+    }
+    metadata.put(key, new Unsigned(value));
+    return this;
+  }
+
+  private record Unsigned(int value) {}
+
   /** Adds a tensor of {@code rows} x {@code cols} floats (GGUF dims {cols, rows}). */
   public GgufWriter tensor(String name, GgmlType type, float[] values, int rows, int cols) {
     return tensor(
@@ -219,7 +233,10 @@ public final class GgufWriter {
     }
 
     void value(Object v) {
-      if (v instanceof Integer) {
+      if (v instanceof Unsigned) {
+        i32(4);
+        i32(((Unsigned) v).value());
+      } else if (v instanceof Integer) {
         i32(5);
         i32((Integer) v);
       } else if (v instanceof Float) {

@@ -28,14 +28,14 @@ public final class RandomGgufModel {
     GgufWriter g = new GgufWriter();
     g.put("general.architecture", a)
         .put("general.name", "random " + file.getFileName())
-        .put(a + ".context_length", c.contextLength())
-        .put(a + ".embedding_length", c.dim())
-        .put(a + ".feed_forward_length", c.hiddenDim())
-        .put(a + ".block_count", c.layers())
-        .put(a + ".attention.head_count", c.heads())
-        .put(a + ".attention.head_count_kv", c.kvHeads())
-        .put(a + ".attention.key_length", c.headDim())
-        .put(a + ".attention.value_length", c.headDim())
+        .putUnsigned(a + ".context_length", c.contextLength())
+        .putUnsigned(a + ".embedding_length", c.dim())
+        .putUnsigned(a + ".feed_forward_length", c.hiddenDim())
+        .putUnsigned(a + ".block_count", c.layers())
+        .putUnsigned(a + ".attention.head_count", c.heads())
+        .putUnsigned(a + ".attention.head_count_kv", c.kvHeads())
+        .putUnsigned(a + ".attention.key_length", c.headDim())
+        .putUnsigned(a + ".attention.value_length", c.headDim())
         .put(a + ".rope.freq_base", c.ropeTheta())
         .put(a + ".attention.layer_norm_rms_epsilon", c.normEps());
     vocabulary(g, c.vocabSize());
@@ -98,9 +98,9 @@ public final class RandomGgufModel {
         .put("tokenizer.ggml.tokens", tokens)
         .put("tokenizer.ggml.scores", new float[size])
         .put("tokenizer.ggml.token_type", types)
-        .put("tokenizer.ggml.bos_token_id", 1)
-        .put("tokenizer.ggml.eos_token_id", 2)
-        .put("tokenizer.ggml.unknown_token_id", 0);
+        .putUnsigned("tokenizer.ggml.bos_token_id", 1)
+        .putUnsigned("tokenizer.ggml.eos_token_id", 2)
+        .putUnsigned("tokenizer.ggml.unknown_token_id", 0);
   }
 
   private static GgufWriter.RowSource ones() {
