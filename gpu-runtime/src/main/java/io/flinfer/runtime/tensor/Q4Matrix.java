@@ -1,41 +1,20 @@
 package io.flinfer.runtime.tensor;
 
 import io.flinfer.memcache.HalfFloats;
-import io.flinfer.runtime.kernel.HalfVectors;
 import java.nio.ByteBuffer;
-import jdk.incubator.vector.ByteVector;
-import jdk.incubator.vector.VectorOperators;
 
 /**
  * A Q4_0 weight matrix: blocks of 32 4-bit values sharing one fp16 scale; byte j holds value j in
  * its low nibble and value j + 16 in its high nibble, each offset by 8.
  */
-final class Q4Matrix extends WeightMatrix {
+final class Q4Matrix extends BlockMatrix {
   Q4Matrix(ByteBuffer data, int rows, int cols) {
-    super(data, rows, cols);
+    super(data, rows, cols, true);
   }
 
   @Override
   public GgmlType type() {
     return GgmlType.Q4_0;
-  }
-
-  @Override
-  public void decodeRow(int row, float[] dst, int off) {
-    int blocks = cols / 32;
-    int base = row * blocks * 18;
-    for (int b = 0; b < blocks; b++) {
-      int p = base + b * 18;
-      float d = HalfFloats.fromHalf(data.getShort(p));
-      int o = off + b * 32;
-      ByteVector q = HalfVectors.bytes16(data, p + 2);
-      ByteVector lo = q.and((byte) 0x0f).sub((byte) 8);
-      ByteVector hi = q.lanewise(VectorOperators.LSHR, 4).sub((byte) 8);
-      HalfVectors.scaled(lo, 0, d, dst, o);
-      HalfVectors.scaled(lo, 1, d, dst, o + 8);
-      HalfVectors.scaled(hi, 0, d, dst, o + 16);
-      HalfVectors.scaled(hi, 1, d, dst, o + 24);
-    }
   }
 
   @Override

@@ -1,32 +1,17 @@
 package io.flinfer.runtime.tensor;
 
 import io.flinfer.memcache.HalfFloats;
-import io.flinfer.runtime.kernel.HalfVectors;
 import java.nio.ByteBuffer;
 
 /** A Q8_0 weight matrix: blocks of 32 int8 values sharing one fp16 scale. */
-final class Q8Matrix extends WeightMatrix {
+final class Q8Matrix extends BlockMatrix {
   Q8Matrix(ByteBuffer data, int rows, int cols) {
-    super(data, rows, cols);
+    super(data, rows, cols, false);
   }
 
   @Override
   public GgmlType type() {
     return GgmlType.Q8_0;
-  }
-
-  @Override
-  public void decodeRow(int row, float[] dst, int off) {
-    int blocks = cols / 32;
-    int base = row * blocks * 34;
-    for (int b = 0; b < blocks; b++) {
-      int p = base + b * 34;
-      float d = HalfFloats.fromHalf(data.getShort(p));
-      int o = off + b * 32;
-      for (int j = 0; j < 32; j += HalfVectors.WIDE_LANES) {
-        HalfVectors.int8Wide(data, p + 2 + j, d, dst, o + j);
-      }
-    }
   }
 
   @Override

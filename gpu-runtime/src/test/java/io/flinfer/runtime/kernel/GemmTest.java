@@ -77,6 +77,55 @@ class GemmTest {
     }
   }
 
+  /**
+   * Q8_0 and Q4_0 products of one token run straight from the blocks, those of a batch from decoded
+   * rows: a token gets the same bits either way, and both are the reference product of the
+   * dequantized weights.
+   */
+  @ParameterizedTest(name = "{0}: {1} rows x {2} cols, {3} tokens")
+  @CsvSource({
+    "Q8_0, 1, 32, 2",
+    "Q8_0, 9, 96, 5",
+    "Q8_0, 64, 768, 9",
+    "Q4_0, 1, 32, 2",
+    "Q4_0, 9, 96, 5",
+    "Q4_0, 64, 768, 9"
+  })
+  void blockFormatsGiveATokenAloneTheBitsItGetsInABatch(
+      GgmlType type, int rows, int cols, int tokens) {
+    Random rnd = new Random(rows * 131 + cols);
+    float[] w = randoms(rnd, rows * cols);
+    float[] x = randoms(rnd, tokens * cols);
+    WeightMatrix m = WeightMatrix.of(type, ByteBuffer.wrap(GgufWriter.encode(type, w)), rows, cols);
+    float[] dequantized = new float[rows * cols];
+    for (int r = 0; r < rows; r++) {
+      m.decodeRowReference(r, dequantized, r * cols);
+    }
+    float[] expected = new float[tokens * rows];
+    Gemm.reference(dequantized, rows, cols, x, tokens, expected, rows);
+    float[] batch = new float[tokens * rows];
+    m.matmul(x, tokens, batch, rows, 0, rows, new float[WeightMatrix.scratchSize(cols)]);
+    for (int t = 0; t < tokens; t++) {
+      float[] one = new float[rows];
+      float[] xt = new float[cols];
+      System.arraycopy(x, t * cols, xt, 0, cols);
+      int split = rows / 2 | 1;
+      m.matmul(
+          xt, 1, one, rows, 0, Math.min(split, rows), new float[WeightMatrix.scratchSize(cols)]);
+      m.matmul(
+          xt, 1, one, rows, Math.min(split, rows), rows, new float[WeightMatrix.scratchSize(cols)]);
+      for (int o = 0; o < rows; o++) {
+        float e = expected[t * rows + o];
+        assertThat(one[o])
+            .as("token %d row %d alone", t, o)
+            .isCloseTo(e, org.assertj.core.data.Offset.offset(1e-4f * (1 + Math.abs(e))));
+        assertThat(Float.floatToRawIntBits(one[o]))
+            .as("token %d row %d alone against in a batch", t, o)
+            .isEqualTo(Float.floatToRawIntBits(batch[t * rows + o]));
+      }
+    }
+  }
+
   static float[] randoms(Random rnd, int n) {
     float[] v = new float[n];
     for (int i = 0; i < n; i++) {
