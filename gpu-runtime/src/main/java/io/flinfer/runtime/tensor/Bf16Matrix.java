@@ -1,30 +1,17 @@
 package io.flinfer.runtime.tensor;
 
 import io.flinfer.memcache.HalfFloats;
-import io.flinfer.runtime.kernel.HalfVectors;
 import java.nio.ByteBuffer;
 
 /** A bfloat16 weight matrix. */
-final class Bf16Matrix extends WeightMatrix {
+final class Bf16Matrix extends HalfMatrix {
   Bf16Matrix(ByteBuffer data, int rows, int cols) {
-    super(data, rows, cols);
+    super(data, rows, cols, true);
   }
 
   @Override
   public GgmlType type() {
     return GgmlType.BF16;
-  }
-
-  @Override
-  public void decodeRow(int row, float[] dst, int off) {
-    int base = row * cols * 2;
-    int i = 0;
-    for (; i + HalfVectors.WIDE_LANES <= cols; i += HalfVectors.WIDE_LANES) {
-      HalfVectors.bf16Wide(data, base + i * 2, dst, off + i);
-    }
-    for (; i < cols; i++) {
-      dst[off + i] = HalfFloats.fromBf16(data.getShort(base + i * 2));
-    }
   }
 
   @Override

@@ -1,30 +1,17 @@
 package io.flinfer.runtime.tensor;
 
 import io.flinfer.memcache.HalfFloats;
-import io.flinfer.runtime.kernel.HalfVectors;
 import java.nio.ByteBuffer;
 
 /** An IEEE half-precision weight matrix. */
-final class F16Matrix extends WeightMatrix {
+final class F16Matrix extends HalfMatrix {
   F16Matrix(ByteBuffer data, int rows, int cols) {
-    super(data, rows, cols);
+    super(data, rows, cols, false);
   }
 
   @Override
   public GgmlType type() {
     return GgmlType.F16;
-  }
-
-  @Override
-  public void decodeRow(int row, float[] dst, int off) {
-    int base = row * cols * 2;
-    int i = 0;
-    for (; i + HalfVectors.WIDE_LANES <= cols; i += HalfVectors.WIDE_LANES) {
-      HalfVectors.fp16Wide(data, base + i * 2, dst, off + i);
-    }
-    for (; i < cols; i++) {
-      dst[off + i] = HalfFloats.fromHalf(data.getShort(base + i * 2));
-    }
   }
 
   @Override

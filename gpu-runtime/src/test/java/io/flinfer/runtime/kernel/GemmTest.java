@@ -89,10 +89,12 @@ class GemmTest {
     "Q8_0, 64, 768, 9",
     "Q4_0, 1, 32, 2",
     "Q4_0, 9, 96, 5",
-    "Q4_0, 64, 768, 9"
+    "Q4_0, 64, 768, 9",
+    "F16, 7, 13, 3",
+    "F16, 64, 768, 9",
+    "BF16, 9, 100, 5"
   })
-  void blockFormatsGiveATokenAloneTheBitsItGetsInABatch(
-      GgmlType type, int rows, int cols, int tokens) {
+  void aTokenAloneGetsTheBitsItGetsInABatch(GgmlType type, int rows, int cols, int tokens) {
     Random rnd = new Random(rows * 131 + cols);
     float[] w = randoms(rnd, rows * cols);
     float[] x = randoms(rnd, tokens * cols);

@@ -1,0 +1,81 @@
+package io.flinfer.runtime.kernel;
+
+import io.flinfer.memcache.HalfFloats;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/**
+ * A matrix of 16-bit floats (IEEE half or bfloat16) copied once onto the heap, where the Vector API
+ * reads lanes from arrays much faster than from a mapped buffer. The values stay 16-bit; rows
+ * become floats only in vector registers or in a row of scratch.
+ */
+public final class HalfWeights {
+  private final short[] halves;
+  private final boolean bf16;
+  private final int rows;
+  private final int cols;
+
+  private HalfWeights(short[] halves, boolean bf16, int rows, int cols) {
+    this.halves = halves;
+    this.bf16 = bf16;
+    this.rows = rows;
+    this.cols = cols;
+  }
+
+  /** IEEE halves from little-endian {@code data}. */
+  public static HalfWeights fp16(ByteBuffer data, int rows, int cols) {
+    return new HalfWeights(copy(data, rows, cols), false, rows, cols);
+  }
+
+  /** bfloat16 values from little-endian {@code data}. */
+  public static HalfWeights bf16(ByteBuffer data, int rows, int cols) {
+    return new HalfWeights(copy(data, rows, cols), true, rows, cols);
+  }
+
+  private static short[] copy(ByteBuffer data, int rows, int cols) {
+    short[] h = new short[Math.multiplyExact(rows, cols)];
+    data.duplicate().order(ByteOrder.LITTLE_ENDIAN).asShortBuffer().get(h);
+    return h;
+  }
+
+  public int rows() {
+    return rows;
+  }
+
+  public int cols() {
+    return cols;
+  }
+
+  short[] halves() {
+    return halves;
+  }
+
+  boolean isBf16() {
+    return bf16;
+  }
+
+  /** The value at ({@code row}, {@code col}) as a float. */
+  float value(int row, int col) {
+    short h = halves[row * cols + col];
+    return bf16 ? HalfFloats.fromBf16(h) : HalfFloats.fromHalf(h);
+  }
+
+  /** Row {@code row} as floats into {@code dst[off..off + cols)}, converted in vector registers. */
+  public void decodeRow(int row, float[] dst, int off) {
+    int base = row * cols;
+    int i = 0;
+    int lanes = GemmKernels.LANES;
+    if (bf16) {
+      for (; i + lanes <= cols; i += lanes) {
+        HalfVectors.bf16(halves, base + i).intoArray(dst, off + i);
+      }
+    } else {
+      for (; i + lanes <= cols; i += lanes) {
+        HalfVectors.fp16(halves, base + i).intoArray(dst, off + i);
+      }
+    }
+    for (; i < cols; i++) {
+      dst[off + i] = value(row, i);
+    }
+  }
+}
