@@ -25,29 +25,20 @@ public final class BlockGemm {
 
   private BlockGemm() {}
 
-  /** Rows [oFrom, oTo) of {@code w} times token {@code t} of {@code x}; {@code tmp} holds 8. */
-  public static void rows(
-      BlockWeights w,
-      float[] x,
-      int t,
-      float[] out,
-      int outStride,
-      int oFrom,
-      int oTo,
-      float[] tmp) {
+  /** Rows [oFrom, oTo) of {@code w} times the token {@code x}; {@code tmp} holds 8 floats. */
+  static void rows(BlockWeights w, float[] x, float[] out, int oFrom, int oTo, float[] tmp) {
     byte[] q = w.quants();
     float[] d = w.scales();
     int cols = w.cols();
     int blocks = cols / BLOCK;
     int bb = w.blockBytes();
     boolean nibbles = w.nibbles();
-    int x0 = t * cols;
     for (int o = oFrom; o < oTo; o++) {
       int r0 = o * blocks * bb;
       FloatVector acc = FloatVector.zero(S);
       for (int b = 0; b < blocks; b++) {
         int p = r0 + b * bb;
-        int i = x0 + b * BLOCK;
+        int i = b * BLOCK;
         float scale = d[o * blocks + b];
         // The four parts written out: C2 does not unroll a loop over them, which halves the speed.
         acc = part(q, p, 0, nibbles).mul(scale).fma(FloatVector.fromArray(S, x, i), acc);
@@ -56,7 +47,7 @@ public final class BlockGemm {
         acc = part(q, p, 24, nibbles).mul(scale).fma(FloatVector.fromArray(S, x, i + 24), acc);
       }
       acc.intoArray(tmp, 0);
-      out[t * outStride + o] = GemmKernels.sum8(tmp, 0);
+      out[o] = GemmKernels.sum8(tmp, 0);
     }
   }
 

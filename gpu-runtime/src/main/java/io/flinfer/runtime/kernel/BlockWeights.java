@@ -9,7 +9,7 @@ import java.nio.ByteOrder;
  * blocks' integers exactly as the file stores them, row after row, and their fp16 scales as floats
  * (exact). Lives on the heap; the quantized values are never widened in memory.
  */
-public final class BlockWeights {
+public final class BlockWeights implements HeapWeights {
   private final byte[] quants;
   private final float[] scales;
   private final boolean nibbles;
@@ -76,10 +76,16 @@ public final class BlockWeights {
     return nibbles ? BlockGemm.BLOCK / 2 : BlockGemm.BLOCK;
   }
 
+  @Override
+  public void multiplyToken(float[] x, float[] out, int oFrom, int oTo, float[] tmp) {
+    BlockGemm.rows(this, x, out, oFrom, oTo, tmp);
+  }
+
   /**
    * Row {@code row} as floats into {@code dst[off..off + cols)}, each {@code scale * value} rounded
    * once, converted in vector registers.
    */
+  @Override
   public void decodeRow(int row, float[] dst, int off) {
     int blocks = cols / BlockGemm.BLOCK;
     int bb = blockBytes();

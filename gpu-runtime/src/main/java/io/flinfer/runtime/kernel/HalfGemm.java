@@ -17,77 +17,30 @@ public final class HalfGemm {
 
   private HalfGemm() {}
 
-  /** Rows [oFrom, oTo) of {@code w} times token {@code t} of {@code x}; {@code tmp} holds 8. */
-  public static void rows(
-      HalfWeights w,
-      float[] x,
-      int t,
-      float[] out,
-      int outStride,
-      int oFrom,
-      int oTo,
-      float[] tmp) {
-    if (w.isBf16()) {
-      bf16Rows(w, x, t, out, outStride, oFrom, oTo, tmp);
-    } else {
-      fp16Rows(w, x, t, out, outStride, oFrom, oTo, tmp);
-    }
-  }
-
-  private static void fp16Rows(
-      HalfWeights w,
-      float[] x,
-      int t,
-      float[] out,
-      int outStride,
-      int oFrom,
-      int oTo,
-      float[] tmp) {
+  /** Rows [oFrom, oTo) of {@code w} times the token {@code x}; {@code tmp} holds 8 floats. */
+  static void rows(HalfWeights w, float[] x, float[] out, int oFrom, int oTo, float[] tmp) {
     short[] h = w.halves();
+    boolean bf16 = w.isBf16();
     int cols = w.cols();
     int colsV = cols - cols % L;
-    int x0 = t * cols;
     for (int o = oFrom; o < oTo; o++) {
       int r = o * cols;
       FloatVector acc = FloatVector.zero(S);
+      // The test is the same for every vector of the matrix: the compiler takes it out of the loop.
       for (int i = 0; i < colsV; i += L) {
-        acc = HalfVectors.fp16(h, r + i).fma(FloatVector.fromArray(S, x, x0 + i), acc);
+        FloatVector v = bf16 ? HalfVectors.bf16(h, r + i) : HalfVectors.fp16(h, r + i);
+        acc = v.fma(FloatVector.fromArray(S, x, i), acc);
       }
       acc.intoArray(tmp, 0);
-      out[t * outStride + o] = finish(w, o, tmp, x, x0, colsV, cols);
-    }
-  }
-
-  private static void bf16Rows(
-      HalfWeights w,
-      float[] x,
-      int t,
-      float[] out,
-      int outStride,
-      int oFrom,
-      int oTo,
-      float[] tmp) {
-    short[] h = w.halves();
-    int cols = w.cols();
-    int colsV = cols - cols % L;
-    int x0 = t * cols;
-    for (int o = oFrom; o < oTo; o++) {
-      int r = o * cols;
-      FloatVector acc = FloatVector.zero(S);
-      for (int i = 0; i < colsV; i += L) {
-        acc = HalfVectors.bf16(h, r + i).fma(FloatVector.fromArray(S, x, x0 + i), acc);
-      }
-      acc.intoArray(tmp, 0);
-      out[t * outStride + o] = finish(w, o, tmp, x, x0, colsV, cols);
+      out[o] = finish(w, o, tmp, x, colsV, cols);
     }
   }
 
   /** The lanes in order, then the scalar tail, as {@link GemmKernels} finishes a row. */
-  private static float finish(
-      HalfWeights w, int o, float[] tmp, float[] x, int x0, int colsV, int cols) {
+  private static float finish(HalfWeights w, int o, float[] tmp, float[] x, int colsV, int cols) {
     float s = GemmKernels.sum8(tmp, 0);
     for (int i = colsV; i < cols; i++) {
-      s += w.value(o, i) * x[x0 + i];
+      s += w.value(o, i) * x[i];
     }
     return s;
   }

@@ -9,7 +9,7 @@ import java.nio.ByteOrder;
  * reads lanes from arrays much faster than from a mapped buffer. The values stay 16-bit; rows
  * become floats only in vector registers or in a row of scratch.
  */
-public final class HalfWeights {
+public final class HalfWeights implements HeapWeights {
   private final short[] halves;
   private final boolean bf16;
   private final int rows;
@@ -60,7 +60,13 @@ public final class HalfWeights {
     return bf16 ? HalfFloats.fromBf16(h) : HalfFloats.fromHalf(h);
   }
 
+  @Override
+  public void multiplyToken(float[] x, float[] out, int oFrom, int oTo, float[] tmp) {
+    HalfGemm.rows(this, x, out, oFrom, oTo, tmp);
+  }
+
   /** Row {@code row} as floats into {@code dst[off..off + cols)}, converted in vector registers. */
+  @Override
   public void decodeRow(int row, float[] dst, int off) {
     int base = row * cols;
     int i = 0;

@@ -1,12 +1,13 @@
 package io.flinfer.runtime.tensor;
 
 import io.flinfer.memcache.HalfFloats;
+import io.flinfer.runtime.kernel.HalfWeights;
 import java.nio.ByteBuffer;
 
 /** A bfloat16 weight matrix. */
-final class Bf16Matrix extends HalfMatrix {
+final class Bf16Matrix extends HeapMatrix {
   Bf16Matrix(ByteBuffer data, int rows, int cols) {
-    super(data, rows, cols, true);
+    super(data, rows, cols, HalfWeights::bf16);
   }
 
   @Override

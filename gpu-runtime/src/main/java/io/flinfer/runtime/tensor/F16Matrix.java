@@ -1,12 +1,13 @@
 package io.flinfer.runtime.tensor;
 
 import io.flinfer.memcache.HalfFloats;
+import io.flinfer.runtime.kernel.HalfWeights;
 import java.nio.ByteBuffer;
 
 /** An IEEE half-precision weight matrix. */
-final class F16Matrix extends HalfMatrix {
+final class F16Matrix extends HeapMatrix {
   F16Matrix(ByteBuffer data, int rows, int cols) {
-    super(data, rows, cols, false);
+    super(data, rows, cols, HalfWeights::fp16);
   }
 
   @Override

@@ -1,15 +1,16 @@
 package io.flinfer.runtime.tensor;
 
 import io.flinfer.memcache.HalfFloats;
+import io.flinfer.runtime.kernel.BlockWeights;
 import java.nio.ByteBuffer;
 
 /**
  * A Q4_0 weight matrix: blocks of 32 4-bit values sharing one fp16 scale; byte j holds value j in
  * its low nibble and value j + 16 in its high nibble, each offset by 8.
  */
-final class Q4Matrix extends BlockMatrix {
+final class Q4Matrix extends HeapMatrix {
   Q4Matrix(ByteBuffer data, int rows, int cols) {
-    super(data, rows, cols, true);
+    super(data, rows, cols, BlockWeights::q4);
   }
 
   @Override

@@ -1,12 +1,13 @@
 package io.flinfer.runtime.tensor;
 
 import io.flinfer.memcache.HalfFloats;
+import io.flinfer.runtime.kernel.BlockWeights;
 import java.nio.ByteBuffer;
 
 /** A Q8_0 weight matrix: blocks of 32 int8 values sharing one fp16 scale. */
-final class Q8Matrix extends BlockMatrix {
+final class Q8Matrix extends HeapMatrix {
   Q8Matrix(ByteBuffer data, int rows, int cols) {
-    super(data, rows, cols, false);
+    super(data, rows, cols, BlockWeights::q8);
   }
 
   @Override

@@ -1,0 +1,17 @@
+package io.flinfer.runtime.kernel;
+
+/**
+ * A weight matrix copied onto the heap in its compact form (quantized blocks, 16-bit floats): rows
+ * decode to floats for a batch, and one token is multiplied converting in registers, with the bits
+ * the decoded rows give.
+ */
+public interface HeapWeights {
+  /** Row {@code row} as floats into {@code dst[off..off + cols)}. */
+  void decodeRow(int row, float[] dst, int off);
+
+  /**
+   * {@code out[o] = sum_i W[o][i] * x[i]} for rows o in [oFrom, oTo) of one token, as {@link Gemm}
+   * reduces the decoded rows; {@code tmp} holds 8 floats.
+   */
+  void multiplyToken(float[] x, float[] out, int oFrom, int oTo, float[] tmp);
+}
