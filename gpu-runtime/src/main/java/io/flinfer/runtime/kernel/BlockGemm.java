@@ -35,18 +35,19 @@ public final class BlockGemm {
     boolean nibbles = w.nibbles();
     for (int o = oFrom; o < oTo; o++) {
       int r0 = o * blocks * bb;
-      FloatVector acc = FloatVector.zero(S);
+      FloatVector even = FloatVector.zero(S);
+      FloatVector odd = FloatVector.zero(S);
       for (int b = 0; b < blocks; b++) {
         int p = r0 + b * bb;
         int i = b * BLOCK;
         float scale = d[o * blocks + b];
         // The four parts written out: C2 does not unroll a loop over them, which halves the speed.
-        acc = part(q, p, 0, nibbles).mul(scale).fma(FloatVector.fromArray(S, x, i), acc);
-        acc = part(q, p, 8, nibbles).mul(scale).fma(FloatVector.fromArray(S, x, i + 8), acc);
-        acc = part(q, p, 16, nibbles).mul(scale).fma(FloatVector.fromArray(S, x, i + 16), acc);
-        acc = part(q, p, 24, nibbles).mul(scale).fma(FloatVector.fromArray(S, x, i + 24), acc);
+        even = part(q, p, 0, nibbles).mul(scale).fma(FloatVector.fromArray(S, x, i), even);
+        odd = part(q, p, 8, nibbles).mul(scale).fma(FloatVector.fromArray(S, x, i + 8), odd);
+        even = part(q, p, 16, nibbles).mul(scale).fma(FloatVector.fromArray(S, x, i + 16), even);
+        odd = part(q, p, 24, nibbles).mul(scale).fma(FloatVector.fromArray(S, x, i + 24), odd);
       }
-      acc.intoArray(tmp, 0);
+      even.add(odd).intoArray(tmp, 0);
       out[o] = GemmKernels.sum8(tmp, 0);
     }
   }

@@ -76,6 +76,15 @@ public final class BlockWeights implements HeapWeights {
     return nibbles ? BlockGemm.BLOCK / 2 : BlockGemm.BLOCK;
   }
 
+  /**
+   * Blocks: a one-token product converts and scales each part, so its chain of multiply-adds, not
+   * memory, bounds it; two accumulators halve the chain.
+   */
+  @Override
+  public boolean pairedOrder() {
+    return true;
+  }
+
   @Override
   public void multiplyToken(float[] x, float[] out, int oFrom, int oTo, float[] tmp) {
     BlockGemm.rows(this, x, out, oFrom, oTo, tmp);

@@ -10,8 +10,14 @@ public interface HeapWeights {
   void decodeRow(int row, float[] dst, int off);
 
   /**
-   * {@code out[o] = sum_i W[o][i] * x[i]} for rows o in [oFrom, oTo) of one token, as {@link Gemm}
-   * reduces the decoded rows; {@code tmp} holds 8 floats.
+   * {@code out[o] = sum_i W[o][i] * x[i]} for rows o in [oFrom, oTo) of one token, reduced as the
+   * decoded rows are (see {@link #pairedOrder}); {@code tmp} holds 8 floats.
    */
   void multiplyToken(float[] x, float[] out, int oFrom, int oTo, float[] tmp);
+
+  /**
+   * Whether outputs reduce in {@link PairedGemm}'s order (two accumulators), else in {@link Gemm}'s
+   * (one).
+   */
+  boolean pairedOrder();
 }
