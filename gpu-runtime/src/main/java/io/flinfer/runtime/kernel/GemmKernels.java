@@ -91,6 +91,14 @@ final class GemmKernels {
       int oFrom,
       int oTo,
       float[] tmp) {
+    if (tokens == 1) {
+      // One row at a time: pairs of rows streamed together read at half the speed on an AVX-512
+      // EPYC (15 against 29 GB/s for the 110M shape's decode step).
+      for (int o = oFrom; o < oTo; o++) {
+        bufT1R1(w, cols, x, 0, out, outStride, o, tmp);
+      }
+      return;
+    }
     for (int t0 = 0; t0 < tokens; t0 += TOKEN_BLOCK) {
       int t1 = Math.min(tokens, t0 + TOKEN_BLOCK);
       int o = oFrom;
