@@ -18,9 +18,9 @@ import java.util.stream.IntStream;
 
 /**
  * Writes GGUF v3 files, encoding float rows to the requested tensor type (F32, F16, BF16, Q8_0,
- * Q4_0). Tensors come from arrays or from a {@link RowSource} that computes each row, so a file of
- * many gigabytes (a benchmark model) streams to disk without being held in memory; rows are encoded
- * on the host's cores.
+ * Q4_0, Q4_K, Q6_K). Tensors come from arrays or from a {@link RowSource} that computes each row,
+ * so a file of many gigabytes (a benchmark model) streams to disk without being held in memory;
+ * rows are encoded on the host's cores.
  */
 public final class GgufWriter {
   /** Computes one row of a tensor; called from several threads, for any row in any order. */
@@ -125,6 +125,12 @@ public final class GgufWriter {
             b.put((byte) (q0 | (q1 << 4)));
           }
         }
+        break;
+      case Q4_K:
+        KQuantizer.q4k(v, b);
+        break;
+      case Q6_K:
+        KQuantizer.q6k(v, b);
         break;
       default:
         throw new IllegalArgumentException(type.toString());

@@ -20,6 +20,12 @@ public final class RandomGgufModel {
   /** Writes {@code file} unless it is already there; returns it. */
   public static Path write(ModelConfig c, GgmlType type, boolean tied, long seed, Path file)
       throws IOException {
+    return write(c, WeightTypes.uniform(type), tied, seed, file);
+  }
+
+  /** Writes {@code file} unless it is already there, each matrix in its type; returns it. */
+  public static Path write(ModelConfig c, WeightTypes types, boolean tied, long seed, Path file)
+      throws IOException {
     if (Files.isRegularFile(file)) {
       return file;
     }
@@ -40,32 +46,69 @@ public final class RandomGgufModel {
         .put(a + ".attention.layer_norm_rms_epsilon", c.normEps());
     vocabulary(g, c.vocabSize());
     int[] tensor = {0};
-    g.tensor("token_embd.weight", type, c.vocabSize(), c.dim(), random(seed, tensor[0]++, 1f));
+    g.tensor(
+        "token_embd.weight",
+        types.embedding(tied),
+        c.vocabSize(),
+        c.dim(),
+        random(seed, tensor[0]++, 1f));
     g.tensor("output_norm.weight", GgmlType.F32, 1, c.dim(), ones());
     if (!tied) {
-      g.tensor("output.weight", type, c.vocabSize(), c.dim(), scaled(seed, tensor[0]++, c.dim()));
+      g.tensor(
+          "output.weight",
+          types.output(),
+          c.vocabSize(),
+          c.dim(),
+          scaled(seed, tensor[0]++, c.dim()));
     }
     for (int l = 0; l < c.layers(); l++) {
       String p = "blk." + l + ".";
       g.tensor(p + "attn_norm.weight", GgmlType.F32, 1, c.dim(), ones());
-      g.tensor(p + "attn_q.weight", type, c.qDim(), c.dim(), scaled(seed, tensor[0]++, c.dim()));
-      g.tensor(p + "attn_k.weight", type, c.kvDim(), c.dim(), scaled(seed, tensor[0]++, c.dim()));
-      g.tensor(p + "attn_v.weight", type, c.kvDim(), c.dim(), scaled(seed, tensor[0]++, c.dim()));
+      g.tensor(
+          p + "attn_q.weight",
+          types.layer("attn_q", l),
+          c.qDim(),
+          c.dim(),
+          scaled(seed, tensor[0]++, c.dim()));
+      g.tensor(
+          p + "attn_k.weight",
+          types.layer("attn_k", l),
+          c.kvDim(),
+          c.dim(),
+          scaled(seed, tensor[0]++, c.dim()));
+      g.tensor(
+          p + "attn_v.weight",
+          types.layer("attn_v", l),
+          c.kvDim(),
+          c.dim(),
+          scaled(seed, tensor[0]++, c.dim()));
       if (c.qkvBias()) {
         g.tensor(p + "attn_q.bias", GgmlType.F32, 1, c.qDim(), random(seed, tensor[0]++, 0.01f));
         g.tensor(p + "attn_k.bias", GgmlType.F32, 1, c.kvDim(), random(seed, tensor[0]++, 0.01f));
         g.tensor(p + "attn_v.bias", GgmlType.F32, 1, c.kvDim(), random(seed, tensor[0]++, 0.01f));
       }
       g.tensor(
-          p + "attn_output.weight", type, c.dim(), c.qDim(), scaled(seed, tensor[0]++, c.qDim()));
+          p + "attn_output.weight",
+          types.layer("attn_output", l),
+          c.dim(),
+          c.qDim(),
+          scaled(seed, tensor[0]++, c.qDim()));
       g.tensor(p + "ffn_norm.weight", GgmlType.F32, 1, c.dim(), ones());
       g.tensor(
-          p + "ffn_gate.weight", type, c.hiddenDim(), c.dim(), scaled(seed, tensor[0]++, c.dim()));
+          p + "ffn_gate.weight",
+          types.layer("ffn_gate", l),
+          c.hiddenDim(),
+          c.dim(),
+          scaled(seed, tensor[0]++, c.dim()));
       g.tensor(
-          p + "ffn_up.weight", type, c.hiddenDim(), c.dim(), scaled(seed, tensor[0]++, c.dim()));
+          p + "ffn_up.weight",
+          types.layer("ffn_up", l),
+          c.hiddenDim(),
+          c.dim(),
+          scaled(seed, tensor[0]++, c.dim()));
       g.tensor(
           p + "ffn_down.weight",
-          type,
+          types.layer("ffn_down", l),
           c.dim(),
           c.hiddenDim(),
           scaled(seed, tensor[0]++, c.hiddenDim()));

@@ -1,6 +1,7 @@
 package io.flinfer.runtime.kernel;
 
 import java.nio.ByteBuffer;
+import jdk.incubator.vector.FloatVector;
 
 /**
  * Batched matrix products {@code out[t][o] = sum_i W[o][i] * x[t][i]}: the weights are read once
@@ -13,6 +14,17 @@ import java.nio.ByteBuffer;
  */
 public final class Gemm {
   private Gemm() {}
+
+  /**
+   * Bits of the vectors every CPU kernel uses: 256 on every machine, so a request's outputs are the
+   * same bits on AVX2 and AVX-512 CPUs (512-bit conversions measured slower under JDK 17).
+   */
+  public static final int VECTOR_BITS = GemmKernels.S.vectorBitSize();
+
+  /** Bits of the widest vectors this CPU offers the JVM. */
+  public static int availableVectorBits() {
+    return FloatVector.SPECIES_PREFERRED.vectorBitSize();
+  }
 
   /** Scratch floats a call needs besides the decoded rows. */
   public static final int SCRATCH = GemmKernels.SCRATCH;

@@ -114,12 +114,14 @@ public abstract class WeightMatrix {
       float[] x, int tokens, float[] out, int outStride, int oFrom, int oTo, float[] scratch) {
     int rowsAt = Gemm.SCRATCH;
     int o = oFrom;
-    for (; o + 2 <= oTo; o += 2) {
+    // One token streams one row at a time (pairs of rows read at half the speed); a batch takes
+    // two rows per tile. Each output gets the same bits either way.
+    for (; o + 2 <= oTo && tokens > 1; o += 2) {
       decodeRow(o, scratch, rowsAt);
       decodeRow(o + 1, scratch, rowsAt + cols);
       Gemm.rows2(scratch, rowsAt, cols, x, tokens, out, outStride, o, scratch);
     }
-    if (o < oTo) {
+    for (; o < oTo; o++) {
       decodeRow(o, scratch, rowsAt);
       Gemm.rows1(scratch, rowsAt, cols, x, tokens, out, outStride, o, scratch);
     }

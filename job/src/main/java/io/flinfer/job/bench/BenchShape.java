@@ -1,6 +1,7 @@
 package io.flinfer.job.bench;
 
 import io.flinfer.runtime.gguf.RandomGgufModel;
+import io.flinfer.runtime.gguf.WeightTypes;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.model.ModelConfig;
 import io.flinfer.runtime.model.ModelLoader;
@@ -8,7 +9,6 @@ import io.flinfer.runtime.model.RopeConfig;
 import io.flinfer.runtime.tensor.GgmlType;
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.Locale;
 
 /**
  * The shapes of real models that benchmarks write with random weights (the trained weights are not
@@ -107,11 +107,15 @@ public enum BenchShape {
 
   /** Writes (once) and loads this shape with random weights of {@code type}. */
   public LlamaModel load(GgmlType type, Path dir) throws IOException {
+    return load(WeightTypes.uniform(type), dir);
+  }
+
+  /** Writes (once) and loads this shape with random weights, each matrix in its type. */
+  public LlamaModel load(WeightTypes types, Path dir) throws IOException {
     Path file =
-        (dir != null ? dir : defaultDir())
-            .resolve(id + "-random-" + type.name().toLowerCase(Locale.ROOT) + ".gguf");
+        (dir != null ? dir : defaultDir()).resolve(id + "-random-" + types.name() + ".gguf");
     System.err.println("random-weight model at " + file);
-    RandomGgufModel.write(config, type, tied, 1234, file);
+    RandomGgufModel.write(config, types, tied, 1234, file);
     return ModelLoader.load(file, null);
   }
 }

@@ -7,6 +7,8 @@ import io.flinfer.job.bench.BenchShape;
 import io.flinfer.job.bench.ModelBenchmark;
 import io.flinfer.runtime.forward.ModelRunnerFactory;
 import io.flinfer.runtime.forward.ModelRunners;
+import io.flinfer.runtime.gguf.WeightTypes;
+import io.flinfer.runtime.kernel.Gemm;
 import io.flinfer.runtime.llama2c.Llama2cCheckpointLoader;
 import io.flinfer.runtime.llama2c.RandomCheckpointWriter;
 import io.flinfer.runtime.model.LlamaModel;
@@ -18,7 +20,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -91,8 +92,9 @@ public final class BenchModelCommand implements Callable<Integer> {
   @Option(
       names = "--dtype",
       description =
-          "Tensor type of the random-weight models: f32, f16, bf16 (default: f32 on the CPU, bf16"
-              + " on CUDA).")
+          "Tensor type of the random-weight models: f32, f16, bf16, q8_0, q4_0, q4_k, q6_k, or"
+              + " q4_k_m (llama.cpp's mix of Q4_K and Q6_K), quantized by the project's own"
+              + " quantizer (default: f32 on the CPU, bf16 on CUDA).")
   String dtype;
 
   @Option(
@@ -133,10 +135,16 @@ public final class BenchModelCommand implements Callable<Integer> {
       return 2;
     }
     boolean gpu = !backend.equals("cpu");
-    GgmlType type =
-        dtype != null
-            ? GgmlType.valueOf(dtype.toUpperCase(Locale.ROOT))
-            : gpu ? GgmlType.BF16 : GgmlType.F32;
+    WeightTypes type;
+    try {
+      type =
+          dtype != null
+              ? WeightTypes.parse(dtype)
+              : WeightTypes.uniform(gpu ? GgmlType.BF16 : GgmlType.F32);
+    } catch (IllegalArgumentException e) {
+      System.err.println("error: --dtype: " + e.getMessage());
+      return 2;
+    }
     int n = threads != null ? threads : Runtime.getRuntime().availableProcessors();
     ObjectMapper json = new ObjectMapper();
     ObjectNode root = json.createObjectNode();
@@ -144,6 +152,8 @@ public final class BenchModelCommand implements Callable<Integer> {
     root.put("threads", n);
     root.put("cores", Runtime.getRuntime().availableProcessors());
     root.put("cpu", cpuModel());
+    root.put("vector_bits_available", Gemm.availableVectorBits());
+    root.put("vector_bits_used", Gemm.VECTOR_BITS);
     root.put("java", System.getProperty("java.vm.name") + " " + System.getProperty("java.version"));
     root.put("sampling", "greedy; the runner returns each request's top token");
     root.put("load_average_before", loadAverage());
@@ -158,7 +168,7 @@ public final class BenchModelCommand implements Callable<Integer> {
     return 0;
   }
 
-  private LlamaModel load(String which, GgmlType type) throws IOException {
+  private LlamaModel load(String which, WeightTypes type) throws IOException {
     if (which.equals("test")) {
       return modelOptions.locate().load();
     }
