@@ -9,7 +9,7 @@ import java.nio.ByteOrder;
  * blocks' integers exactly as the file stores them, row after row, and their fp16 scales as floats
  * (exact). Lives on the heap; the quantized values are never widened in memory.
  */
-public final class BlockWeights implements HeapWeights {
+public final class BlockWeights implements CompactWeights {
   private final byte[] quants;
   private final float[] scales;
   private final boolean nibbles;

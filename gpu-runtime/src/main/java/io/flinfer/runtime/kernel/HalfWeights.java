@@ -9,7 +9,7 @@ import java.nio.ByteOrder;
  * reads lanes from arrays much faster than from a mapped buffer. The values stay 16-bit; rows
  * become floats only in vector registers or in a row of scratch.
  */
-public final class HalfWeights implements HeapWeights {
+public final class HalfWeights implements CompactWeights {
   private final short[] halves;
   private final boolean bf16;
   private final int rows;

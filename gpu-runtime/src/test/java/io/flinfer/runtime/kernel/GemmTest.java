@@ -128,6 +128,40 @@ class GemmTest {
     }
   }
 
+  /**
+   * A compact matrix left in the mapped file (no heap room for a copy) gives the bits of its heap
+   * copy, for one token and for a batch.
+   */
+  @ParameterizedTest
+  @CsvSource({"F16", "BF16", "Q8_0", "Q4_0"})
+  void mappedAndHeapCopiesGiveTheSameBits(GgmlType type) {
+    int rows = 7;
+    int cols = 96;
+    Random rnd = new Random(17);
+    float[] w = randoms(rnd, rows * cols);
+    float[] x = randoms(rnd, 5 * cols);
+    byte[] bytes = GgufWriter.encode(type, w);
+    WeightMatrix heap = WeightMatrix.of(type, ByteBuffer.wrap(bytes), rows, cols);
+    WeightMatrix mapped;
+    System.setProperty("flinfer.weights.heap", "false");
+    try {
+      mapped = WeightMatrix.of(type, ByteBuffer.wrap(bytes), rows, cols);
+    } finally {
+      System.clearProperty("flinfer.weights.heap");
+    }
+    for (int tokens : new int[] {1, 5}) {
+      float[] a = new float[tokens * rows];
+      float[] b = new float[tokens * rows];
+      heap.matmul(x, tokens, a, rows, 0, rows, new float[WeightMatrix.scratchSize(cols)]);
+      mapped.matmul(x, tokens, b, rows, 0, rows, new float[WeightMatrix.scratchSize(cols)]);
+      for (int i = 0; i < a.length; i++) {
+        assertThat(Float.floatToRawIntBits(b[i]))
+            .as("%s, %d tokens, output %d", type, tokens, i)
+            .isEqualTo(Float.floatToRawIntBits(a[i]));
+      }
+    }
+  }
+
   /** The paired kernels give each output the bits of their plain reference, whatever the tile. */
   @ParameterizedTest(name = "{0} rows x {1} cols, {2} tokens")
   @CsvSource({"1, 8, 1", "2, 24, 3", "5, 40, 7", "4, 768, 9", "3, 100, 4"})

@@ -22,12 +22,22 @@ class DecodeRowTest {
       @ForAll @IntRange(min = 1, max = 3) int rows,
       @ForAll @IntRange(min = 1, max = 3) int blocks,
       @ForAll @IntRange(min = 0, max = 7) int extra,
-      @ForAll @LongRange long seed) {
+      @ForAll @LongRange long seed,
+      @ForAll boolean mapped) {
     int cols = type.blockSize() == 1 ? 8 * blocks + extra : type.blockSize() * blocks;
     int bytes = (int) type.bytes((long) rows * cols);
     ByteBuffer data = ByteBuffer.allocate(bytes).order(ByteOrder.LITTLE_ENDIAN);
     new Random(seed).nextBytes(data.array());
-    WeightMatrix m = WeightMatrix.of(type, data, rows, cols);
+    // Compact types decode from a heap copy, or from the mapping when the heap has no room.
+    WeightMatrix m;
+    if (mapped) {
+      System.setProperty("flinfer.weights.heap", "false");
+    }
+    try {
+      m = WeightMatrix.of(type, data, rows, cols);
+    } finally {
+      System.clearProperty("flinfer.weights.heap");
+    }
     float[] fast = new float[cols + 3];
     float[] ref = new float[cols + 3];
     for (int r = 0; r < rows; r++) {

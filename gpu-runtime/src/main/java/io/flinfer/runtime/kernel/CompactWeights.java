@@ -5,7 +5,7 @@ package io.flinfer.runtime.kernel;
  * decode to floats for a batch, and one token is multiplied converting in registers, with the bits
  * the decoded rows give.
  */
-public interface HeapWeights {
+public interface CompactWeights {
   /** Row {@code row} as floats into {@code dst[off..off + cols)}. */
   void decodeRow(int row, float[] dst, int off);
 
