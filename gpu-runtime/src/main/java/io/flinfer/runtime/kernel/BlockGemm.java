@@ -62,7 +62,7 @@ public final class BlockGemm {
       return (FloatVector)
           ByteVector.fromArray(BYTES, q, p + j).convertShape(VectorOperators.B2F, S, 0);
     }
-    // Nibbles are cut from int lanes: JDK 17 does not compile byte-lane shifts to vector code.
+    // Nibbles are cut from int lanes, after the widening that the conversion needs anyway.
     IntVector v =
         (IntVector)
             ByteVector.fromArray(BYTES, q, p + (j & 15)).convertShape(VectorOperators.B2I, INTS, 0);
