@@ -85,7 +85,7 @@ public final class BenchEngineCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     ObjectMapper json = new ObjectMapper();
     ObjectNode root = json.createObjectNode();
-    root.put("cores", Runtime.getRuntime().availableProcessors());
+    BenchModelCommand.machine(root);
     root.put("load_average_before", BenchModelCommand.loadAverage());
     ObjectNode all = root.putObject("models");
     ModelRunnerFactory runners;

@@ -116,7 +116,7 @@ public final class BenchJobCommand implements Callable<Integer> {
     root.put("load_average_before", BenchModelCommand.loadAverage());
     root.put("runs_each", repeats);
     root.put("engine_threads", n);
-    root.put("cores", Runtime.getRuntime().availableProcessors());
+    BenchModelCommand.machine(root);
     root.putPOJO("engine_alone", alone);
     root.putPOJO("through_kafka_and_flink", job);
     root.putPOJO(

@@ -150,11 +150,7 @@ public final class BenchModelCommand implements Callable<Integer> {
     ObjectNode root = json.createObjectNode();
     root.put("backend", backend);
     root.put("threads", n);
-    root.put("cores", Runtime.getRuntime().availableProcessors());
-    root.put("cpu", cpuModel());
-    root.put("vector_bits_available", Gemm.availableVectorBits());
-    root.put("vector_bits_used", Gemm.VECTOR_BITS);
-    root.put("java", System.getProperty("java.vm.name") + " " + System.getProperty("java.version"));
+    machine(root);
     root.put("sampling", "greedy; the runner returns each request's top token");
     root.put("load_average_before", loadAverage());
     ArrayNode results = root.putArray("models");
@@ -275,6 +271,15 @@ public final class BenchModelCommand implements Callable<Integer> {
 
   private static double round3(double v) {
     return Math.round(v * 1000) / 1000.0;
+  }
+
+  /** What every benchmark's JSON says of the machine: cores, CPU model, vector widths, JVM. */
+  static void machine(ObjectNode root) {
+    root.put("cores", Runtime.getRuntime().availableProcessors());
+    root.put("cpu", cpuModel());
+    root.put("vector_bits_available", Gemm.availableVectorBits());
+    root.put("vector_bits_used", Gemm.VECTOR_BITS);
+    root.put("java", System.getProperty("java.vm.name") + " " + System.getProperty("java.version"));
   }
 
   static String cpuModel() {
