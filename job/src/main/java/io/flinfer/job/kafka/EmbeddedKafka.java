@@ -55,8 +55,9 @@ public final class EmbeddedKafka implements AutoCloseable {
       requireFree(port, "--kafka-port");
       requireFree(port + 1, "--kafka-port (its controller takes the next port)");
     }
-    int brokerPort = port > 0 ? port : freePort();
-    int controllerPort = port > 0 ? port + 1 : freePort();
+    int[] free = port > 0 ? new int[] {port, port + 1} : twoFreePorts();
+    int brokerPort = free[0];
+    int controllerPort = free[1];
     String dir = dataDir.toAbsolutePath().toString();
     Properties p = new Properties();
     p.put("process.roles", "broker,controller");
@@ -112,9 +113,15 @@ public final class EmbeddedKafka implements AutoCloseable {
     }
   }
 
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
+  /**
+   * Two free ports, told apart: both sockets are open at once, so the system cannot hand out the
+   * same port twice (one after the other, it sometimes did, and the broker refused two listeners on
+   * one port).
+   */
+  private static int[] twoFreePorts() throws IOException {
+    try (ServerSocket a = new ServerSocket(0);
+        ServerSocket b = new ServerSocket(0)) {
+      return new int[] {a.getLocalPort(), b.getLocalPort()};
     }
   }
 
