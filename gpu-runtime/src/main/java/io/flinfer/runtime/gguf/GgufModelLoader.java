@@ -216,14 +216,11 @@ public final class GgufModelLoader {
       rmsFfn[l] = vector(f, p + "ffn_norm.weight");
       if (f.tensors().containsKey(p + "attn_qkv.weight")) {
         // Fused projection: rows q, then k, then v.
-        WeightMatrix qkv = matrix(f, p + "attn_qkv.weight");
-        if (qkv.rows() != c.qDim() + 2 * c.kvDim()) {
-          throw new ModelFormatException(
-              name, p + "attn_qkv has " + qkv.rows() + " rows, expected q + k + v");
-        }
-        wq[l] = qkv.rows(0, c.qDim());
-        wk[l] = qkv.rows(c.qDim(), c.kvDim());
-        wv[l] = qkv.rows(c.qDim() + c.kvDim(), c.kvDim());
+        WeightMatrix[] qkv =
+            parts(f, p + "attn_qkv.weight", "expected q + k + v", c.qDim(), c.kvDim(), c.kvDim());
+        wq[l] = qkv[0];
+        wk[l] = qkv[1];
+        wv[l] = qkv[2];
       } else {
         wq[l] = matrix(f, p + "attn_q.weight");
         wk[l] = matrix(f, p + "attn_k.weight");
@@ -236,13 +233,10 @@ public final class GgufModelLoader {
         w3[l] = matrix(f, p + "ffn_up.weight");
       } else {
         // Fused gate and up projections: rows gate, then up.
-        WeightMatrix up = matrix(f, p + "ffn_up.weight");
-        if (up.rows() != 2 * c.hiddenDim()) {
-          throw new ModelFormatException(
-              name, p + "ffn_up has " + up.rows() + " rows and there is no ffn_gate");
-        }
-        w1[l] = up.rows(0, c.hiddenDim());
-        w3[l] = up.rows(c.hiddenDim(), c.hiddenDim());
+        WeightMatrix[] gateUp =
+            parts(f, p + "ffn_up.weight", "and there is no ffn_gate", c.hiddenDim(), c.hiddenDim());
+        w1[l] = gateUp[0];
+        w3[l] = gateUp[1];
       }
       if (c.qkvBias()) {
         bq[l] = vector(f, p + "attn_q.bias");
@@ -283,12 +277,40 @@ public final class GgufModelLoader {
   }
 
   private static WeightMatrix matrix(GgufFile f, String tensor) {
+    GgufFile.TensorInfo t = matrixInfo(f, tensor);
+    ByteBuffer data = f.map(t);
+    return WeightMatrix.of(type(f, t, tensor), data, (int) t.dims()[1], (int) t.dims()[0]);
+  }
+
+  /**
+   * A fused tensor cut into consecutive row ranges of the given sizes, each a matrix of its own
+   * over the file's bytes; {@code whatElse} ends the error when the row counts do not add up.
+   */
+  private static WeightMatrix[] parts(GgufFile f, String tensor, String whatElse, int... counts) {
+    GgufFile.TensorInfo t = matrixInfo(f, tensor);
+    int rows = (int) t.dims()[1];
+    int cols = (int) t.dims()[0];
+    if (rows != java.util.Arrays.stream(counts).sum()) {
+      throw new ModelFormatException(
+          f.path().toString(), tensor + " has " + rows + " rows, " + whatElse);
+    }
+    GgmlType type = type(f, t, tensor);
+    ByteBuffer data = f.map(t);
+    WeightMatrix[] parts = new WeightMatrix[counts.length];
+    int from = 0;
+    for (int i = 0; i < counts.length; i++) {
+      parts[i] = WeightMatrix.rowsOf(type, data, rows, cols, from, counts[i]);
+      from += counts[i];
+    }
+    return parts;
+  }
+
+  private static GgufFile.TensorInfo matrixInfo(GgufFile f, String tensor) {
     GgufFile.TensorInfo t = info(f, tensor);
     if (t.dims().length != 2) {
       throw new ModelFormatException(f.path().toString(), "tensor " + tensor + " is not a matrix");
     }
-    ByteBuffer data = f.map(t);
-    return WeightMatrix.of(type(f, t, tensor), data, (int) t.dims()[1], (int) t.dims()[0]);
+    return t;
   }
 
   /** The tensor's element type; one this runtime does not read is a load error naming both. */

@@ -13,9 +13,9 @@ import jdk.incubator.vector.VectorSpecies;
  * decode step streams the quantized bytes once and nothing else.
  *
  * <p>Each weight is {@code scale * value} rounded to a float, exactly as {@link
- * BlockWeights#decodeRow} gives it, and the output is reduced as {@link Gemm} reduces it (one
- * 8-lane accumulator over the row, lanes summed in order). So a token gets the same bits here as in
- * a batch, where rows are decoded once and multiplied with all the batch's tokens.
+ * BlockWeights#decodeRow} gives it, and the output is reduced in {@link PairedGemm}'s order (even
+ * and odd 8-value chunks in two accumulators). So a token gets the same bits here as in a batch,
+ * where rows are decoded once and multiplied with all the batch's tokens by {@link PairedGemm}.
  */
 public final class BlockGemm {
   static final int BLOCK = 32;

@@ -13,14 +13,12 @@ public final class BlockWeights implements CompactWeights {
   private final byte[] quants;
   private final float[] scales;
   private final boolean nibbles;
-  private final int rows;
   private final int cols;
 
-  private BlockWeights(byte[] quants, float[] scales, boolean nibbles, int rows, int cols) {
+  private BlockWeights(byte[] quants, float[] scales, boolean nibbles, int cols) {
     this.quants = quants;
     this.scales = scales;
     this.nibbles = nibbles;
-    this.rows = rows;
     this.cols = cols;
   }
 
@@ -49,14 +47,10 @@ public final class BlockWeights implements CompactWeights {
       scales[k] = HalfFloats.fromHalf(b.getShort(p));
       b.get(p + 2, quants, k * qBytes, qBytes);
     }
-    return new BlockWeights(quants, scales, nibbles, rows, cols);
+    return new BlockWeights(quants, scales, nibbles, cols);
   }
 
-  public int rows() {
-    return rows;
-  }
-
-  public int cols() {
+  int cols() {
     return cols;
   }
 
@@ -106,27 +100,5 @@ public final class BlockWeights implements CompactWeights {
         BlockGemm.part(quants, p, j, nibbles).mul(scale).intoArray(dst, o + j);
       }
     }
-  }
-
-  /** The scale of block {@code block} of {@code row}. */
-  public float scale(int row, int block) {
-    return scales[row * (cols / BlockGemm.BLOCK) + block];
-  }
-
-  /** The integer value at ({@code row}, {@code col}), as the file stores it (4-bit minus 8). */
-  public int value(int row, int col) {
-    int blocks = cols / BlockGemm.BLOCK;
-    int block = row * blocks + col / BlockGemm.BLOCK;
-    int j = col % BlockGemm.BLOCK;
-    if (!nibbles) {
-      return quants[block * BlockGemm.BLOCK + j];
-    }
-    int q = quants[block * 16 + (j & 15)] & 0xff;
-    return (j < 16 ? q & 0x0f : q >>> 4) - 8;
-  }
-
-  /** Heap bytes held. */
-  public long bytes() {
-    return quants.length + 4L * scales.length;
   }
 }

@@ -12,24 +12,22 @@ import java.nio.ByteOrder;
 public final class HalfWeights implements CompactWeights {
   private final short[] halves;
   private final boolean bf16;
-  private final int rows;
   private final int cols;
 
-  private HalfWeights(short[] halves, boolean bf16, int rows, int cols) {
+  private HalfWeights(short[] halves, boolean bf16, int cols) {
     this.halves = halves;
     this.bf16 = bf16;
-    this.rows = rows;
     this.cols = cols;
   }
 
   /** IEEE halves from little-endian {@code data}. */
   public static HalfWeights fp16(ByteBuffer data, int rows, int cols) {
-    return new HalfWeights(copy(data, rows, cols), false, rows, cols);
+    return new HalfWeights(copy(data, rows, cols), false, cols);
   }
 
   /** bfloat16 values from little-endian {@code data}. */
   public static HalfWeights bf16(ByteBuffer data, int rows, int cols) {
-    return new HalfWeights(copy(data, rows, cols), true, rows, cols);
+    return new HalfWeights(copy(data, rows, cols), true, cols);
   }
 
   private static short[] copy(ByteBuffer data, int rows, int cols) {
@@ -38,11 +36,7 @@ public final class HalfWeights implements CompactWeights {
     return h;
   }
 
-  public int rows() {
-    return rows;
-  }
-
-  public int cols() {
+  int cols() {
     return cols;
   }
 

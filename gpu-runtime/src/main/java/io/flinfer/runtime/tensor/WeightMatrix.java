@@ -1,6 +1,7 @@
 package io.flinfer.runtime.tensor;
 
 import io.flinfer.runtime.kernel.Gemm;
+import io.flinfer.runtime.kernel.PairedGemm;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
@@ -85,14 +86,25 @@ public abstract class WeightMatrix {
    * tensor's parts: Phi-3's {@code attn_qkv}, {@code ffn_up}).
    */
   public WeightMatrix rows(int from, int count) {
+    return rowsOf(type(), data, rows, cols, from, count);
+  }
+
+  /**
+   * Rows {@code [from, from + count)} of the {@code rows} x {@code cols} matrix of {@code type} in
+   * {@code data}, without making a matrix of the whole: a fused tensor's parts are built straight
+   * from the file, and no copy of the whole is made on the heap only to be cut up.
+   */
+  public static WeightMatrix rowsOf(
+      GgmlType type, ByteBuffer data, int rows, int cols, int from, int count) {
     if (from < 0 || count <= 0 || from + count > rows) {
       throw new IllegalArgumentException(
           "rows " + from + ".." + (from + count) + " of a " + rows + "-row matrix");
     }
-    long rowBytes = type().bytes(cols);
+    long rowBytes = type.bytes(cols);
     ByteBuffer b = data.duplicate();
-    b.position((int) (from * rowBytes)).limit((int) ((from + count) * rowBytes));
-    return of(type(), b.slice(), count, cols);
+    b.position(b.position() + (int) (from * rowBytes));
+    b.limit(b.position() + (int) (count * rowBytes));
+    return of(type, b.slice(), count, cols);
   }
 
   /** Bytes of weight data read by one full pass over the matrix. */
@@ -113,17 +125,34 @@ public abstract class WeightMatrix {
   public void matmul(
       float[] x, int tokens, float[] out, int outStride, int oFrom, int oTo, float[] scratch) {
     int rowsAt = Gemm.SCRATCH;
+    boolean paired = pairedOrder();
     int o = oFrom;
     // One token streams one row at a time (pairs of rows read at half the speed); a batch takes
     // two rows per tile. Each output gets the same bits either way.
     for (; o + 2 <= oTo && tokens > 1; o += 2) {
       decodeRow(o, scratch, rowsAt);
       decodeRow(o + 1, scratch, rowsAt + cols);
-      Gemm.rows2(scratch, rowsAt, cols, x, tokens, out, outStride, o, scratch);
+      if (paired) {
+        PairedGemm.rows2(scratch, rowsAt, cols, x, tokens, out, outStride, o, scratch);
+      } else {
+        Gemm.rows2(scratch, rowsAt, cols, x, tokens, out, outStride, o, scratch);
+      }
     }
     for (; o < oTo; o++) {
       decodeRow(o, scratch, rowsAt);
-      Gemm.rows1(scratch, rowsAt, cols, x, tokens, out, outStride, o, scratch);
+      if (paired) {
+        PairedGemm.rows1(scratch, rowsAt, cols, x, tokens, out, outStride, o, scratch);
+      } else {
+        Gemm.rows1(scratch, rowsAt, cols, x, tokens, out, outStride, o, scratch);
+      }
     }
+  }
+
+  /**
+   * Whether the decoded rows are multiplied in {@link PairedGemm}'s order (two accumulators per
+   * output) rather than {@link Gemm}'s: the order this matrix's one-token product uses.
+   */
+  protected boolean pairedOrder() {
+    return false;
   }
 }
