@@ -1,5 +1,7 @@
 package io.flinfer.memcache;
 
+import java.nio.ByteBuffer;
+
 /**
  * The KV pool: for each layer, the keys and values of every KV slot, laid out [slot][kv head][head
  * dim] in heap arrays (SGLang's {@code MHATokenToKVPool}). Owns them. Grouped-query attention is
@@ -9,7 +11,7 @@ package io.flinfer.memcache;
  *
  * <p>Rows {@code 0 .. pageSize-1} are the padding page; the allocator hands out the others.
  */
-public final class KvPool {
+public final class KvPool implements KvSlotBytes {
   private final int size;
   private final int layers;
   private final int kvHeads;
@@ -155,5 +157,26 @@ public final class KvPool {
   /** The values of one layer, laid out as {@link #keys}. */
   public KvRows values(int layer) {
     return v[layer];
+  }
+
+  @Override
+  public int slotBytes() {
+    return (int) cellSizeBytes(layers, kvHeads, headDim, storeType.bytes());
+  }
+
+  @Override
+  public void readSlot(int slot, ByteBuffer dst) {
+    for (int l = 0; l < layers; l++) {
+      k[l].readRaw(slot * rowWidth, rowWidth, dst);
+      v[l].readRaw(slot * rowWidth, rowWidth, dst);
+    }
+  }
+
+  @Override
+  public void writeSlot(int slot, ByteBuffer src) {
+    for (int l = 0; l < layers; l++) {
+      k[l].writeRaw(slot * rowWidth, rowWidth, src);
+      v[l].writeRaw(slot * rowWidth, rowWidth, src);
+    }
   }
 }

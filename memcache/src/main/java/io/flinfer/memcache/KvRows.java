@@ -1,5 +1,7 @@
 package io.flinfer.memcache;
 
+import java.nio.ByteBuffer;
+
 /**
  * One layer's keys or values in a {@link KvPool}: value {@code (slot * rowWidth + i)} of an array
  * in the pool's store type, fp32 in {@link #floats()}, fp16 or bf16 bits in {@link #halves()}, FP8
@@ -105,5 +107,45 @@ public final class KvRows {
           dst[off + i] = Fp8.fromE5m2(bytes[at + i]) * scale;
         }
     }
+  }
+
+  /**
+   * Puts {@code count} stored values from value {@code at} into {@code dst} as their raw bytes in
+   * the store type (the buffer's byte order), advancing its position: what a lower tier keeps, so
+   * that loading them back restores the very same values.
+   */
+  void readRaw(int at, int count, ByteBuffer dst) {
+    int p = dst.position();
+    switch (type) {
+      case FP32:
+        dst.asFloatBuffer().put(floats, at, count);
+        break;
+      case FP16:
+      case BF16:
+        dst.asShortBuffer().put(halves, at, count);
+        break;
+      default:
+        dst.put(bytes, at, count);
+        return;
+    }
+    dst.position(p + count * type.bytes());
+  }
+
+  /** Takes {@code count} values' raw bytes from {@code src} (as {@link #readRaw} put them). */
+  void writeRaw(int at, int count, ByteBuffer src) {
+    int p = src.position();
+    switch (type) {
+      case FP32:
+        src.asFloatBuffer().get(floats, at, count);
+        break;
+      case FP16:
+      case BF16:
+        src.asShortBuffer().get(halves, at, count);
+        break;
+      default:
+        src.get(bytes, at, count);
+        return;
+    }
+    src.position(p + count * type.bytes());
   }
 }

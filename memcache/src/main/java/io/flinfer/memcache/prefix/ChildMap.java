@@ -74,6 +74,18 @@ final class ChildMap {
     }
   }
 
+  /** Whether any child, chains included, satisfies {@code test}. */
+  boolean any(java.util.function.Predicate<TreeNode> test) {
+    for (TreeNode head : nodes) {
+      for (TreeNode n = head; n != null; n = n.nextSameHash) {
+        if (test.test(n)) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
   /** Every child, chains included. */
   void forEach(Consumer<TreeNode> action) {
     for (TreeNode head : nodes) {

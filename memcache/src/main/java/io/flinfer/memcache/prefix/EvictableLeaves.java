@@ -2,13 +2,28 @@ package io.flinfer.memcache.prefix;
 
 import java.util.NavigableSet;
 import java.util.TreeSet;
+import java.util.function.Predicate;
 
 /**
- * The radix tree's unlocked leaves in eviction order, least recently used first (ties by node id),
- * kept sorted as nodes are touched, locked, unlocked, split and deleted. Owns only the order; the
- * tree owns the nodes.
+ * The radix tree's evictable nodes of one tier in eviction order, least recently used first (ties
+ * by node id), kept sorted as nodes are touched, locked, unlocked, split and deleted. Owns only the
+ * order; the tree owns the nodes and says which are evictable.
  */
 final class EvictableLeaves {
+  /** The device tier's: unlocked nodes on the device with no child on the device. */
+  static final Predicate<TreeNode> DEVICE =
+      n -> n.lockRef == 0 && n.value != null && !n.hasDeviceChild();
+
+  /** The host tier's: nodes only on the host, with no children, not loading. */
+  static final Predicate<TreeNode> HOST =
+      n -> n.value == null && n.hostValue != null && !n.loading && n.isLeaf();
+
+  private final Predicate<TreeNode> evictable;
+
+  EvictableLeaves(Predicate<TreeNode> evictable) {
+    this.evictable = evictable;
+  }
+
   private final NavigableSet<TreeNode> leaves =
       new TreeSet<>(
           (a, b) -> {
@@ -28,9 +43,9 @@ final class EvictableLeaves {
     }
   }
 
-  /** Adds {@code node} if it is an unlocked leaf below a root, else removes it. */
+  /** Adds {@code node} if it is evictable and below a root, else removes it. */
   void update(TreeNode node) {
-    if (node.parent != null && node.lockRef == 0 && node.isLeaf()) {
+    if (node.parent != null && evictable.test(node)) {
       leaves.add(node);
     } else {
       leaves.remove(node);

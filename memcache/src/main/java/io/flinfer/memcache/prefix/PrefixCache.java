@@ -11,6 +11,11 @@ package io.flinfer.memcache.prefix;
  */
 public interface PrefixCache {
 
+  /** The tiers below the device pool; {@link io.flinfer.memcache.tier.TierStats#NONE} without. */
+  default io.flinfer.memcache.tier.TierStats tierStats() {
+    return io.flinfer.memcache.tier.TierStats.NONE;
+  }
+
   /** The longest cached prefix of {@code key[0..len)} in {@code namespace}. */
   PrefixMatch matchPrefix(String namespace, int[] key, int len);
 

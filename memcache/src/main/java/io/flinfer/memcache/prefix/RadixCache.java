@@ -18,20 +18,20 @@ import java.util.Set;
  * prompts from cache timing. Eviction frees the least recently used unlocked leaves first, across
  * all namespaces.
  */
-public final class RadixCache implements PrefixCache {
+public class RadixCache implements PrefixCache {
   private static final int[] EMPTY = new int[0];
 
   private final ReqToTokenPool reqToTokenPool;
-  private final TokenToKvPoolAllocator allocator;
+  final TokenToKvPoolAllocator allocator;
   private final int pageSize;
   private final boolean disabled;
   private final Map<String, TreeNode> roots = new HashMap<>();
 
-  private final EvictableLeaves evictableLeaves = new EvictableLeaves();
+  private final EvictableLeaves evictableLeaves = new EvictableLeaves(EvictableLeaves.DEVICE);
 
   private long clock;
   private long nextId;
-  private int evictableSize;
+  int evictableSize;
   private int protectedSize;
   private int lastEvictedLength;
 
@@ -83,7 +83,7 @@ public final class RadixCache implements PrefixCache {
   /**
    * With {@code count}, the match counts as a hit of the node it ends at (a lookup by a request).
    */
-  private PrefixMatch match(String namespace, int[] key, int len, boolean count) {
+  PrefixMatch match(String namespace, int[] key, int len, boolean count) {
     len = len / pageSize * pageSize;
     if (disabled || len == 0) {
       return new PrefixMatch(EMPTY, disabled ? null : root(namespace));
@@ -91,37 +91,48 @@ public final class RadixCache implements PrefixCache {
     int[] out = new int[len];
     Descent d = descend(namespace, key, len, out);
     if (count) {
-      d.node().hitCount++;
+      d.deviceNode().hitCount++;
     }
-    return new PrefixMatch(d.matched() == len ? out : Arrays.copyOf(out, d.matched()), d.node());
+    int dm = d.deviceMatched();
+    return new PrefixMatch(
+        dm == len ? out : Arrays.copyOf(out, dm), d.deviceNode(), d.matched() - dm, d.node());
   }
 
-  /** Where a key's walk down the tree ended: the deepest node and the tokens matched to it. */
-  private record Descent(TreeNode node, int matched) {}
+  /**
+   * Where a key's walk down the tree ended: the deepest node and the tokens matched to it, and the
+   * deepest node on the device and the tokens matched to that (the same without a host tier).
+   */
+  record Descent(TreeNode node, int matched, TreeNode deviceNode, int deviceMatched) {}
 
   /**
    * Follows {@code key[0..len)} down the namespace's tree, marking every node on the way as used
    * now and splitting a node the key matches only in part, so the walk ends on a node boundary.
-   * With {@code slots}, copies the matched tokens' KV slots there.
+   * With {@code slots}, copies the device KV slots of the matched tokens there.
    */
-  private Descent descend(String namespace, int[] key, int len, int[] slots) {
+  Descent descend(String namespace, int[] key, int len, int[] slots) {
     long now = ++clock;
     TreeNode node = root(namespace);
-    evictableLeaves.touch(node, now);
+    touch(node, now);
+    TreeNode deviceNode = node;
     int matched = 0;
+    int deviceMatched = 0;
     while (matched < len) {
       TreeNode child = child(node, key, matched);
       if (child == null) {
         break;
       }
-      evictableLeaves.touch(child, now);
+      touch(child, now);
       int p = matchLength(child.key, key, matched, len);
       boolean partial = p < child.key.length;
       if (partial) {
         child = splitNode(child, p);
       }
-      if (slots != null) {
-        System.arraycopy(child.value, 0, slots, matched, p);
+      if (child.value != null) {
+        if (slots != null) {
+          System.arraycopy(child.value, 0, slots, matched, p);
+        }
+        deviceNode = child;
+        deviceMatched = matched + p;
       }
       matched += p;
       node = child;
@@ -129,7 +140,21 @@ public final class RadixCache implements PrefixCache {
         break;
       }
     }
-    return new Descent(node, matched);
+    return new Descent(node, matched, deviceNode, deviceMatched);
+  }
+
+  /** Records an access to {@code node} in every tier's eviction order. */
+  void touch(TreeNode node, long now) {
+    evictableLeaves.touch(node, now);
+  }
+
+  /** A new node id, and the tick of the clock now (for nodes made outside {@link #descend}). */
+  long newNodeId() {
+    return nextId++;
+  }
+
+  long clock() {
+    return clock;
   }
 
   /**
@@ -148,6 +173,9 @@ public final class RadixCache implements PrefixCache {
     Descent d = descend(namespace, key, len, null);
     TreeNode node = d.node();
     int matched = d.matched();
+    if (d.deviceMatched() < matched) {
+      adopt(d.deviceNode(), node, d.deviceMatched(), value);
+    }
     if (matched < len) {
       TreeNode leaf =
           new TreeNode(
@@ -158,11 +186,40 @@ public final class RadixCache implements PrefixCache {
       leaf.lastAccess = clock;
       addChild(node, leaf);
       evictableSize += len - matched;
-      evictableLeaves.update(node);
-      evictableLeaves.update(leaf);
+      updateLeafSets(node);
+      updateLeafSets(leaf);
+      inserted(leaf);
     }
-    return matched;
+    return d.deviceMatched();
   }
+
+  /**
+   * The nodes below {@code deviceNode} down to {@code last} were evicted from the device and the
+   * caller computed their KV again (at {@code value[from..]}): the tree takes those slots instead
+   * of keeping the copy in the host tier alone.
+   */
+  private void adopt(TreeNode deviceNode, TreeNode last, int from, int[] value) {
+    int end = from;
+    for (TreeNode n = last; n != deviceNode; n = n.parent) {
+      end += n.key.length;
+    }
+    int at = end;
+    for (TreeNode n = last; n != deviceNode; n = n.parent) {
+      at -= n.key.length;
+      n.value = Arrays.copyOfRange(value, at, at + n.key.length);
+      evictableSize += n.key.length;
+      adopted(n);
+    }
+    for (TreeNode n = last; n != deviceNode.parent && n != null; n = n.parent) {
+      updateLeafSets(n);
+    }
+  }
+
+  /** Called for each node that is on the device again because {@link #insert} adopted slots. */
+  void adopted(TreeNode node) {}
+
+  /** Called for each leaf {@link #insert} adds (the host tier's write-through starts here). */
+  void inserted(TreeNode leaf) {}
 
   @Override
   public void cacheFinishedReq(CacheRequest req, int[] tokenIds, int committedLen) {
@@ -241,15 +298,32 @@ public final class RadixCache implements PrefixCache {
       // A parent whose last child goes becomes a leaf and joins the set in LRU order.
       while (evicted < numTokens && !evictableLeaves.isEmpty()) {
         TreeNode leaf = evictableLeaves.pollOldest();
-        allocator.free(leaf.value);
         evicted += leaf.value.length;
         lastEvictedLength = leaf.value.length;
-        deleteLeaf(leaf);
+        evictFromDevice(leaf);
       }
     } finally {
       allocator.freeGroupEnd();
     }
     return evicted;
+  }
+
+  /**
+   * Frees the device slots of a node the device's eviction order gave up; without a host tier the
+   * node (a leaf) leaves the tree.
+   */
+  void evictFromDevice(TreeNode leaf) {
+    allocator.free(leaf.value);
+    deleteLeaf(leaf);
+  }
+
+  /** Frees a node's device slots and keeps it in the tree for its host copy. */
+  void dropDeviceValue(TreeNode node) {
+    allocator.free(node.value);
+    node.value = null;
+    evictableSize -= node.key.length;
+    updateLeafSets(node);
+    updateLeafSets(node.parent);
   }
 
   @Override
@@ -268,7 +342,7 @@ public final class RadixCache implements PrefixCache {
         protectedSize += node.key.length;
       }
       node.lockRef++;
-      evictableLeaves.update(node);
+      updateLeafSets(node);
     }
   }
 
@@ -287,7 +361,7 @@ public final class RadixCache implements PrefixCache {
         protectedSize -= node.key.length;
       }
       node.lockRef--;
-      evictableLeaves.update(node);
+      updateLeafSets(node);
     }
   }
 
@@ -299,6 +373,11 @@ public final class RadixCache implements PrefixCache {
   @Override
   public int protectedSize() {
     return protectedSize;
+  }
+
+  /** Moves {@code node} in or out of each tier's eviction order, as its state now says. */
+  void updateLeafSets(TreeNode node) {
+    evictableLeaves.update(node);
   }
 
   /** Namespaces with a tree. */
@@ -339,22 +418,31 @@ public final class RadixCache implements PrefixCache {
       if (node.lockRef < 0) {
         throw new IllegalStateException("negative lock on node " + node.id);
       }
-      if (node.key.length == 0
-          || node.key.length % pageSize != 0
-          || node.key.length != node.value.length) {
-        throw new IllegalStateException(
-            "node " + node.id + " has key " + node.key.length + ", value " + node.value.length);
+      if (node.key.length == 0 || node.key.length % pageSize != 0) {
+        throw new IllegalStateException("node " + node.id + " has key " + node.key.length);
       }
       if (node.lockRef > node.parent.lockRef && node.parent.parent != null) {
         throw new IllegalStateException("node " + node.id + " is locked more than its parent");
       }
-      System.arraycopy(node.value, 0, slots, n[0], node.value.length);
-      n[0] += node.value.length;
-      n[node.lockRef > 0 ? 2 : 1] += node.key.length;
-      boolean shouldBeLeaf = node.lockRef == 0 && node.isLeaf();
-      if (shouldBeLeaf != evictableLeaves.contains(node)) {
+      if (node.value != null) {
+        if (node.value.length != node.key.length) {
+          throw new IllegalStateException(
+              "node " + node.id + " has key " + node.key.length + ", value " + node.value.length);
+        }
+        if (node.parent.parent != null && node.parent.value == null) {
+          throw new IllegalStateException("node " + node.id + " is on the device, its parent not");
+        }
+        System.arraycopy(node.value, 0, slots, n[0], node.value.length);
+        n[0] += node.value.length;
+        n[node.lockRef > 0 ? 2 : 1] += node.key.length;
+      } else if (node.hostValue == null || node.lockRef > 0) {
+        throw new IllegalStateException(
+            "node " + node.id + " is off the device but " + (node.lockRef > 0 ? "locked" : "kept"));
+      }
+      if (EvictableLeaves.DEVICE.test(node) != evictableLeaves.contains(node)) {
         throw new IllegalStateException("node " + node.id + " evictable-leaf status is wrong");
       }
+      verifyNode(node);
     }
     if (node.children != null) {
       node.children.forEach(
@@ -363,6 +451,26 @@ public final class RadixCache implements PrefixCache {
               throw new IllegalStateException("child " + child.id + " is not reachable by its key");
             }
             verify(child, slots, n);
+          });
+    }
+  }
+
+  /** Further checks of one node below a root, by a cache with more tiers. */
+  void verifyNode(TreeNode node) {}
+
+  /** Every node below the roots, parents before children. */
+  void forEachNode(java.util.function.Consumer<TreeNode> action) {
+    for (TreeNode root : roots.values()) {
+      forEachBelow(root, action);
+    }
+  }
+
+  private static void forEachBelow(TreeNode node, java.util.function.Consumer<TreeNode> action) {
+    if (node.children != null) {
+      node.children.forEach(
+          c -> {
+            action.accept(c);
+            forEachBelow(c, action);
           });
     }
   }
@@ -393,7 +501,7 @@ public final class RadixCache implements PrefixCache {
     return c;
   }
 
-  private void addChild(TreeNode parent, TreeNode child) {
+  void addChild(TreeNode parent, TreeNode child) {
     if (parent.children == null) {
       parent.children = new ChildMap();
     }
@@ -457,27 +565,39 @@ public final class RadixCache implements PrefixCache {
 
   /** Splits {@code child} after {@code splitLen} tokens; returns the new upper node. */
   private TreeNode splitNode(TreeNode child, int splitLen) {
-    TreeNode upper =
-        new TreeNode(
-            nextId++, Arrays.copyOf(child.key, splitLen), Arrays.copyOf(child.value, splitLen));
+    TreeNode upper = new TreeNode(nextId++, Arrays.copyOf(child.key, splitLen), null);
+    if (child.value != null) {
+      upper.value = Arrays.copyOf(child.value, splitLen);
+      child.value = Arrays.copyOfRange(child.value, splitLen, child.value.length);
+    }
+    if (child.hostValue != null) {
+      upper.hostValue = Arrays.copyOf(child.hostValue, splitLen);
+      child.hostValue = Arrays.copyOfRange(child.hostValue, splitLen, child.hostValue.length);
+    }
+    upper.loading = child.loading;
     upper.parent = child.parent;
     upper.lockRef = child.lockRef;
     upper.lastAccess = child.lastAccess; // upper is not a leaf: not in the eviction set
     upper.hitCount = child.hitCount;
     replaceChild(child.parent, child, upper);
     child.key = Arrays.copyOfRange(child.key, splitLen, child.key.length);
-    child.value = Arrays.copyOfRange(child.value, splitLen, child.value.length);
     child.parent = upper;
     addChild(upper, child);
     return upper;
   }
 
-  private void deleteLeaf(TreeNode leaf) {
+  /** Takes a leaf out of the tree; its slots in every tier are the caller's to free. */
+  void deleteLeaf(TreeNode leaf) {
     TreeNode parent = leaf.parent;
     removeChild(parent, leaf);
-    evictableSize -= leaf.key.length;
-    evictableLeaves.remove(leaf);
-    evictableLeaves.update(parent);
+    if (leaf.value != null) {
+      evictableSize -= leaf.key.length;
+    }
+    leaf.value = null;
+    leaf.hostValue = null;
+    leaf.parent = null;
+    updateLeafSets(leaf);
+    updateLeafSets(parent);
     if (parent.parent == null && parent.isLeaf() && parent.namespace != null) {
       // A namespace whose tree is empty is forgotten: one per end user must not grow forever. A
       // request still holding the old root as its last node loses nothing (roots take no locks).

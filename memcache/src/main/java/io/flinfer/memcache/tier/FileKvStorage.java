@@ -1,0 +1,352 @@
+package io.flinfer.memcache.tier;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.FileTime;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import java.util.zip.CRC32C;
+
+/**
+ * The storage tier (SGLang's {@code HiCacheFile}): one file per page of KV, named by its {@link
+ * PageHasher} name, in a directory that outlives the job, under a size limit with least recently
+ * used pages deleted first. Writes go through one background thread, so the scheduler never waits
+ * for a disk; a page is visible once its file is complete (written aside, then renamed).
+ *
+ * <p>A file holds a header (magic, page tokens, slot bytes), the page's tokens, its KV bytes and a
+ * CRC32C of all of it. A file that is short, from another layout, holds other tokens or fails its
+ * checksum is a miss (and is deleted), never KV.
+ */
+public final class FileKvStorage implements AutoCloseable {
+  private static final int MAGIC = 0x464b5631; // "FKV1"
+  private static final int HEADER = 12;
+
+  private final Path dir;
+  private final long maxBytes;
+  private final int pageTokens;
+  private final int slotBytes;
+  private final int fileBytes;
+  private final long maxPendingBytes;
+
+  /** Stored pages, least recently used first. Guarded by {@code this}. */
+  private final LinkedHashMap<String, Integer> index = new LinkedHashMap<>(16, 0.75f, true);
+
+  private final Set<String> queued = new HashSet<>();
+  private long storedBytes;
+  private long pendingBytes;
+  private final ExecutorService writer;
+  private final StorageCounters counters = new StorageCounters();
+
+  /**
+   * Opens (creating it if needed) the store in {@code dir} for pages of {@code pageTokens} tokens
+   * of {@code slotBytes} bytes each, holding at most {@code maxBytes}. Pages left by an earlier run
+   * are found again, in their last-use order.
+   */
+  public FileKvStorage(Path dir, long maxBytes, int pageTokens, int slotBytes) {
+    if (maxBytes <= 0 || pageTokens <= 0 || slotBytes <= 0) {
+      throw new IllegalArgumentException(
+          "storage limits must be positive: bytes="
+              + maxBytes
+              + " pageTokens="
+              + pageTokens
+              + " slotBytes="
+              + slotBytes);
+    }
+    long file = HEADER + 4L * pageTokens + (long) pageTokens * slotBytes + 8;
+    if (file > Integer.MAX_VALUE - 8) {
+      throw new IllegalArgumentException("a page of " + file + " bytes is too large");
+    }
+    this.dir = dir;
+    this.maxBytes = maxBytes;
+    this.pageTokens = pageTokens;
+    this.slotBytes = slotBytes;
+    this.fileBytes = (int) file;
+    this.maxPendingBytes = Math.max(fileBytes, Math.min(maxBytes, 256L << 20));
+    try {
+      Files.createDirectories(dir);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot create the KV storage directory " + dir, e);
+    }
+    scan();
+    this.writer =
+        Executors.newSingleThreadExecutor(
+            r -> {
+              Thread t = new Thread(r, "kv-storage-writer");
+              t.setDaemon(true);
+              return t;
+            });
+  }
+
+  public int pageTokens() {
+    return pageTokens;
+  }
+
+  /** Bytes of one page's file. */
+  public int pageFileBytes() {
+    return fileBytes;
+  }
+
+  /** Finds the pages of an earlier run, oldest use first, and drops unfinished writes. */
+  private void scan() {
+    record Found(String name, long mtime, long size) {}
+    List<Found> found = new ArrayList<>();
+    try (Stream<Path> files = Files.walk(dir, 2)) {
+      for (Iterator<Path> it = files.iterator(); it.hasNext(); ) {
+        Path p = it.next();
+        String f = p.getFileName().toString();
+        if (f.contains(".tmp")) {
+          Files.deleteIfExists(p);
+        } else if (f.endsWith(".kv") && Files.isRegularFile(p)) {
+          found.add(
+              new Found(
+                  f.substring(0, f.length() - 3),
+                  Files.getLastModifiedTime(p).toMillis(),
+                  Files.size(p)));
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read the KV storage directory " + dir, e);
+    }
+    found.sort((a, b) -> Long.compare(a.mtime(), b.mtime()));
+    synchronized (this) {
+      for (Found f : found) {
+        if (f.size() == fileBytes) {
+          index.put(f.name(), fileBytes);
+          storedBytes += fileBytes;
+        }
+      }
+      trim();
+    }
+  }
+
+  private Path path(String name) {
+    return dir.resolve(name.substring(0, 2)).resolve(name + ".kv");
+  }
+
+  /** Whether a page of that name is stored (no disk access). */
+  public synchronized boolean contains(String name) {
+    return index.containsKey(name);
+  }
+
+  /**
+   * The KV bytes of page {@code name}, which must hold {@code tokens[off..off+pageTokens)}; null
+   * when it is not stored or its file is damaged.
+   */
+  public byte[] get(String name, int[] tokens, int off) {
+    synchronized (this) {
+      if (index.get(name) == null) {
+        return null;
+      }
+    }
+    long t0 = System.nanoTime();
+    Path p = path(name);
+    byte[] file;
+    try {
+      file = Files.readAllBytes(p);
+    } catch (NoSuchFileException e) {
+      forget(name, false);
+      return null;
+    } catch (IOException e) {
+      forget(name, true);
+      return null;
+    }
+    byte[] kv = decode(file, tokens, off);
+    if (kv == null) {
+      forget(name, true);
+      return null;
+    }
+    try {
+      Files.setLastModifiedTime(p, FileTime.fromMillis(System.currentTimeMillis()));
+    } catch (IOException e) {
+      // The order after a restart is only a hint.
+    }
+    counters.read(kv.length, System.nanoTime() - t0);
+    return kv;
+  }
+
+  private byte[] decode(byte[] file, int[] tokens, int off) {
+    if (file.length != fileBytes) {
+      return null;
+    }
+    CRC32C crc = new CRC32C();
+    crc.update(file, 0, file.length - 8);
+    ByteBuffer b = ByteBuffer.wrap(file).order(ByteOrder.LITTLE_ENDIAN);
+    if (b.getLong(file.length - 8) != crc.getValue()
+        || b.getInt() != MAGIC
+        || b.getInt() != pageTokens
+        || b.getInt() != slotBytes) {
+      return null;
+    }
+    for (int i = 0; i < pageTokens; i++) {
+      if (b.getInt() != tokens[off + i]) {
+        return null;
+      }
+    }
+    byte[] kv = new byte[pageTokens * slotBytes];
+    b.get(kv);
+    return kv;
+  }
+
+  private void forget(String name, boolean damaged) {
+    synchronized (this) {
+      if (index.remove(name) != null) {
+        storedBytes -= fileBytes;
+      }
+    }
+    if (damaged) {
+      counters.corrupt();
+      try {
+        Files.deleteIfExists(path(name));
+      } catch (IOException e) {
+        // Gone from the index: it is never read again in this run.
+      }
+    }
+  }
+
+  /**
+   * Stores page {@code name}: tokens {@code tokens[off..off+pageTokens)} and their KV bytes (taken
+   * over, not copied). Returns at once; the write happens in the background. Skipped when the page
+   * is stored or queued already, or when writes are behind by more than a bounded amount.
+   */
+  public void put(String name, int[] tokens, int off, byte[] kv) {
+    if (kv.length != pageTokens * slotBytes) {
+      throw new IllegalArgumentException(
+          "a page holds " + pageTokens * slotBytes + " KV bytes, not " + kv.length);
+    }
+    synchronized (this) {
+      if (index.containsKey(name) || queued.contains(name)) {
+        return;
+      }
+      if (pendingBytes + fileBytes > maxPendingBytes) {
+        counters.skipped();
+        return;
+      }
+      queued.add(name);
+      pendingBytes += fileBytes;
+    }
+    int[] pageTokenIds = java.util.Arrays.copyOfRange(tokens, off, off + pageTokens);
+    writer.execute(() -> write(name, pageTokenIds, kv));
+  }
+
+  private void write(String name, int[] tokens, byte[] kv) {
+    long t0 = System.nanoTime();
+    ByteBuffer b = ByteBuffer.allocate(fileBytes).order(ByteOrder.LITTLE_ENDIAN);
+    b.putInt(MAGIC).putInt(pageTokens).putInt(slotBytes);
+    for (int t : tokens) {
+      b.putInt(t);
+    }
+    b.put(kv);
+    CRC32C crc = new CRC32C();
+    crc.update(b.array(), 0, fileBytes - 8);
+    b.putLong(crc.getValue());
+    Path target = path(name);
+    boolean ok = false;
+    try {
+      Files.createDirectories(target.getParent());
+      Path tmp = target.resolveSibling(name + ".tmp" + Thread.currentThread().getId());
+      Files.write(tmp, b.array());
+      try {
+        Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
+      } catch (AtomicMoveNotSupportedException e) {
+        Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
+      }
+      ok = true;
+    } catch (IOException e) {
+      counters.failed();
+    }
+    List<String> evicted = new ArrayList<>();
+    synchronized (this) {
+      queued.remove(name);
+      pendingBytes -= fileBytes;
+      if (ok) {
+        index.put(name, fileBytes);
+        storedBytes += fileBytes;
+        evicted = trim();
+      }
+    }
+    for (String e : evicted) {
+      try {
+        Files.deleteIfExists(path(e));
+      } catch (IOException ex) {
+        // Out of the index already; a later scan finds it and the limit trims it then.
+      }
+    }
+    if (ok) {
+      counters.written(kv.length, System.nanoTime() - t0);
+    }
+  }
+
+  /** Drops least recently used pages from the index until under the limit; returns their names. */
+  private List<String> trim() {
+    List<String> out = new ArrayList<>();
+    Iterator<Map.Entry<String, Integer>> it = index.entrySet().iterator();
+    while (storedBytes > maxBytes && it.hasNext()) {
+      Map.Entry<String, Integer> e = it.next();
+      it.remove();
+      storedBytes -= e.getValue();
+      out.add(e.getKey());
+    }
+    if (!out.isEmpty() && writer == null) {
+      // At start-up: delete at once.
+      for (String name : out) {
+        try {
+          Files.deleteIfExists(path(name));
+        } catch (IOException e) {
+          // Retried by the next start-up's trim.
+        }
+      }
+      return List.of();
+    }
+    counters.evicted(out.size());
+    return out;
+  }
+
+  /** Waits until every write queued so far is on disk. */
+  public void flush() {
+    try {
+      writer.submit(() -> {}).get(1, TimeUnit.MINUTES);
+    } catch (Exception e) {
+      throw new IllegalStateException("storage writes did not finish", e);
+    }
+  }
+
+  /** Pages stored now. */
+  public synchronized int pages() {
+    return index.size();
+  }
+
+  public synchronized long storedBytes() {
+    return storedBytes;
+  }
+
+  public StorageCounters counters() {
+    return counters;
+  }
+
+  /** Finishes queued writes and stops the writer. */
+  @Override
+  public void close() {
+    writer.shutdown();
+    try {
+      writer.awaitTermination(1, TimeUnit.MINUTES);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

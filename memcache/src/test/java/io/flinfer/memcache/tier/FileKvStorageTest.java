@@ -1,0 +1,119 @@
+package io.flinfer.memcache.tier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Random;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class FileKvStorageTest {
+  private static final int PAGE = 4;
+  private static final int SLOT = 16;
+
+  @TempDir Path dir;
+
+  private static byte[] kv(long seed) {
+    byte[] b = new byte[PAGE * SLOT];
+    new Random(seed).nextBytes(b);
+    return b;
+  }
+
+  private Path fileOf(String name) throws IOException {
+    try (Stream<Path> s = Files.walk(dir)) {
+      return s.filter(p -> p.getFileName().toString().equals(name + ".kv")).findFirst().get();
+    }
+  }
+
+  @Test
+  void aStoredPageReadsBackAfterARestart() {
+    int[] tokens = {1, 2, 3, 4, 5, 6, 7, 8};
+    String[] names = new PageHasher("m", PAGE).names("", tokens, 2);
+    try (FileKvStorage s = new FileKvStorage(dir, 1 << 20, PAGE, SLOT)) {
+      s.put(names[0], tokens, 0, kv(1));
+      s.put(names[1], tokens, 4, kv(2));
+      s.flush();
+      assertThat(s.get(names[1], tokens, 4)).isEqualTo(kv(2));
+    }
+    try (FileKvStorage s = new FileKvStorage(dir, 1 << 20, PAGE, SLOT)) {
+      assertThat(s.pages()).isEqualTo(2);
+      assertThat(s.get(names[0], tokens, 0)).isEqualTo(kv(1));
+      assertThat(s.get(names[1], tokens, 4)).isEqualTo(kv(2));
+    }
+  }
+
+  @Test
+  void aDamagedOrTruncatedFileIsAMissAndIsDeleted() throws IOException {
+    int[] tokens = {1, 2, 3, 4, 5, 6, 7, 8};
+    String[] names = new PageHasher("m", PAGE).names("", tokens, 2);
+    try (FileKvStorage s = new FileKvStorage(dir, 1 << 20, PAGE, SLOT)) {
+      s.put(names[0], tokens, 0, kv(1));
+      s.put(names[1], tokens, 4, kv(2));
+      s.flush();
+      Path flipped = fileOf(names[0]);
+      byte[] b = Files.readAllBytes(flipped);
+      b[40] ^= 1; // one bit of the KV
+      Files.write(flipped, b);
+      Path cut = fileOf(names[1]);
+      byte[] c = Files.readAllBytes(cut);
+      Files.write(cut, Arrays.copyOf(c, c.length - 3));
+
+      assertThat(s.get(names[0], tokens, 0)).isNull();
+      assertThat(s.get(names[1], tokens, 4)).isNull();
+      assertThat(s.counters().corruptPages()).isEqualTo(2);
+      assertThat(s.contains(names[0])).isFalse();
+      assertThat(Files.exists(flipped)).isFalse();
+    }
+  }
+
+  @Test
+  void aPageHoldingOtherTokensIsAMiss() {
+    int[] tokens = {1, 2, 3, 4};
+    String name = new PageHasher("m", PAGE).names("", tokens, 1)[0];
+    try (FileKvStorage s = new FileKvStorage(dir, 1 << 20, PAGE, SLOT)) {
+      s.put(name, tokens, 0, kv(1));
+      s.flush();
+      assertThat(s.get(name, new int[] {1, 2, 3, 9}, 0)).isNull();
+    }
+  }
+
+  @Test
+  void theSizeLimitDropsTheLeastRecentlyUsedPages() {
+    int[] tokens = new int[PAGE * 6];
+    Arrays.setAll(tokens, i -> i);
+    String[] names = new PageHasher("m", PAGE).names("", tokens, 6);
+    try (FileKvStorage s = new FileKvStorage(dir, 1 << 20, PAGE, SLOT)) {
+      long limit = 3L * s.pageFileBytes();
+      s.close();
+      try (FileKvStorage t = new FileKvStorage(dir, limit, PAGE, SLOT)) {
+        for (int p = 0; p < 3; p++) {
+          t.put(names[p], tokens, p * PAGE, kv(p));
+        }
+        t.flush();
+        assertThat(t.get(names[0], tokens, 0)).isNotNull(); // page 0 is now the most recent
+        t.put(names[3], tokens, 3 * PAGE, kv(3));
+        t.flush();
+        assertThat(t.pages()).isEqualTo(3);
+        assertThat(t.contains(names[1])).isFalse();
+        assertThat(t.contains(names[0])).isTrue();
+        assertThat(t.contains(names[3])).isTrue();
+      }
+    }
+  }
+
+  @Test
+  void namesDifferByNamespaceAndSaltAndChainThePrefix() {
+    int[] a = {1, 2, 3, 4, 5, 6, 7, 8};
+    int[] b = {9, 2, 3, 4, 5, 6, 7, 8};
+    PageHasher h = new PageHasher("m", PAGE);
+    assertThat(h.names("x", a, 2)[1]).isNotEqualTo(h.names("y", a, 2)[1]);
+    assertThat(h.names("x", a, 2)[1]).isNotEqualTo(new PageHasher("n", PAGE).names("x", a, 2)[1]);
+    // Same second page, other first page: another name.
+    assertThat(h.names("x", a, 2)[1]).isNotEqualTo(h.names("x", b, 2)[1]);
+    assertThat(h.names("x", a, 2)[0]).isEqualTo(h.names("x", a, 1)[0]);
+  }
+}
