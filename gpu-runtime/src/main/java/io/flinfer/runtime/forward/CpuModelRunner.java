@@ -103,6 +103,11 @@ public final class CpuModelRunner implements ModelRunner {
     this.attention = new AttentionTask(threads, reqToToken.maxContextLen());
   }
 
+  @Override
+  public io.flinfer.memcache.KvSlotBytes kvSlotBytes() {
+    return kv;
+  }
+
   /** The KV pool, once allocated. */
   public KvPool kvPool() {
     return kv;

@@ -1,5 +1,6 @@
 package io.flinfer.runtime.forward;
 
+import io.flinfer.memcache.KvSlotBytes;
 import io.flinfer.memcache.KvStoreType;
 import io.flinfer.runtime.model.ModelConfig;
 import java.util.List;
@@ -49,6 +50,14 @@ public interface ModelRunner extends AutoCloseable {
    * on its own tokens, never on the rest of the batch.
    */
   void forward(ForwardBatch batch, Logits out);
+
+  /**
+   * The KV storage seen slot by slot as bytes, for the host tier to copy; null when this backend
+   * cannot hand its KV to the host (no host tier then).
+   */
+  default KvSlotBytes kvSlotBytes() {
+    return null;
+  }
 
   @Override
   void close();

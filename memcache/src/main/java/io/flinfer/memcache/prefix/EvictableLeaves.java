@@ -14,9 +14,9 @@ final class EvictableLeaves {
   static final Predicate<TreeNode> DEVICE =
       n -> n.lockRef == 0 && n.value != null && !n.hasDeviceChild();
 
-  /** The host tier's: nodes only on the host, with no children, not loading. */
+  /** The host tier's: nodes on the host with no child on the host, not loading. */
   static final Predicate<TreeNode> HOST =
-      n -> n.value == null && n.hostValue != null && !n.loading && n.isLeaf();
+      n -> n.hostValue != null && !n.loading && !n.hasHostChild();
 
   private final Predicate<TreeNode> evictable;
 

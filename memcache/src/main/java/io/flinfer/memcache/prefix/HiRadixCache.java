@@ -28,11 +28,12 @@ import java.util.Set;
  * device, a node on the host its parent on the host. The device evicts its least recently used
  * unlocked nodes without device children: one with a host copy only loses its device slots, one
  * without leaves the tree ({@link WritePolicy#WRITE_BACK} copies it first). The host evicts its
- * least recently used nodes that are on neither the device nor loading, nor have children. A match
- * reports the device part and the host part after it; {@link #loadBack} brings the host part to the
- * device before the request extends. With storage, every page of {@link
- * HiCacheConfig#storagePageTokens()} tokens that reaches the host is written there too, and a match
- * reads the pages that follow its cached part from there into the host (prefetch).
+ * least recently used nodes without host children that are not loading: a node on the device only
+ * loses its host copy, one off the device leaves the tree. A match reports the device part and the
+ * host part after it; {@link #loadBack} brings the host part to the device before the request
+ * extends. With storage, every page of {@link HiCacheConfig#storagePageTokens()} tokens that
+ * reaches the host is written there too, and a match reads the pages that follow its cached part
+ * from there into the host (prefetch).
  *
  * <p>All tiers hold a slot's very bytes, so a prefix loaded back gives the same bits as computed.
  */
@@ -264,6 +265,12 @@ public final class HiRadixCache extends RadixCache implements AutoCloseable {
   void inserted(TreeNode leaf) {
     if (config.writePolicy() == WritePolicy.WRITE_THROUGH) {
       writeBackup(leaf);
+    } else if (config.writePolicy() == WritePolicy.WRITE_THROUGH_SELECTIVE) {
+      // A request that goes on from a cached node (the next chunk, its output) hits it.
+      TreeNode p = leaf.parent;
+      if (p.parent != null && p.onDevice() && ++p.hitCount >= config.writeThroughThreshold()) {
+        writeBackup(p);
+      }
     }
   }
 
@@ -281,7 +288,17 @@ public final class HiRadixCache extends RadixCache implements AutoCloseable {
     if (total == 0) {
       return true;
     }
-    int[] slots = allocHost(total);
+    // The node the chain hangs from is on the host (or a root): not evicted for the chain's room.
+    TreeNode anchor = chain.peek().parent;
+    anchor.loading = true;
+    updateLeafSets(anchor);
+    int[] slots;
+    try {
+      slots = allocHost(total);
+    } finally {
+      anchor.loading = false;
+      updateLeafSets(anchor);
+    }
     if (slots == null) {
       return false;
     }
@@ -292,6 +309,10 @@ public final class HiRadixCache extends RadixCache implements AutoCloseable {
       hostPool.backup(device, n.value, 0, slots, off, l);
       n.hostValue = Arrays.copyOfRange(slots, off, off + l);
       off += l;
+    }
+    updateLeafSets(anchor);
+    for (TreeNode n : chain) {
+      updateLeafSets(n);
     }
     writeBackNanos += System.nanoTime() - t0;
     writeBackTokens += total;
@@ -370,8 +391,14 @@ public final class HiRadixCache extends RadixCache implements AutoCloseable {
       TreeNode x = hostLeaves.pollOldest();
       hostAllocator.free(x.hostValue);
       freed += x.key.length;
-      hostOnly -= x.key.length;
-      deleteLeaf(x);
+      if (x.onDevice()) {
+        x.hostValue = null; // the device copy stays
+        updateLeafSets(x);
+        updateLeafSets(x.parent);
+      } else {
+        hostOnly -= x.key.length;
+        deleteLeaf(x);
+      }
     }
     return freed;
   }

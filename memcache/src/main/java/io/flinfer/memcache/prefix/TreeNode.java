@@ -65,6 +65,10 @@ public final class TreeNode {
     return hostValue != null;
   }
 
+  boolean hasHostChild() {
+    return children != null && children.any(TreeNode::onHost);
+  }
+
   boolean hasDeviceChild() {
     return children != null && children.any(TreeNode::onDevice);
   }

@@ -1,6 +1,8 @@
 package io.flinfer.memcache.tier;
 
+import java.io.Serializable;
 import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.util.Objects;
 
 /**
@@ -8,11 +10,13 @@ import java.util.Objects;
  * tier's size and write policy, and the optional storage tier's directory, size limit and page
  * size. Immutable; built with {@link #builder()}.
  */
-public final class HiCacheConfig {
+public final class HiCacheConfig implements Serializable {
+  private static final long serialVersionUID = 1L;
+
   private final int hostTokens;
   private final WritePolicy writePolicy;
   private final int writeThroughThreshold;
-  private final Path storageDir;
+  private final String storageDir;
   private final long storageBytes;
   private final int storagePageTokens;
 
@@ -45,7 +49,7 @@ public final class HiCacheConfig {
 
   /** The storage tier's directory; null without a storage tier. */
   public Path storageDir() {
-    return storageDir;
+    return storageDir == null ? null : Paths.get(storageDir);
   }
 
   public long storageBytes() {
@@ -75,7 +79,7 @@ public final class HiCacheConfig {
     private int hostTokens;
     private WritePolicy writePolicy = WritePolicy.WRITE_THROUGH;
     private int writeThroughThreshold = 2;
-    private Path storageDir;
+    private String storageDir;
     private long storageBytes = 16L << 30;
     private int storagePageTokens = 64;
 
@@ -95,7 +99,7 @@ public final class HiCacheConfig {
     }
 
     public Builder storageDir(Path v) {
-      this.storageDir = v;
+      this.storageDir = v == null ? null : v.toString();
       return this;
     }
 

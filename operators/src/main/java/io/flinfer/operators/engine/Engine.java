@@ -6,6 +6,7 @@ import io.flinfer.memcache.ReqToTokenPool;
 import io.flinfer.memcache.SimpleTokenToKvPoolAllocator;
 import io.flinfer.memcache.TokenToKvPoolAllocator;
 import io.flinfer.memcache.prefix.ChunkCache;
+import io.flinfer.memcache.prefix.HiRadixCache;
 import io.flinfer.memcache.prefix.PrefixCache;
 import io.flinfer.memcache.prefix.PrefixMatch;
 import io.flinfer.memcache.prefix.RadixCache;
@@ -45,6 +46,10 @@ public final class Engine implements AutoCloseable {
   private final ReqToTokenPool reqToToken;
   private final TokenToKvPoolAllocator allocator;
   private final PrefixCache cache;
+
+  /** The cache when it has tiers below the pool; null otherwise. */
+  private final HiRadixCache tiered;
+
   private final ModelRunner runner;
   private final KvStoreType kvStoreType;
   private final Sampler sampler;
@@ -112,10 +117,27 @@ public final class Engine implements AutoCloseable {
       runner.close();
       throw e;
     }
-    this.cache =
-        config.radixCache()
-            ? new RadixCache(reqToToken, allocator)
-            : new ChunkCache(reqToToken, allocator);
+    if (config.hiCache() != null) {
+      if (runner.kvSlotBytes() == null) {
+        runner.close();
+        throw new IllegalArgumentException(
+            "the " + runner.backendName() + " backend cannot copy its KV to a host tier");
+      }
+      this.tiered =
+          new HiRadixCache(
+              reqToToken,
+              allocator,
+              runner.kvSlotBytes(),
+              config.hiCache(),
+              KvSalt.of(model, kvStoreType, pageSize));
+      this.cache = tiered;
+    } else {
+      this.tiered = null;
+      this.cache =
+          config.radixCache()
+              ? new RadixCache(reqToToken, allocator)
+              : new ChunkCache(reqToToken, allocator);
+    }
     this.sampler = new Sampler(vocab);
     this.logits = new Logits(vocab);
     this.newTokenRatio = new NewTokenRatio(config);
@@ -199,8 +221,10 @@ public final class Engine implements AutoCloseable {
               "the prompt has " + prompt + " tokens; the KV pool holds " + allocator.size()));
       return true;
     }
+    // The pool holds whole pages: the prompt's last page takes room from the output.
+    int poolRoom = allocator.size() - allocator.slotsNeededForExtend(0, prompt);
     r.effectiveMaxNewTokens =
-        Math.min(r.maxNewTokens(), Math.min(contextLength, allocator.size()) - prompt);
+        Math.min(r.maxNewTokens(), Math.min(contextLength - prompt, poolRoom));
     if (r.outputLen() >= r.effectiveMaxNewTokens) {
       endBeforeStart(r, FinishReason.length("already at its token limit"));
       return true;
@@ -340,8 +364,12 @@ public final class Engine implements AutoCloseable {
       if (running.size() + adder.added.size() >= config.maxRunningRequests() || freeSlots == 0) {
         break;
       }
-      if (!matchAll) {
+      if (!matchAll || tiered != null) {
+        // With tiers, loading a prefix back evicts: what was matched before may be gone.
         match(r);
+      }
+      if (tiered != null) {
+        loadBack(r, adder.remTotal());
       }
       PrefillAdder.Result res = adder.add(r);
       if (res == PrefillAdder.Result.FULL) {
@@ -361,11 +389,26 @@ public final class Engine implements AutoCloseable {
     return prepareExtend(adder.added);
   }
 
+  /**
+   * Brings the part of a request's prefix that only the host tier holds back to the device, as far
+   * as {@code budget} KV tokens allow, and takes the longer match.
+   */
+  private void loadBack(Req r, long budget) {
+    if (r.hostHitLength == 0 || budget <= 0) {
+      return;
+    }
+    PrefixMatch m = tiered.loadBack(r.namespace(), r.tokens, r.len - 1, budget);
+    r.cache.setPrefix(m);
+    r.prefixLen = m.length();
+    r.hostHitLength = m.hostHitLength();
+  }
+
   /** Matches a waiting request's prefix in the cache. */
   private void match(Req r) {
     PrefixMatch m = cache.matchPrefix(r.namespace(), r.tokens, r.len - 1);
     r.cache.setPrefix(m);
     r.prefixLen = m.length();
+    r.hostHitLength = m.hostHitLength();
   }
 
   /**
@@ -758,7 +801,9 @@ public final class Engine implements AutoCloseable {
         schedulerNanos,
         newTokenRatio.value(),
         batch.size(),
-        evictedTokens);
+        evictedTokens,
+        MemoryPressure.of(allocator.size(), allocator.size() - free, evictable),
+        cache.tierStats());
   }
 
   /** The prefix cache, for inspection. */
@@ -768,6 +813,12 @@ public final class Engine implements AutoCloseable {
 
   @Override
   public void close() {
-    runner.close();
+    try {
+      if (tiered != null) {
+        tiered.close(); // finishes the storage tier's queued writes
+      }
+    } finally {
+      runner.close();
+    }
   }
 }

@@ -1,6 +1,7 @@
 package io.flinfer.operators.engine;
 
 import io.flinfer.memcache.KvStoreType;
+import io.flinfer.memcache.tier.HiCacheConfig;
 import java.io.Serializable;
 
 /**
@@ -8,7 +9,8 @@ import java.io.Serializable;
  * maxTotalTokens} means: size the KV pool from memory ({@code memFractionStatic}); a null {@code
  * kvStoreType}, the backend's default (fp32 on the CPU, the weights' 16-bit type on CUDA). With
  * {@code mixedChunk} (SGLang's {@code enable_mixed_chunk}) a prefill step also decodes the running
- * requests, so arrivals do not stall them for a step.
+ * requests, so arrivals do not stall them for a step. A non-null {@code hiCache} puts host (and
+ * storage) tiers under the radix cache.
  */
 public record EngineConfig(
     int maxRunningRequests,
@@ -25,7 +27,8 @@ public record EngineConfig(
     int threads,
     double initNewTokenRatio,
     double minNewTokenRatio,
-    int newTokenRatioDecaySteps)
+    int newTokenRatioDecaySteps,
+    HiCacheConfig hiCache)
     implements Serializable {
 
   public static Builder builder() {
@@ -49,6 +52,7 @@ public record EngineConfig(
     private double initNewTokenRatio = 0.7;
     private double minNewTokenRatio = 0.1;
     private int newTokenRatioDecaySteps = 600;
+    private HiCacheConfig hiCache;
 
     public Builder maxRunningRequests(int v) {
       maxRunningRequests = v;
@@ -128,6 +132,12 @@ public record EngineConfig(
       return this;
     }
 
+    /** Host and storage tiers under the radix cache; null (the default) for the pool alone. */
+    public Builder hiCache(HiCacheConfig v) {
+      hiCache = v;
+      return this;
+    }
+
     public EngineConfig build() {
       check(maxRunningRequests >= 1, "max_running_requests must be >= 1");
       check(maxTotalTokens >= 0, "max_total_tokens must be >= 0 (0 = size from memory)");
@@ -145,6 +155,7 @@ public record EngineConfig(
           minNewTokenRatio > 0 && minNewTokenRatio <= initNewTokenRatio && initNewTokenRatio <= 1,
           "need 0 < min_new_token_ratio <= init_new_token_ratio <= 1");
       check(newTokenRatioDecaySteps >= 1, "new token ratio decay steps must be >= 1");
+      check(hiCache == null || radixCache, "the host and storage tiers need the radix cache");
       return new EngineConfig(
           maxRunningRequests,
           maxTotalTokens,
@@ -160,7 +171,8 @@ public record EngineConfig(
           threads,
           initNewTokenRatio,
           minNewTokenRatio,
-          newTokenRatioDecaySteps);
+          newTokenRatioDecaySteps,
+          hiCache);
     }
 
     private static void check(boolean ok, String message) {

@@ -1,5 +1,7 @@
 package io.flinfer.operators.engine;
 
+import io.flinfer.memcache.tier.TierStats;
+
 /**
  * A snapshot of the engine: queues, KV memory (in tokens), cache effectiveness and work done.
  *
@@ -8,6 +10,8 @@ package io.flinfer.operators.engine;
  * @param schedulerNanos time in the engine outside forward passes
  * @param lastBatchSize requests in the last forward step
  * @param evictedTokens cached tokens evicted to make room, over all time
+ * @param pressure how hard the pool is pressed now
+ * @param tiers the host and storage tiers ({@link TierStats#NONE} without them)
  */
 public record EngineStats(
     int runningRequests,
@@ -26,4 +30,6 @@ public record EngineStats(
     long schedulerNanos,
     double newTokenRatio,
     int lastBatchSize,
-    long evictedTokens) {}
+    long evictedTokens,
+    MemoryPressure pressure,
+    TierStats tiers) {}

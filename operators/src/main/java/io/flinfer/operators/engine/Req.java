@@ -37,6 +37,9 @@ public final class Req {
   /** Positions matched in the cache when last admitted. */
   int prefixLen;
 
+  /** Tokens after {@code prefixLen} that only the host tier holds, as last matched. */
+  int hostHitLength;
+
   /** Prompt tokens the cache served at the first admission (-1 before it). */
   int cachedTokens = -1;
 

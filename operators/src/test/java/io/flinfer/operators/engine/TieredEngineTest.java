@@ -1,0 +1,169 @@
+package io.flinfer.operators.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flinfer.memcache.KvStoreType;
+import io.flinfer.memcache.tier.HiCacheConfig;
+import io.flinfer.memcache.tier.TierStats;
+import io.flinfer.memcache.tier.WritePolicy;
+import io.flinfer.runtime.forward.CpuModelRunner;
+import io.flinfer.runtime.model.LlamaModel;
+import io.flinfer.runtime.testing.SharedFiles;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * Multi-turn conversations whose working set is eight times the KV pool, served round-robin so that
+ * each conversation's prefix has left the pool by the time it returns: with host and storage tiers
+ * every request gets the very tokens it gets without them, while computing fewer prefill tokens;
+ * and after a restart the storage tier alone brings the prefixes back.
+ */
+class TieredEngineTest {
+  private static final int CONVERSATIONS = 10;
+  private static final int TURNS = 5;
+  private static final int USER_TOKENS = 24;
+  private static final int OUTPUT_TOKENS = 16;
+  private static final int POOL = 192;
+
+  private static LlamaModel model;
+
+  @TempDir Path storage;
+
+  @BeforeAll
+  static void load() {
+    model = SharedFiles.stories260k();
+  }
+
+  /** What one run measured, and every request's tokens. */
+  record Run(Map<String, int[]> tokens, long prefillTokens, TierStats tiers) {}
+
+  private static Run serve(EngineConfig cfg) {
+    Map<String, int[]> out = new HashMap<>();
+    Random rnd = new Random(42);
+    int vocab = model.config().vocabSize();
+    int[][] history = new int[CONVERSATIONS][];
+    for (int c = 0; c < CONVERSATIONS; c++) {
+      history[c] = new int[] {model.tokenizer().bosId()};
+    }
+    try (Engine e = new Engine(model, cfg, CpuModelRunner::new)) {
+      for (int turn = 0; turn < TURNS; turn++) {
+        List<Req> reqs = new ArrayList<>();
+        for (int c = 0; c < CONVERSATIONS; c++) {
+          int[] prompt = Arrays.copyOf(history[c], history[c].length + USER_TOKENS);
+          for (int i = history[c].length; i < prompt.length; i++) {
+            prompt[i] = 3 + rnd.nextInt(vocab - 3);
+          }
+          history[c] = prompt;
+          reqs.add(
+              Req.builder("c" + c + "t" + turn, prompt)
+                  .maxNewTokens(OUTPUT_TOKENS)
+                  .ignoreEos(true)
+                  .namespace(c % 2 == 0 ? "" : "tenant")
+                  .build());
+        }
+        Map<String, List<TokenEvent>> events = runChecked(e, reqs);
+        for (int c = 0; c < CONVERSATIONS; c++) {
+          int[] gen =
+              events.get("c" + c + "t" + turn).stream().mapToInt(TokenEvent::tokenId).toArray();
+          out.put("c" + c + "t" + turn, gen);
+          int[] h = Arrays.copyOf(history[c], history[c].length + gen.length);
+          System.arraycopy(gen, 0, h, history[c].length, gen.length);
+          history[c] = h;
+        }
+      }
+      int workingSet = Arrays.stream(history).mapToInt(h -> h.length).sum();
+      assertThat(workingSet).isGreaterThanOrEqualTo(8 * e.poolSize());
+      EngineStats s = e.stats();
+      return new Run(out, s.prefillTokens(), s.tiers());
+    }
+  }
+
+  /** Runs requests one at a time (so each returns after others evicted it), checking the pools. */
+  private static Map<String, List<TokenEvent>> runChecked(Engine e, List<Req> reqs) {
+    Map<String, List<TokenEvent>> out = new HashMap<>();
+    for (Req r : reqs) {
+      assertThat(e.submit(r)).isTrue();
+      int guard = 0;
+      while (e.hasWork()) {
+        for (TokenEvent t : e.step()) {
+          out.computeIfAbsent(t.requestId(), k -> new ArrayList<>()).add(t);
+        }
+        e.verifyInvariants();
+        assertThat(++guard).isLessThan(10_000);
+      }
+    }
+    return out;
+  }
+
+  private static EngineConfig config(int pageSize, KvStoreType kv, HiCacheConfig tiers) {
+    return EngineConfig.builder()
+        .maxTotalTokens(POOL)
+        .pageSize(pageSize)
+        .kvStoreType(kv)
+        .chunkedPrefillSize(64)
+        .threads(2)
+        .hiCache(tiers)
+        .build();
+  }
+
+  @ParameterizedTest(name = "page size {0}, KV {1}, {2}")
+  @CsvSource({
+    "1, FP32, WRITE_THROUGH",
+    "4, FP8_E4M3, WRITE_BACK",
+    "1, BF16, WRITE_THROUGH_SELECTIVE"
+  })
+  void tiersChangeNoTokenAndSparePrefill(int pageSize, KvStoreType kv, WritePolicy policy)
+      throws IOException {
+    Run plain = serve(config(pageSize, kv, null));
+
+    HiCacheConfig host =
+        HiCacheConfig.builder()
+            .hostTokens(4096)
+            .writePolicy(policy)
+            .writeThroughThreshold(1)
+            .build();
+    Run withHost = serve(config(pageSize, kv, host));
+    assertSameTokens(withHost, plain);
+    assertThat(withHost.tiers().hostHitTokens()).isPositive();
+    // Selective write-through keeps only what was hit: it spares less.
+    long spared = policy == WritePolicy.WRITE_THROUGH_SELECTIVE ? 1 : 2;
+    assertThat(withHost.prefillTokens()).isLessThan(plain.prefillTokens() / spared);
+
+    Path dir = Files.createDirectories(storage.resolve(kv + "-" + pageSize));
+    HiCacheConfig small =
+        HiCacheConfig.builder()
+            .hostTokens(POOL) // too small for the working set: the rest comes from storage
+            .writePolicy(policy)
+            .writeThroughThreshold(1)
+            .storageDir(dir)
+            .storagePageTokens(16)
+            .build();
+    Run withStorage = serve(config(pageSize, kv, small));
+    assertSameTokens(withStorage, plain);
+    assertThat(withStorage.tiers().storageHitTokens()).isPositive();
+
+    // A restart: empty pool and host; the storage directory is all that is left.
+    Run restarted = serve(config(pageSize, kv, small));
+    assertSameTokens(restarted, plain);
+    assertThat(restarted.tiers().storageHitTokens()).isPositive();
+    assertThat(restarted.prefillTokens()).isLessThan(plain.prefillTokens() / spared);
+  }
+
+  private static void assertSameTokens(Run actual, Run expected) {
+    assertThat(actual.tokens().keySet()).isEqualTo(expected.tokens().keySet());
+    for (var e : expected.tokens().entrySet()) {
+      assertThat(actual.tokens().get(e.getKey())).as(e.getKey()).containsExactly(e.getValue());
+    }
+  }
+}
