@@ -41,7 +41,8 @@ public final class EngineBenchmark {
       long retractions,
       long prefillComputed,
       long prefillMinimum,
-      double schedulerFraction) {}
+      double schedulerFraction,
+      io.flinfer.memcache.tier.TierStats tiers) {}
 
   /** Supplies requests: an initial set, then follow-ups as requests finish. */
   public interface Workload {
@@ -157,7 +158,8 @@ public final class EngineBenchmark {
         s.retractions() - before.retractions(),
         s.prefillTokens() - before.prefillTokens(),
         w.prefillMinimum(),
-        (double) schedulerNanos / (schedulerNanos + forwardNanos));
+        (double) schedulerNanos / (schedulerNanos + forwardNanos),
+        s.tiers());
   }
 
   private static double percentile(List<Double> v, int p) {

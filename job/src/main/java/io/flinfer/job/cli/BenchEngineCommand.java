@@ -60,8 +60,16 @@ public final class BenchEngineCommand implements Callable<Integer> {
       split = ",",
       defaultValue = "independent,shared,multi-turn,long-lived",
       description =
-          "Which of independent, shared, multi-turn, long-lived (default: ${DEFAULT-VALUE}).")
+          "Which of independent, shared, multi-turn, long-lived, tiers (default: ${DEFAULT-VALUE}).")
   List<String> workloads;
+
+  @Option(
+      names = "--tier-workload",
+      split = ",",
+      defaultValue = "64,8,40,16",
+      description =
+          "The tiers workload: conversations, turns, message tokens, answer tokens (default: ${DEFAULT-VALUE}).")
+  List<Integer> tierWorkload;
 
   @Option(names = "--threads", description = "Worker threads (default: all cores).")
   Integer threads;
@@ -216,6 +224,11 @@ public final class BenchEngineCommand implements Callable<Integer> {
           "multi_turn",
           compare(
               json, "multi-turn", base, () -> b.multiTurn(convs, turns, message, 16, 3), b, big));
+    }
+    // (e) multi-turn chats whose working set is 8x the pool: L1 only, L2, L2+L3, and L3 after a
+    // restart.
+    if (workloads.contains("tiers")) {
+      m.set("tiers", TierBench.run(json, b, base, tierWorkload));
     }
     // (d) a long-lived engine: waves of (a) on one engine, whose pool fills with cached requests
     // and hands back slots in eviction order. Where its tokens lie decides how fast attention

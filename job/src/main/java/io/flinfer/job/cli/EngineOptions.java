@@ -3,6 +3,8 @@ package io.flinfer.job.cli;
 import io.flinfer.job.model.ModelLocator;
 import io.flinfer.job.pipeline.PipelineSettings;
 import io.flinfer.memcache.KvStoreType;
+import io.flinfer.memcache.tier.HiCacheConfig;
+import io.flinfer.memcache.tier.WritePolicy;
 import io.flinfer.operators.engine.EngineConfig;
 import io.flinfer.operators.engine.SchedulePolicy;
 import io.flinfer.runtime.forward.ModelRunners;
@@ -116,6 +118,74 @@ final class EngineOptions {
       description = "Completions are committed on checkpoints (default: ${DEFAULT-VALUE}).")
   long checkpointIntervalMs;
 
+  @Option(
+      names = "--hicache-ratio",
+      defaultValue = "0",
+      description =
+          "A host KV tier under the radix cache, this many times the KV pool's tokens; 0: none unless --hicache-size (default: ${DEFAULT-VALUE}).")
+  double hicacheRatio;
+
+  @Option(
+      names = "--hicache-size",
+      defaultValue = "0",
+      description = "A host KV tier of this many tokens (instead of --hicache-ratio).")
+  int hicacheSize;
+
+  @Option(
+      names = "--hicache-write-policy",
+      defaultValue = "write-through",
+      description =
+          "When KV is copied to the host tier: write-through, write-through-selective, write-back (default: ${DEFAULT-VALUE}).")
+  String hicacheWritePolicy;
+
+  @Option(
+      names = "--hicache-write-threshold",
+      defaultValue = "2",
+      description =
+          "Hits before write-through-selective copies a prefix to the host (default: ${DEFAULT-VALUE}).")
+  int hicacheWriteThreshold;
+
+  @Option(
+      names = "--hicache-storage-dir",
+      description =
+          "A storage KV tier in this directory, kept across restarts (needs a host tier).")
+  java.nio.file.Path hicacheStorageDir;
+
+  @Option(
+      names = "--hicache-storage-gb",
+      defaultValue = "16",
+      description = "The storage tier's size limit in GiB (default: ${DEFAULT-VALUE}).")
+  double hicacheStorageGb;
+
+  @Option(
+      names = "--hicache-storage-page-tokens",
+      defaultValue = "64",
+      description =
+          "Tokens per storage page, a multiple of --page-size (default: ${DEFAULT-VALUE}).")
+  int hicacheStoragePageTokens;
+
+  /** The host and storage tiers the options ask for; null for none. */
+  HiCacheConfig hiCacheConfig() {
+    if (hicacheRatio <= 0 && hicacheSize <= 0) {
+      if (hicacheStorageDir != null) {
+        throw new IllegalArgumentException(
+            "--hicache-storage-dir needs a host tier (--hicache-ratio or --hicache-size)");
+      }
+      return null;
+    }
+    return HiCacheConfig.builder()
+        .hostTokens(Math.max(0, hicacheSize))
+        .hostRatio(hicacheSize > 0 ? 0 : hicacheRatio)
+        .writePolicy(
+            parse(
+                WritePolicy.class, "--hicache-write-policy", hicacheWritePolicy.replace('-', '_')))
+        .writeThroughThreshold(hicacheWriteThreshold)
+        .storageDir(hicacheStorageDir)
+        .storageBytes((long) (hicacheStorageGb * (1L << 30)))
+        .storagePageTokens(hicacheStoragePageTokens)
+        .build();
+  }
+
   /**
    * The engine settings, validated; an invalid one (or a backend that cannot run here) is an {@link
    * IllegalArgumentException} whose message names it, before anything starts.
@@ -139,6 +209,7 @@ final class EngineOptions {
         .chunkedPrefillSize(chunkedPrefillSize)
         .maxPrefillTokens(maxPrefillTokens)
         .threads(engineThreads)
+        .hiCache(hiCacheConfig())
         .build();
   }
 

@@ -66,8 +66,9 @@ public final class HiRadixCache extends RadixCache implements AutoCloseable {
     super(reqToTokenPool, allocator, false);
     this.device = device;
     this.config = config;
-    this.hostPool = new HostKvPool(config.hostTokens(), device.slotBytes());
-    this.hostAllocator = new SimpleTokenToKvPoolAllocator(config.hostTokens());
+    int hostTokens = config.hostTokens(allocator.size());
+    this.hostPool = new HostKvPool(hostTokens, device.slotBytes());
+    this.hostAllocator = new SimpleTokenToKvPoolAllocator(hostTokens);
     if (config.storageDir() != null) {
       int p = config.storagePageTokens();
       if (p % pageSize() != 0) {

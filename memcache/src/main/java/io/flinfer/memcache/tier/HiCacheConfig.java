@@ -14,6 +14,7 @@ public final class HiCacheConfig implements Serializable {
   private static final long serialVersionUID = 1L;
 
   private final int hostTokens;
+  private final double hostRatio;
   private final WritePolicy writePolicy;
   private final int writeThroughThreshold;
   private final String storageDir;
@@ -22,6 +23,7 @@ public final class HiCacheConfig implements Serializable {
 
   private HiCacheConfig(Builder b) {
     this.hostTokens = b.hostTokens;
+    this.hostRatio = b.hostRatio;
     this.writePolicy = b.writePolicy;
     this.writeThroughThreshold = b.writeThroughThreshold;
     this.storageDir = b.storageDir;
@@ -33,9 +35,11 @@ public final class HiCacheConfig implements Serializable {
     return new Builder();
   }
 
-  /** Slots of the host tier. */
-  public int hostTokens() {
-    return hostTokens;
+  /** Slots of the host tier, given directly or as a ratio to the device pool's. */
+  public int hostTokens(int poolTokens) {
+    return hostTokens > 0
+        ? hostTokens
+        : (int) Math.min(Integer.MAX_VALUE - 1, hostRatio * poolTokens);
   }
 
   public WritePolicy writePolicy() {
@@ -64,7 +68,7 @@ public final class HiCacheConfig implements Serializable {
   @Override
   public String toString() {
     return "HiCacheConfig{host="
-        + hostTokens
+        + (hostTokens > 0 ? String.valueOf(hostTokens) : hostRatio + "x")
         + ", "
         + writePolicy
         + (writePolicy == WritePolicy.WRITE_THROUGH_SELECTIVE ? "/" + writeThroughThreshold : "")
@@ -74,9 +78,10 @@ public final class HiCacheConfig implements Serializable {
         + "}";
   }
 
-  /** Builds a {@link HiCacheConfig}; {@link #hostTokens} is required. */
+  /** Builds a {@link HiCacheConfig}; {@link #hostTokens} or {@link #hostRatio} is required. */
   public static final class Builder {
     private int hostTokens;
+    private double hostRatio;
     private WritePolicy writePolicy = WritePolicy.WRITE_THROUGH;
     private int writeThroughThreshold = 2;
     private String storageDir;
@@ -85,6 +90,12 @@ public final class HiCacheConfig implements Serializable {
 
     public Builder hostTokens(int v) {
       this.hostTokens = v;
+      return this;
+    }
+
+    /** The host tier's slots as a multiple of the device pool's (SGLang's hicache_ratio). */
+    public Builder hostRatio(double v) {
+      this.hostRatio = v;
       return this;
     }
 
@@ -114,8 +125,12 @@ public final class HiCacheConfig implements Serializable {
     }
 
     public HiCacheConfig build() {
-      if (hostTokens <= 0) {
-        throw new IllegalArgumentException("the host tier needs a positive size: " + hostTokens);
+      if ((hostTokens > 0) == (hostRatio > 0) || hostTokens < 0 || hostRatio < 0) {
+        throw new IllegalArgumentException(
+            "the host tier needs one positive size, in tokens or as a ratio to the pool: "
+                + hostTokens
+                + " tokens, ratio "
+                + hostRatio);
       }
       if (writeThroughThreshold < 1) {
         throw new IllegalArgumentException(
