@@ -360,16 +360,17 @@ public final class Engine implements AutoCloseable {
       return false;
     }
     int freeSlots = reqToToken.availableSize();
+    boolean loadedBack = false;
     for (Req r : order) {
       if (running.size() + adder.added.size() >= config.maxRunningRequests() || freeSlots == 0) {
         break;
       }
-      if (!matchAll || tiered != null) {
-        // With tiers, loading a prefix back evicts: what was matched before may be gone.
+      if (!matchAll || loadedBack) {
+        // A load back may have evicted what was matched before it.
         match(r);
       }
       if (tiered != null) {
-        loadBack(r, adder.remTotal());
+        loadedBack |= loadBack(r, adder.remTotal());
       }
       PrefillAdder.Result res = adder.add(r);
       if (res == PrefillAdder.Result.FULL) {
@@ -391,16 +392,18 @@ public final class Engine implements AutoCloseable {
 
   /**
    * Brings the part of a request's prefix that only the host tier holds back to the device, as far
-   * as {@code budget} KV tokens allow, and takes the longer match.
+   * as {@code budget} KV tokens allow, and takes the longer match. Whether anything was loaded.
    */
-  private void loadBack(Req r, long budget) {
+  private boolean loadBack(Req r, long budget) {
     if (r.hostHitLength == 0 || budget <= 0) {
-      return;
+      return false;
     }
+    int before = r.prefixLen;
     PrefixMatch m = tiered.loadBack(r.namespace(), r.tokens, r.len - 1, budget);
     r.cache.setPrefix(m);
     r.prefixLen = m.length();
     r.hostHitLength = m.hostHitLength();
+    return m.length() > before;
   }
 
   /** Matches a waiting request's prefix in the cache. */
