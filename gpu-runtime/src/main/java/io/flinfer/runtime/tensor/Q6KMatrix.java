@@ -2,6 +2,7 @@ package io.flinfer.runtime.tensor;
 
 import io.flinfer.memcache.HalfFloats;
 import io.flinfer.runtime.kernel.HalfVectors;
+import io.flinfer.runtime.kernel.KQuantWeights;
 import java.nio.ByteBuffer;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.VectorOperators;
@@ -11,11 +12,11 @@ import jdk.incubator.vector.VectorOperators;
  * of high 2-bit pairs, 16 signed 8-bit sub-block scales (16 values each), then the fp16 scale d.
  * Value = d * scale * (q - 32), q in 0..63.
  */
-final class Q6KMatrix extends WeightMatrix {
+final class Q6KMatrix extends CompactMatrix {
   static final int BLOCK_BYTES = 210;
 
   Q6KMatrix(ByteBuffer data, int rows, int cols) {
-    super(data, rows, cols);
+    super(data, rows, cols, KQuantWeights::q6k, Q6KMatrix::decodeMapped, true);
   }
 
   @Override
@@ -23,8 +24,8 @@ final class Q6KMatrix extends WeightMatrix {
     return GgmlType.Q6_K;
   }
 
-  @Override
-  public void decodeRow(int row, float[] dst, int off) {
+  /** Row {@code row} of the mapped super-blocks, converted in vector registers. */
+  static void decodeMapped(ByteBuffer data, int cols, int row, float[] dst, int off) {
     int blocks = cols / KQuants.SUPER;
     int base = row * blocks * BLOCK_BYTES;
     for (int b = 0; b < blocks; b++) {

@@ -2,6 +2,7 @@ package io.flinfer.runtime.tensor;
 
 import io.flinfer.memcache.HalfFloats;
 import io.flinfer.runtime.kernel.HalfVectors;
+import io.flinfer.runtime.kernel.KQuantWeights;
 import java.nio.ByteBuffer;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.VectorOperators;
@@ -13,13 +14,19 @@ import jdk.incubator.vector.VectorOperators;
  * Value = d * scale * q - dmin * min. Each 32-byte run of nibbles holds two sub-blocks, the low
  * nibbles then the high ones; sub-block pair g's fifth bits are bits 2g and 2g+1 of the bit bytes.
  */
-final class ScaleMinKMatrix extends WeightMatrix {
+final class ScaleMinKMatrix extends CompactMatrix {
   private final GgmlType type;
   private final int blockBytes;
   private final boolean fifthBit;
 
   ScaleMinKMatrix(GgmlType type, ByteBuffer data, int rows, int cols) {
-    super(data, rows, cols);
+    super(
+        data,
+        rows,
+        cols,
+        type == GgmlType.Q5_K ? KQuantWeights::q5k : KQuantWeights::q4k,
+        (b, c, row, dst, off) -> decodeMapped(type == GgmlType.Q5_K, b, c, row, dst, off),
+        true);
     if (type != GgmlType.Q4_K && type != GgmlType.Q5_K) {
       throw new IllegalArgumentException("not a scale-and-min K-quant: " + type);
     }
@@ -33,8 +40,10 @@ final class ScaleMinKMatrix extends WeightMatrix {
     return type;
   }
 
-  @Override
-  public void decodeRow(int row, float[] dst, int off) {
+  /** Row {@code row} of the mapped super-blocks, converted in vector registers. */
+  static void decodeMapped(
+      boolean fifthBit, ByteBuffer data, int cols, int row, float[] dst, int off) {
+    int blockBytes = fifthBit ? 176 : 144;
     int blocks = cols / KQuants.SUPER;
     int base = row * blocks * blockBytes;
     for (int b = 0; b < blocks; b++) {

@@ -92,13 +92,18 @@ class GemmTest {
     "Q4_0, 64, 768, 9",
     "F16, 7, 13, 3",
     "F16, 64, 768, 9",
-    "BF16, 9, 100, 5"
+    "BF16, 9, 100, 5",
+    "Q4_K, 9, 256, 5",
+    "Q4_K, 16, 768, 9",
+    "Q5_K, 9, 512, 5",
+    "Q6_K, 9, 256, 5",
+    "Q6_K, 16, 768, 9"
   })
   void aTokenAloneGetsTheBitsItGetsInABatch(GgmlType type, int rows, int cols, int tokens) {
     Random rnd = new Random(rows * 131 + cols);
-    float[] w = randoms(rnd, rows * cols);
+    byte[] bytes = encoded(type, rnd, rows, cols);
     float[] x = randoms(rnd, tokens * cols);
-    WeightMatrix m = WeightMatrix.of(type, ByteBuffer.wrap(GgufWriter.encode(type, w)), rows, cols);
+    WeightMatrix m = WeightMatrix.of(type, ByteBuffer.wrap(bytes), rows, cols);
     float[] dequantized = new float[rows * cols];
     for (int r = 0; r < rows; r++) {
       m.decodeRowReference(r, dequantized, r * cols);
@@ -133,13 +138,20 @@ class GemmTest {
    * copy, for one token and for a batch.
    */
   @ParameterizedTest(name = "{0}, {1} columns")
-  @CsvSource({"F16, 100", "BF16, 100", "Q8_0, 96", "Q4_0, 96"})
+  @CsvSource({
+    "F16, 100",
+    "BF16, 100",
+    "Q8_0, 96",
+    "Q4_0, 96",
+    "Q4_K, 256",
+    "Q5_K, 512",
+    "Q6_K, 512"
+  })
   void mappedAndHeapCopiesGiveTheSameBits(GgmlType type, int cols) {
     int rows = 7;
     Random rnd = new Random(17);
-    float[] w = randoms(rnd, rows * cols);
+    byte[] bytes = encoded(type, rnd, rows, cols);
     float[] x = randoms(rnd, 5 * cols);
-    byte[] bytes = GgufWriter.encode(type, w);
     WeightMatrix heap = WeightMatrix.of(type, ByteBuffer.wrap(bytes), rows, cols);
     WeightMatrix mapped;
     System.setProperty("flinfer.weights.heap", "false");
@@ -185,6 +197,25 @@ class GemmTest {
                 Float.floatToRawIntBits(PairedGemm.reference(w, r * cols, x, t * cols, cols)));
       }
     }
+  }
+
+  /**
+   * A {@code rows x cols} matrix of {@code type}: Gaussian weights through the project's encoder,
+   * or, for Q5_K, which it does not write, random values and sub-block scales under sane fp16
+   * super-block scales.
+   */
+  static byte[] encoded(GgmlType type, Random rnd, int rows, int cols) {
+    if (type != GgmlType.Q5_K) {
+      return GgufWriter.encode(type, randoms(rnd, rows * cols));
+    }
+    byte[] bytes = new byte[(int) type.bytes((long) rows * cols)];
+    rnd.nextBytes(bytes);
+    ByteBuffer b = ByteBuffer.wrap(bytes).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    for (int p = 0; p < bytes.length; p += 176) {
+      b.putShort(p, io.flinfer.memcache.HalfFloats.toHalf(0.01f * (1 + rnd.nextFloat())));
+      b.putShort(p + 2, io.flinfer.memcache.HalfFloats.toHalf(0.01f * rnd.nextFloat()));
+    }
+    return bytes;
   }
 
   static float[] randoms(Random rnd, int n) {
