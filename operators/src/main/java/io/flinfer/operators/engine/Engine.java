@@ -511,8 +511,7 @@ public final class Engine implements AutoCloseable {
     if (!makeRoom(decodeSlotsNeeded())) {
       // Even with all unlocked cache evicted there is no room: retract the requests with the
       // least progress until the rest have some steps of headroom.
-      while (running.size() > 1
-          && allocator.availableSize() < RETRACT_DECODE_STEPS * running.size()) {
+      while (running.size() > 1 && !makeRoom(RETRACT_DECODE_STEPS * running.size())) {
         retractOne();
         retracted = true;
       }
@@ -640,19 +639,14 @@ public final class Engine implements AutoCloseable {
     retract(victim);
   }
 
-  /** Frees a request's own slots, lock and row, and queues it first to be prefilled again. */
+  /**
+   * Hands a request's K/V to the prefix cache, unlocked, frees its row, and queues it first to be
+   * admitted again. Its K/V is then evictable cache like any other: eviction makes the room the
+   * retraction was for, and under tiers moves it to the host, so readmission matches its own tokens
+   * (prompt and outputs so far) and loads them back instead of prefilling them again.
+   */
   private void retract(Req victim) {
-    int from = victim.cache.cacheProtectedLen();
-    int slot = victim.cache.reqPoolIdx();
-    if (victim.computedLen > from) {
-      int[] own = new int[victim.computedLen - from];
-      reqToToken.read(slot, from, own.length, own, 0);
-      allocator.free(own);
-    }
-    cache.decLockRef(victim.cache.lastNode());
-    reqToToken.free(slot);
-    victim.cache.setReqPoolIdx(-1);
-    victim.cache.resetPrefix();
+    cache.cacheFinishedReq(victim.cache, victim.tokens, victim.computedLen);
     victim.computedLen = 0;
     victim.prefixLen = 0;
     victim.chunking = false;

@@ -202,10 +202,6 @@ class EngineRegressionTest {
     try (Engine e = new Engine(model, cfg, CpuModelRunner::new)) {
       Map<String, List<TokenEvent>> out = runAll(e, reqs);
       assertThat(e.stats().retractions()).as("the pool forces retractions").isPositive();
-      out.forEach(
-          (k, v) ->
-              System.out.println(
-                  "DBG " + k + " cached " + v.get(v.size() - 1).cachedTokens() + " n=" + v.size()));
       // Distinct random prompts share nothing: no token was ever a cache hit.
       assertThat(e.stats().cacheHitTokens()).isZero();
       for (List<TokenEvent> events : out.values()) {

@@ -160,6 +160,75 @@ class TieredEngineTest {
     assertThat(restarted.prefillTokens()).isLessThan(plain.prefillTokens() / spared);
   }
 
+  /**
+   * A request retracted under memory pressure hands its K/V to the cache, whose eviction moves it
+   * to the host tier: readmitted, it loads prompt and outputs so far back rather than prefilling
+   * them again, and its tokens are those it gets without tiers.
+   */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({"WRITE_BACK", "WRITE_THROUGH"})
+  void aRetractedRequestLoadsItsOwnKvBack(WritePolicy policy) {
+    Random rnd = new Random(4);
+    List<Req> reqs = new ArrayList<>();
+    int promptTokens = 0;
+    for (int i = 0; i < 6; i++) {
+      int[] prompt = new int[12];
+      prompt[0] = 10 + i; // no two share even their first token
+      for (int t = 1; t < prompt.length; t++) {
+        prompt[t] = 3 + rnd.nextInt(model.config().vocabSize() - 3);
+      }
+      promptTokens += prompt.length;
+      reqs.add(Req.builder("q" + i, prompt).maxNewTokens(40).ignoreEos(true).build());
+    }
+    Map<String, int[]> expected = new HashMap<>();
+    try (Engine e = new Engine(model, pressured(null), CpuModelRunner::new)) {
+      submitAll(e, reqs).forEach(expected::put);
+      assertThat(e.stats().retractions()).as("the pool forces retractions").isPositive();
+    }
+    HiCacheConfig host = HiCacheConfig.builder().hostTokens(4096).writePolicy(policy).build();
+    try (Engine e = new Engine(model, pressured(host), CpuModelRunner::new)) {
+      Map<String, int[]> actual = submitAll(e, reqs);
+      EngineStats s = e.stats();
+      assertThat(s.retractions()).isPositive();
+      assertThat(s.tiers().hostHitTokens()).isPositive();
+      // Each prompt once; a readmission computes only its last token, which decoding would have.
+      assertThat(s.prefillTokens()).isLessThanOrEqualTo(promptTokens + s.retractions());
+      assertThat(actual.keySet()).isEqualTo(expected.keySet());
+      expected.forEach((id, tokens) -> assertThat(actual.get(id)).as(id).containsExactly(tokens));
+    }
+  }
+
+  private static EngineConfig pressured(HiCacheConfig tiers) {
+    return EngineConfig.builder()
+        .maxRunningRequests(8)
+        .maxTotalTokens(160)
+        .chunkedPrefillSize(0)
+        .initNewTokenRatio(0.05)
+        .minNewTokenRatio(0.05)
+        .threads(1)
+        .hiCache(tiers)
+        .build();
+  }
+
+  /** Submits all requests at once and steps until done, checking the pools; each one's tokens. */
+  private static Map<String, int[]> submitAll(Engine e, List<Req> reqs) {
+    Map<String, List<Integer>> out = new HashMap<>();
+    for (Req r : EngineTest.copies(reqs)) {
+      assertThat(e.submit(r)).isTrue();
+    }
+    int guard = 0;
+    while (e.hasWork()) {
+      for (TokenEvent t : e.step()) {
+        out.computeIfAbsent(t.requestId(), k -> new ArrayList<>()).add(t.tokenId());
+      }
+      e.verifyInvariants();
+      assertThat(++guard).isLessThan(10_000);
+    }
+    Map<String, int[]> tokens = new HashMap<>();
+    out.forEach((id, l) -> tokens.put(id, l.stream().mapToInt(Integer::intValue).toArray()));
+    return tokens;
+  }
+
   private static void assertSameTokens(Run actual, Run expected) {
     assertThat(actual.tokens().keySet()).isEqualTo(expected.tokens().keySet());
     for (var e : expected.tokens().entrySet()) {
