@@ -371,6 +371,12 @@ public final class Engine implements AutoCloseable {
       }
       if (tiered != null) {
         loadedBack |= loadBack(r, adder.remTotal());
+        if (r.hostHitLength > 0 && (!running.isEmpty() || !adder.added.isEmpty())) {
+          // Part of its prefix is still only on the host: the round had no room to load it. It
+          // waits for room rather than computing that part again, and nobody passes it (so it is
+          // not starved); an idle engine admits it anyway, to go on.
+          break;
+        }
       }
       PrefillAdder.Result res = adder.add(r);
       if (res == PrefillAdder.Result.FULL) {
