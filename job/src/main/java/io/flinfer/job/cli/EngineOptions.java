@@ -159,7 +159,7 @@ final class EngineOptions {
 
   @Option(
       names = "--hicache-storage-page-tokens",
-      defaultValue = "64",
+      defaultValue = "16",
       description =
           "Tokens per storage page, a multiple of --page-size (default: ${DEFAULT-VALUE}).")
   int hicacheStoragePageTokens;

@@ -206,6 +206,76 @@ class ProcessCrashITCase {
     }
   }
 
+  /**
+   * A conversation that returns after its job was killed and started again finds its prefix in the
+   * storage tier: the new process starts with an empty pool and host tier, so every cached token of
+   * its second turn comes from the pages the first process wrote, and its text is what the engine
+   * alone gives.
+   */
+  @Test
+  @Timeout(300)
+  void aConversationReturningAfterAKillFindsItsPrefixInStorage() throws Exception {
+    Path stateDir = dir.resolve("state");
+    Path storage = dir.resolve("kv-pages");
+    Path log = dir.resolve("job.log");
+    String opening =
+        "Once upon a time, there was a little girl named Lily. She loved to play outside in the"
+            + " sunshine with her dog. One day, she saw a big red ball in the park near her house.";
+    try (EmbeddedKafka kafka = EmbeddedKafka.start(dir.resolve("kafka"))) {
+      kafka.createTopics(1, "prompts", "completions", "chunks", "dead-letters");
+      List<String> args = new ArrayList<>(jobArgs(kafka.bootstrapServers(), stateDir));
+      args.addAll(List.of("--hicache-ratio", "1", "--hicache-storage-dir", storage.toString()));
+      try (Completions done = new Completions(kafka.bootstrapServers())) {
+        PipelineTestSupport.produce(kafka, "prompts", List.of(greedy("turn-1", opening, 40)));
+        Process first = flinfer(log, args);
+        try {
+          await("the first turn", Duration.ofSeconds(180), () -> done.poll() >= 1);
+          // Pages are written from a background thread: the kill comes once they are there.
+          await("pages in storage", Duration.ofSeconds(30), () -> files(storage) >= 3);
+        } finally {
+          killHard(first);
+        }
+        String answer = done.byId.get("turn-1").get(0).getText();
+        PromptRequest turn2 = greedy("turn-2", opening + answer + " Then", 20);
+        PipelineTestSupport.produce(kafka, "prompts", List.of(turn2));
+        Process second = flinfer(log, args);
+        try {
+          await("the second turn", Duration.ofSeconds(180), () -> done.poll() >= 2);
+        } finally {
+          killHard(second);
+        }
+        Completion c = done.byId.get("turn-2").get(0);
+        assertThat(c.getUsage().getCachedTokens())
+            .as("prefix tokens found after the restart")
+            .isGreaterThanOrEqualTo(32);
+        assertThat(c.getText())
+            .isEqualTo(PipelineTestSupport.engineAlone(List.of(turn2)).get("turn-2"));
+      }
+    }
+  }
+
+  private static PromptRequest greedy(String id, String prompt, int maxNewTokens) {
+    return PromptRequest.newBuilder()
+        .setRequestId(id)
+        .setPrompt(prompt)
+        .setSampling(SamplingOptions.newBuilder().setTemperature(0f).build())
+        .setMaxNewTokens(maxNewTokens)
+        .setIgnoreEos(true)
+        .build();
+  }
+
+  /** Regular files under {@code dir}, 0 while it does not exist. */
+  private static long files(Path dir) {
+    if (!Files.isDirectory(dir)) {
+      return 0;
+    }
+    try (var walk = Files.walk(dir)) {
+      return walk.filter(Files::isRegularFile).count();
+    } catch (IOException | java.io.UncheckedIOException e) {
+      return 0; // a page renamed while listed: look again
+    }
+  }
+
   /** A port whose successor is free too (the embedded broker's controller takes it). */
   private static int freePortPair() throws IOException {
     for (int attempt = 0; attempt < 50; attempt++) {

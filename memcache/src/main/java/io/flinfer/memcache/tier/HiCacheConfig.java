@@ -60,7 +60,11 @@ public final class HiCacheConfig implements Serializable {
     return storageBytes;
   }
 
-  /** Tokens per storage page: the unit the storage tier names, stores and finds. */
+  /**
+   * Tokens per storage page: the unit the storage tier names, stores and finds. A returning prefix
+   * recomputes what lies past its last whole page, so pages are small by default (16 tokens: a file
+   * of a few hundred KB to a few MB on the models served here).
+   */
   public int storagePageTokens() {
     return storagePageTokens;
   }
@@ -86,7 +90,7 @@ public final class HiCacheConfig implements Serializable {
     private int writeThroughThreshold = 2;
     private String storageDir;
     private long storageBytes = 16L << 30;
-    private int storagePageTokens = 64;
+    private int storagePageTokens = 16;
 
     public Builder hostTokens(int v) {
       this.hostTokens = v;
