@@ -198,22 +198,33 @@ public final class HiRadixCache extends RadixCache implements AutoCloseable {
     int pageTokens = hasher.pageTokens();
     int first = cached / pageTokens;
     int pages = len / pageTokens;
-    if (first >= pages) {
-      return 0;
-    }
     String[] names = hasher.names(namespace, key, pages);
     int k = first;
     while (k < pages && storage.contains(names[k])) {
       k++;
     }
-    if (k == first) {
+    // Where the whole pages stop, a stored prefix may have ended inside the next page: its tail.
+    int maxTail = Math.min(pageTokens - 1, len - k * pageTokens);
+    String tailName = null;
+    int tail = 0;
+    if (maxTail > 0 && k * pageTokens + maxTail > cached) {
+      String[] tails = hasher.tails(namespace, key, k, maxTail);
+      for (int t = maxTail; t > 0 && k * pageTokens + t > cached; t--) {
+        if (storage.contains(tails[t - 1])) {
+          tailName = tails[t - 1];
+          tail = t;
+          break;
+        }
+      }
+    }
+    if (k == first && tail == 0) {
       return 0;
     }
     TreeNode parent = m.lastHostNode();
     if (parent.parent != null && !parent.onHost() && !writeBackup(parent)) {
       return 0; // a host node needs its parent on the host
     }
-    int n = k * pageTokens - cached;
+    int n = k * pageTokens + tail - cached;
     parent.loading = true; // not evicted to make room for its own child
     updateLeafSets(parent);
     try {
@@ -222,9 +233,11 @@ public final class HiRadixCache extends RadixCache implements AutoCloseable {
         return 0;
       }
       int got = cached;
+      boolean whole = true; // every page up to the tail was read
       for (int p = first; p < k; p++) {
         byte[] kv = storage.get(names[p], key, p * pageTokens);
         if (kv == null) {
+          whole = false;
           break;
         }
         int from = Math.max(cached, p * pageTokens);
@@ -232,6 +245,16 @@ public final class HiRadixCache extends RadixCache implements AutoCloseable {
         hostPool.write(
             kv, (from - p * pageTokens) * hostPool.slotBytes(), slots, from - cached, count);
         got = (p + 1) * pageTokens;
+      }
+      if (tail > 0 && whole) {
+        int base = k * pageTokens;
+        byte[] kv = storage.get(tailName, key, base, tail);
+        if (kv != null) {
+          int from = Math.max(cached, base);
+          hostPool.write(
+              kv, (from - base) * hostPool.slotBytes(), slots, from - cached, base + tail - from);
+          got = base + tail;
+        }
       }
       int read = got - cached;
       if (read < n) {
@@ -319,7 +342,7 @@ public final class HiRadixCache extends RadixCache implements AutoCloseable {
     writeBackTokens += total;
     if (storage != null) {
       for (TreeNode n : chain) {
-        storePages(n);
+        storePages(n, n == x);
       }
     }
     return true;
@@ -336,7 +359,7 @@ public final class HiRadixCache extends RadixCache implements AutoCloseable {
   }
 
   /** Writes to storage the pages that end inside node {@code n} (all of them on the host). */
-  private void storePages(TreeNode n) {
+  private void storePages(TreeNode n, boolean tail) {
     int pageTokens = hasher.pageTokens();
     int end = 0;
     TreeNode root = n;
@@ -346,7 +369,8 @@ public final class HiRadixCache extends RadixCache implements AutoCloseable {
     int start = end - n.key.length;
     int firstPage = start / pageTokens;
     int lastPage = end / pageTokens - 1;
-    if (lastPage < firstPage) {
+    int tailTokens = tail ? end % pageTokens : 0;
+    if (lastPage < firstPage && tailTokens == 0) {
       return;
     }
     int[] tokens = new int[end];
@@ -363,6 +387,18 @@ public final class HiRadixCache extends RadixCache implements AutoCloseable {
         byte[] kv = new byte[pageTokens * hostPool.slotBytes()];
         hostPool.read(host, p * pageTokens, pageTokens, kv, 0);
         storage.put(names[p], tokens, p * pageTokens, kv);
+      }
+    }
+    if (tailTokens > 0) {
+      // The prefix ends inside a page: its tail is stored too, or a returning prefix would compute
+      // up to a page's worth of tokens again.
+      int from = end - tailTokens;
+      String name =
+          hasher.tails(root.namespace, tokens, from / pageTokens, tailTokens)[tailTokens - 1];
+      if (!storage.contains(name)) {
+        byte[] kv = new byte[tailTokens * hostPool.slotBytes()];
+        hostPool.read(host, from, tailTokens, kv, 0);
+        storage.put(name, tokens, from, tailTokens, kv);
       }
     }
   }

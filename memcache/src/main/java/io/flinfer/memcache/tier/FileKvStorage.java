@@ -102,6 +102,18 @@ public final class FileKvStorage implements AutoCloseable {
     return fileBytes;
   }
 
+  /** Bytes of the file of a page of {@code tokens} tokens (a whole page, or a tail). */
+  private int fileBytes(int tokens) {
+    return HEADER + 4 * tokens + tokens * slotBytes + 8;
+  }
+
+  /** The tokens of a page whose file has {@code size} bytes; 0 if no page has that size. */
+  private int tokensOf(long size) {
+    long body = size - HEADER - 8;
+    long n = body / (4 + slotBytes);
+    return body > 0 && body % (4 + slotBytes) == 0 && n <= pageTokens ? (int) n : 0;
+  }
+
   /** Finds the pages of an earlier run, oldest use first, and drops unfinished writes. */
   private void scan() {
     record Found(String name, long mtime, long size) {}
@@ -126,9 +138,9 @@ public final class FileKvStorage implements AutoCloseable {
     found.sort((a, b) -> Long.compare(a.mtime(), b.mtime()));
     synchronized (this) {
       for (Found f : found) {
-        if (f.size() == fileBytes) {
-          index.put(f.name(), fileBytes);
-          storedBytes += fileBytes;
+        if (tokensOf(f.size()) > 0) {
+          index.put(f.name(), (int) f.size());
+          storedBytes += f.size();
         }
       }
       trim();
@@ -149,6 +161,11 @@ public final class FileKvStorage implements AutoCloseable {
    * when it is not stored or its file is damaged.
    */
   public byte[] get(String name, int[] tokens, int off) {
+    return get(name, tokens, off, pageTokens);
+  }
+
+  /** As {@link #get(String, int[], int)} for a page of {@code n} tokens (a tail if less). */
+  public byte[] get(String name, int[] tokens, int off, int n) {
     synchronized (this) {
       if (index.get(name) == null) {
         return null;
@@ -166,7 +183,7 @@ public final class FileKvStorage implements AutoCloseable {
       forget(name, true);
       return null;
     }
-    byte[] kv = decode(file, tokens, off);
+    byte[] kv = decode(file, tokens, off, n);
     if (kv == null) {
       forget(name, true);
       return null;
@@ -180,8 +197,8 @@ public final class FileKvStorage implements AutoCloseable {
     return kv;
   }
 
-  private byte[] decode(byte[] file, int[] tokens, int off) {
-    if (file.length != fileBytes) {
+  private byte[] decode(byte[] file, int[] tokens, int off, int n) {
+    if (file.length != fileBytes(n)) {
       return null;
     }
     CRC32C crc = new CRC32C();
@@ -189,24 +206,25 @@ public final class FileKvStorage implements AutoCloseable {
     ByteBuffer b = ByteBuffer.wrap(file).order(ByteOrder.LITTLE_ENDIAN);
     if (b.getLong(file.length - 8) != crc.getValue()
         || b.getInt() != MAGIC
-        || b.getInt() != pageTokens
+        || b.getInt() != n
         || b.getInt() != slotBytes) {
       return null;
     }
-    for (int i = 0; i < pageTokens; i++) {
+    for (int i = 0; i < n; i++) {
       if (b.getInt() != tokens[off + i]) {
         return null;
       }
     }
-    byte[] kv = new byte[pageTokens * slotBytes];
+    byte[] kv = new byte[n * slotBytes];
     b.get(kv);
     return kv;
   }
 
   private void forget(String name, boolean damaged) {
     synchronized (this) {
-      if (index.remove(name) != null) {
-        storedBytes -= fileBytes;
+      Integer size = index.remove(name);
+      if (size != null) {
+        storedBytes -= size;
       }
     }
     if (damaged) {
@@ -225,35 +243,44 @@ public final class FileKvStorage implements AutoCloseable {
    * is stored or queued already, or when writes are behind by more than a bounded amount.
    */
   public void put(String name, int[] tokens, int off, byte[] kv) {
-    if (kv.length != pageTokens * slotBytes) {
+    put(name, tokens, off, pageTokens, kv);
+  }
+
+  /**
+   * As {@link #put(String, int[], int, byte[])} for a page of {@code n} tokens (a tail if less).
+   */
+  public void put(String name, int[] tokens, int off, int n, byte[] kv) {
+    if (n <= 0 || n > pageTokens || kv.length != n * slotBytes) {
       throw new IllegalArgumentException(
-          "a page holds " + pageTokens * slotBytes + " KV bytes, not " + kv.length);
+          "a page of " + n + " tokens holds " + n * slotBytes + " KV bytes, not " + kv.length);
     }
+    int size = fileBytes(n);
     synchronized (this) {
       if (index.containsKey(name) || queued.contains(name)) {
         return;
       }
-      if (pendingBytes + fileBytes > maxPendingBytes) {
+      if (pendingBytes + size > maxPendingBytes) {
         counters.skipped();
         return;
       }
       queued.add(name);
-      pendingBytes += fileBytes;
+      pendingBytes += size;
     }
-    int[] pageTokenIds = java.util.Arrays.copyOfRange(tokens, off, off + pageTokens);
+    int[] pageTokenIds = java.util.Arrays.copyOfRange(tokens, off, off + n);
     writer.execute(() -> write(name, pageTokenIds, kv));
   }
 
   private void write(String name, int[] tokens, byte[] kv) {
     long t0 = System.nanoTime();
-    ByteBuffer b = ByteBuffer.allocate(fileBytes).order(ByteOrder.LITTLE_ENDIAN);
-    b.putInt(MAGIC).putInt(pageTokens).putInt(slotBytes);
+    int size = fileBytes(tokens.length);
+    ByteBuffer b = ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
+    b.putInt(MAGIC).putInt(tokens.length).putInt(slotBytes);
     for (int t : tokens) {
       b.putInt(t);
     }
     b.put(kv);
     CRC32C crc = new CRC32C();
-    crc.update(b.array(), 0, fileBytes - 8);
+    crc.update(b.array(), 0, size - 8);
     b.putLong(crc.getValue());
     Path target = path(name);
     boolean ok = false;
@@ -273,10 +300,10 @@ public final class FileKvStorage implements AutoCloseable {
     List<String> evicted = new ArrayList<>();
     synchronized (this) {
       queued.remove(name);
-      pendingBytes -= fileBytes;
+      pendingBytes -= size;
       if (ok) {
-        index.put(name, fileBytes);
-        storedBytes += fileBytes;
+        index.put(name, size);
+        storedBytes += size;
         evicted = trim();
       }
     }

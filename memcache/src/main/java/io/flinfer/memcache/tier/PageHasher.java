@@ -29,6 +29,36 @@ public final class PageHasher {
 
   /** The names of the first {@code pages} pages of {@code tokens} in {@code namespace}. */
   public String[] names(String namespace, int[] tokens, int pages) {
+    String[] names = new String[pages];
+    chain(namespace, tokens, pages, names);
+    return names;
+  }
+
+  /**
+   * The names of the tail pages after the first {@code pages} whole pages of {@code tokens}: entry
+   * {@code n - 1} names the {@code n} tokens that follow them, for n up to {@code maxTail} (less
+   * than a page). A tail is the end of a prefix that stops inside a page; its name is marked apart
+   * from a whole page's, so the two never collide.
+   */
+  public String[] tails(String namespace, int[] tokens, int pages, int maxTail) {
+    if (maxTail >= pageTokens || (long) pages * pageTokens + maxTail > tokens.length) {
+      throw new IllegalArgumentException(
+          "a tail of " + maxTail + " after " + pages + " pages of " + pageTokens);
+    }
+    byte[] prev = chain(namespace, tokens, pages, null);
+    MessageDigest sha = sha256();
+    String[] names = new String[maxTail];
+    for (int n = 1; n <= maxTail; n++) {
+      sha.update(prev);
+      sha.update((byte) 'T');
+      sha.update(bytes(tokens, pages * pageTokens, n));
+      names[n - 1] = HexFormat.of().formatHex(sha.digest(), 0, 20);
+    }
+    return names;
+  }
+
+  /** Hashes the chain through {@code pages} pages, naming them into {@code names} if given. */
+  private byte[] chain(String namespace, int[] tokens, int pages, String[] names) {
     if ((long) pages * pageTokens > tokens.length) {
       throw new IllegalArgumentException(
           pages + " pages of " + pageTokens + " tokens from " + tokens.length + " tokens");
@@ -38,22 +68,28 @@ public final class PageHasher {
     sha.update((byte) 0);
     sha.update(namespace.getBytes(StandardCharsets.UTF_8));
     byte[] prev = sha.digest();
-    byte[] page = new byte[pageTokens * 4];
-    String[] names = new String[pages];
     for (int p = 0; p < pages; p++) {
-      for (int i = 0; i < pageTokens; i++) {
-        int t = tokens[p * pageTokens + i];
-        page[4 * i] = (byte) t;
-        page[4 * i + 1] = (byte) (t >>> 8);
-        page[4 * i + 2] = (byte) (t >>> 16);
-        page[4 * i + 3] = (byte) (t >>> 24);
-      }
       sha.update(prev);
-      sha.update(page);
+      sha.update(bytes(tokens, p * pageTokens, pageTokens));
       prev = sha.digest();
-      names[p] = HexFormat.of().formatHex(prev, 0, 20);
+      if (names != null) {
+        names[p] = HexFormat.of().formatHex(prev, 0, 20);
+      }
     }
-    return names;
+    return prev;
+  }
+
+  /** {@code tokens[from..from + n)} as little-endian bytes. */
+  private static byte[] bytes(int[] tokens, int from, int n) {
+    byte[] b = new byte[n * 4];
+    for (int i = 0; i < n; i++) {
+      int t = tokens[from + i];
+      b[4 * i] = (byte) t;
+      b[4 * i + 1] = (byte) (t >>> 8);
+      b[4 * i + 2] = (byte) (t >>> 16);
+      b[4 * i + 3] = (byte) (t >>> 24);
+    }
+    return b;
   }
 
   private static MessageDigest sha256() {

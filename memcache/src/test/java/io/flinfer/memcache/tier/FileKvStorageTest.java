@@ -105,6 +105,32 @@ class FileKvStorageTest {
     }
   }
 
+  /**
+   * A prefix that ends inside a page keeps its tail as a shorter page: it reads back after a
+   * restart, only for its own length and tokens, and its name is no whole page's.
+   */
+  @Test
+  void aTailPageReadsBackForItsOwnLengthOnly() {
+    int[] tokens = {1, 2, 3, 4, 5, 6, 7, 8};
+    PageHasher h = new PageHasher("m", PAGE);
+    String[] tails = h.tails("", tokens, 1, PAGE - 1);
+    byte[] three = Arrays.copyOf(kv(3), 3 * SLOT);
+    try (FileKvStorage s = new FileKvStorage(dir, 1 << 20, PAGE, SLOT)) {
+      s.put(tails[2], tokens, 4, 3, three);
+      s.flush();
+      assertThat(s.get(tails[2], tokens, 4, 3)).isEqualTo(three);
+    }
+    try (FileKvStorage s = new FileKvStorage(dir, 1 << 20, PAGE, SLOT)) {
+      assertThat(s.pages()).isEqualTo(1);
+      assertThat(s.contains(tails[1])).isFalse();
+      int[] other = {1, 2, 3, 4, 5, 6, 9, 8};
+      assertThat(s.get(tails[2], other, 4, 3)).as("other tokens").isNull();
+      assertThat(s.pages()).as("a mismatch drops the page").isZero();
+    }
+    assertThat(tails[2]).isNotEqualTo(h.names("", new int[] {1, 2, 3, 4, 5, 6, 7, 0}, 2)[1]);
+    assertThat(h.tails("", tokens, 1, 2)).containsExactly(tails[0], tails[1]);
+  }
+
   @Test
   void namesDifferByNamespaceAndSaltAndChainThePrefix() {
     int[] a = {1, 2, 3, 4, 5, 6, 7, 8};

@@ -730,6 +730,17 @@ public final class Engine implements AutoCloseable {
   }
 
   /**
+   * Waits until every page queued for the storage tier so far is on disk. Writes are otherwise in
+   * the background, so what a later match finds there depends on timing; tests that count what was
+   * computed call this after each step.
+   */
+  public void flushStorage() {
+    if (tiered != null && tiered.storage() != null) {
+      tiered.storage().flush();
+    }
+  }
+
+  /**
    * Checks the pools' accounting: every usable slot is free, cached (evictable or protected) or
    * held by a request in the engine as its own; every running request holds a row. Throws {@link
    * IllegalStateException} on the first violation. For tests.

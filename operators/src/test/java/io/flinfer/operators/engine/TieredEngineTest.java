@@ -100,6 +100,7 @@ class TieredEngineTest {
           out.computeIfAbsent(t.requestId(), k -> new ArrayList<>()).add(t);
         }
         e.verifyInvariants();
+        e.flushStorage(); // what storage holds at each match must not depend on timing
         assertThat(++guard).isLessThan(10_000);
       }
     }
