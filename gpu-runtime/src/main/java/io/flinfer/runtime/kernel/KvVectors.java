@@ -35,17 +35,22 @@ final class KvVectors {
       case FP8_E4M3:
         return e4m3(codes(rows.bytes(), element)).mul(rows.scale());
       default:
-        // An E5M2 code is the upper byte of an IEEE half.
-        return HalfVectors.fp16(codes(rows.bytes(), element).lanewise(VectorOperators.LSHL, 8))
+        // An E5M2 code is the upper byte of an IEEE half (sign-extended, as fp16 takes halves).
+        return HalfVectors.fp16(
+                signedCodes(rows.bytes(), element).lanewise(VectorOperators.LSHL, 8))
             .mul(rows.scale());
     }
   }
 
   /** Eight FP8 codes as unsigned ints. */
   private static IntVector codes(byte[] a, int element) {
-    return ((IntVector)
-            ByteVector.fromArray(S8, a, element).convertShape(VectorOperators.B2I, S32, 0))
-        .and(0xFF);
+    return signedCodes(a, element).and(0xFF);
+  }
+
+  /** Eight FP8 codes as signed ints. */
+  private static IntVector signedCodes(byte[] a, int element) {
+    return (IntVector)
+        ByteVector.fromArray(S8, a, element).convertShape(VectorOperators.B2I, S32, 0);
   }
 
   /**
