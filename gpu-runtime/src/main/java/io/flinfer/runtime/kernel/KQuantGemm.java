@@ -84,12 +84,14 @@ public final class KQuantGemm {
    * the vectors would be boxed.
    */
 
-  /** Super-block {@code q[p..]} of Q4_K ({@code fifth} false) or Q5_K as floats into dst[o..]. */
+  /**
+   * Super-block {@code q[p..]} of Q4_K ({@code fifthBits} false) or Q5_K as floats into dst[o..].
+   */
   static void scaleMinBlock(
-      byte[] q, int p, boolean fifth, float d, float dmin, float[] dst, int o) {
+      byte[] q, int p, boolean fifthBits, float d, float dmin, float[] dst, int o) {
     long low8 = (long) LONG.get(q, p + 4);
     int high4 = (int) INT.get(q, p + 12);
-    int qs = fifth ? p + 48 : p + 16;
+    int qs = fifthBits ? p + 48 : p + 16;
     for (int j = 0; j < 8; j++) {
       int sm = KScales.scaleMin(low8, high4, j);
       float scale = d * (sm & 0xff);
@@ -97,7 +99,7 @@ public final class KQuantGemm {
       int r = qs + 32 * (j >> 1);
       for (int part = 0; part < 4; part++) {
         IntVector n = (j & 1) == 0 ? low(q, r + 8 * part) : high(q, r + 8 * part);
-        if (fifth) {
+        if (fifthBits) {
           n = n.or(fifth(q, p + 16 + 8 * part, j));
         }
         weights(n, scale, min).intoArray(dst, o + 32 * j + 8 * part);

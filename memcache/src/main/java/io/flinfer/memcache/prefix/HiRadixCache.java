@@ -198,23 +198,23 @@ public final class HiRadixCache extends RadixCache implements AutoCloseable {
     int pageTokens = hasher.pageTokens();
     int first = cached / pageTokens;
     int pages = len / pageTokens;
-    String[] names = hasher.names(namespace, key, pages);
+    PageHasher.Chain chain = hasher.chain(namespace, key, pages);
     int k = first;
-    while (k < pages && storage.contains(names[k])) {
+    while (k < pages && storage.contains(chain.name(k))) {
       k++;
     }
-    // Where the whole pages stop, a stored prefix may have ended inside the next page: its tail.
-    int maxTail = Math.min(pageTokens - 1, len - k * pageTokens);
+    // Where the whole pages stop, a stored prefix may have ended inside the next page: its tail,
+    // the longest first.
     String tailName = null;
     int tail = 0;
-    if (maxTail > 0 && k * pageTokens + maxTail > cached) {
-      String[] tails = hasher.tails(namespace, key, k, maxTail);
-      for (int t = maxTail; t > 0 && k * pageTokens + t > cached; t--) {
-        if (storage.contains(tails[t - 1])) {
-          tailName = tails[t - 1];
-          tail = t;
-          break;
-        }
+    for (int t = Math.min(pageTokens - 1, len - k * pageTokens);
+        t > 0 && k * pageTokens + t > cached;
+        t--) {
+      String name = chain.tail(k, t);
+      if (storage.contains(name)) {
+        tailName = name;
+        tail = t;
+        break;
       }
     }
     if (k == first && tail == 0) {
@@ -235,7 +235,7 @@ public final class HiRadixCache extends RadixCache implements AutoCloseable {
       int got = cached;
       boolean whole = true; // every page up to the tail was read
       for (int p = first; p < k; p++) {
-        byte[] kv = storage.get(names[p], key, p * pageTokens);
+        byte[] kv = storage.get(chain.name(p), key, p * pageTokens);
         if (kv == null) {
           whole = false;
           break;
@@ -381,20 +381,20 @@ public final class HiRadixCache extends RadixCache implements AutoCloseable {
       System.arraycopy(t.key, 0, tokens, at, t.key.length);
       System.arraycopy(t.hostValue, 0, host, at, t.key.length);
     }
-    String[] names = hasher.names(root.namespace, tokens, lastPage + 1);
+    PageHasher.Chain chain = hasher.chain(root.namespace, tokens, end / pageTokens);
     for (int p = firstPage; p <= lastPage; p++) {
-      if (!storage.contains(names[p])) {
+      String name = chain.name(p);
+      if (!storage.contains(name)) {
         byte[] kv = new byte[pageTokens * hostPool.slotBytes()];
         hostPool.read(host, p * pageTokens, pageTokens, kv, 0);
-        storage.put(names[p], tokens, p * pageTokens, kv);
+        storage.put(name, tokens, p * pageTokens, kv);
       }
     }
     if (tailTokens > 0) {
       // The prefix ends inside a page: its tail is stored too, or a returning prefix would compute
       // up to a page's worth of tokens again.
       int from = end - tailTokens;
-      String name =
-          hasher.tails(root.namespace, tokens, from / pageTokens, tailTokens)[tailTokens - 1];
+      String name = chain.tail(end / pageTokens, tailTokens);
       if (!storage.contains(name)) {
         byte[] kv = new byte[tailTokens * hostPool.slotBytes()];
         hostPool.read(host, from, tailTokens, kv, 0);

@@ -29,36 +29,18 @@ public final class PageHasher {
 
   /** The names of the first {@code pages} pages of {@code tokens} in {@code namespace}. */
   public String[] names(String namespace, int[] tokens, int pages) {
+    Chain c = chain(namespace, tokens, pages);
     String[] names = new String[pages];
-    chain(namespace, tokens, pages, names);
+    for (int p = 0; p < pages; p++) {
+      names[p] = c.name(p);
+    }
     return names;
   }
 
   /**
-   * The names of the tail pages after the first {@code pages} whole pages of {@code tokens}: entry
-   * {@code n - 1} names the {@code n} tokens that follow them, for n up to {@code maxTail} (less
-   * than a page). A tail is the end of a prefix that stops inside a page; its name is marked apart
-   * from a whole page's, so the two never collide.
+   * The hash chain through the first {@code pages} pages of {@code tokens} in {@code namespace}.
    */
-  public String[] tails(String namespace, int[] tokens, int pages, int maxTail) {
-    if (maxTail >= pageTokens || (long) pages * pageTokens + maxTail > tokens.length) {
-      throw new IllegalArgumentException(
-          "a tail of " + maxTail + " after " + pages + " pages of " + pageTokens);
-    }
-    byte[] prev = chain(namespace, tokens, pages, null);
-    MessageDigest sha = sha256();
-    String[] names = new String[maxTail];
-    for (int n = 1; n <= maxTail; n++) {
-      sha.update(prev);
-      sha.update((byte) 'T');
-      sha.update(bytes(tokens, pages * pageTokens, n));
-      names[n - 1] = HexFormat.of().formatHex(sha.digest(), 0, 20);
-    }
-    return names;
-  }
-
-  /** Hashes the chain through {@code pages} pages, naming them into {@code names} if given. */
-  private byte[] chain(String namespace, int[] tokens, int pages, String[] names) {
+  public Chain chain(String namespace, int[] tokens, int pages) {
     if ((long) pages * pageTokens > tokens.length) {
       throw new IllegalArgumentException(
           pages + " pages of " + pageTokens + " tokens from " + tokens.length + " tokens");
@@ -67,16 +49,47 @@ public final class PageHasher {
     sha.update(salt);
     sha.update((byte) 0);
     sha.update(namespace.getBytes(StandardCharsets.UTF_8));
-    byte[] prev = sha.digest();
+    byte[][] digests = new byte[pages + 1][];
+    digests[0] = sha.digest();
     for (int p = 0; p < pages; p++) {
-      sha.update(prev);
+      sha.update(digests[p]);
       sha.update(bytes(tokens, p * pageTokens, pageTokens));
-      prev = sha.digest();
-      if (names != null) {
-        names[p] = HexFormat.of().formatHex(prev, 0, 20);
-      }
+      digests[p + 1] = sha.digest();
     }
-    return prev;
+    return new Chain(tokens, digests);
+  }
+
+  /**
+   * One token sequence's chain, hashed once: the names of its pages, and of the tails after them. A
+   * tail is the end of a prefix that stops inside a page; its name is marked apart from a whole
+   * page's, so the two never collide.
+   */
+  public final class Chain {
+    private final int[] tokens;
+    private final byte[][] digests;
+
+    private Chain(int[] tokens, byte[][] digests) {
+      this.tokens = tokens;
+      this.digests = digests;
+    }
+
+    /** Page {@code p}'s name: it stands for every token up to the page's end. */
+    public String name(int p) {
+      return HexFormat.of().formatHex(digests[p + 1], 0, 20);
+    }
+
+    /** The name of the {@code n} tokens (less than a page) that follow the first {@code pages}. */
+    public String tail(int pages, int n) {
+      if (n <= 0 || n >= pageTokens || (long) pages * pageTokens + n > tokens.length) {
+        throw new IllegalArgumentException(
+            "a tail of " + n + " after " + pages + " pages of " + pageTokens);
+      }
+      MessageDigest sha = sha256();
+      sha.update(digests[pages]);
+      sha.update((byte) 'T');
+      sha.update(bytes(tokens, pages * pageTokens, n));
+      return HexFormat.of().formatHex(sha.digest(), 0, 20);
+    }
   }
 
   /** {@code tokens[from..from + n)} as little-endian bytes. */

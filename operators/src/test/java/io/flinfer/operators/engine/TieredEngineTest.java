@@ -12,6 +12,7 @@ import io.flinfer.runtime.testing.SharedFiles;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -19,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -49,6 +51,13 @@ class TieredEngineTest {
   record Run(Map<String, int[]> tokens, long prefillTokens, TierStats tiers) {}
 
   private static Run serve(EngineConfig cfg) {
+    return serve(cfg, false);
+  }
+
+  /**
+   * Serves the conversations, a turn's requests one at a time or, {@code together}, all at once.
+   */
+  private static Run serve(EngineConfig cfg, boolean together) {
     Map<String, int[]> out = new HashMap<>();
     Random rnd = new Random(42);
     int vocab = model.config().vocabSize();
@@ -72,7 +81,7 @@ class TieredEngineTest {
                   .namespace(c % 2 == 0 ? "" : "tenant")
                   .build());
         }
-        Map<String, List<TokenEvent>> events = runChecked(e, reqs);
+        Map<String, List<TokenEvent>> events = runChecked(e, reqs, together);
         for (int c = 0; c < CONVERSATIONS; c++) {
           int[] gen =
               events.get("c" + c + "t" + turn).stream().mapToInt(TokenEvent::tokenId).toArray();
@@ -89,20 +98,26 @@ class TieredEngineTest {
     }
   }
 
-  /** Runs requests one at a time (so each returns after others evicted it), checking the pools. */
-  private static Map<String, List<TokenEvent>> runChecked(Engine e, List<Req> reqs) {
+  /**
+   * Runs the requests, one at a time (so each returns after others evicted it) or, {@code
+   * together}, submitting each as soon as the engine accepts it; checks the pools after every step.
+   */
+  private static Map<String, List<TokenEvent>> runChecked(
+      Engine e, List<Req> reqs, boolean together) {
     Map<String, List<TokenEvent>> out = new HashMap<>();
-    for (Req r : reqs) {
-      assertThat(e.submit(r)).isTrue();
-      int guard = 0;
-      while (e.hasWork()) {
-        for (TokenEvent t : e.step()) {
-          out.computeIfAbsent(t.requestId(), k -> new ArrayList<>()).add(t);
-        }
-        e.verifyInvariants();
-        e.flushStorage(); // what storage holds at each match must not depend on timing
-        assertThat(++guard).isLessThan(10_000);
+    ArrayDeque<Req> queue = new ArrayDeque<>(reqs);
+    int guard = 0;
+    while (!queue.isEmpty() || e.hasWork()) {
+      if (!queue.isEmpty() && (together ? e.canAccept() : !e.hasWork())) {
+        assertThat(e.submit(queue.poll())).isTrue();
+        continue;
       }
+      for (TokenEvent t : e.step()) {
+        out.computeIfAbsent(t.requestId(), k -> new ArrayList<>()).add(t);
+      }
+      e.verifyInvariants();
+      e.flushStorage(); // what storage holds at each match must not depend on timing
+      assertThat(++guard).isLessThan(100_000);
     }
     return out;
   }
@@ -159,6 +174,22 @@ class TieredEngineTest {
     assertSameTokens(restarted, plain);
     assertThat(restarted.tiers().storageHitTokens()).isPositive();
     assertThat(restarted.prefillTokens()).isLessThan(plain.prefillTokens() / spared);
+  }
+
+  /**
+   * Every conversation's turn at once on the small pool: the round often has no room to load all of
+   * a request's host part, and the request then waits for room instead of computing that part, so
+   * with the host tier each turn computes only its new message (and the last answer token).
+   */
+  @Test
+  void concurrentTurnsComputeOnlyTheirNewTokens() {
+    Run plain = serve(config(1, KvStoreType.FP32, null));
+    HiCacheConfig host =
+        HiCacheConfig.builder().hostTokens(4096).writePolicy(WritePolicy.WRITE_THROUGH).build();
+    Run together = serve(config(1, KvStoreType.FP32, host), true);
+    assertSameTokens(together, plain);
+    assertThat(together.prefillTokens())
+        .isLessThanOrEqualTo((long) CONVERSATIONS * TURNS * (USER_TOKENS + 1));
   }
 
   /**
