@@ -29,6 +29,12 @@ import java.util.zip.CRC32C;
  * used pages deleted first. Writes go through one background thread, so the scheduler never waits
  * for a disk; a page is visible once its file is complete (written aside, then renamed).
  *
+ * <p>Several stores may share a directory (the subtasks of a job on one machine): a page another
+ * store wrote is found on disk when the index misses it, and after every eighth of the limit
+ * written a store lists the directory again and trims it as a whole, least recently used pages
+ * first (last use is the file's modification time), so the directory stays within the limit plus
+ * what the stores wrote since their last listing.
+ *
  * <p>A file holds a header (magic, page tokens, slot bytes), the page's tokens, its KV bytes and a
  * CRC32C of all of it. A file that is short, from another layout, holds other tokens or fails its
  * checksum is a miss (and is deleted), never KV.
@@ -50,6 +56,7 @@ public final class FileKvStorage implements AutoCloseable {
   private final Set<String> queued = new HashSet<>();
   private long storedBytes;
   private long pendingBytes;
+  private long writtenSinceScan; // written by the writer thread only
   private final ExecutorService writer;
   private final StorageCounters counters = new StorageCounters();
 
@@ -83,7 +90,7 @@ public final class FileKvStorage implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot create the KV storage directory " + dir, e);
     }
-    scan();
+    delete(scan());
     this.writer =
         Executors.newSingleThreadExecutor(
             r -> {
@@ -114,36 +121,59 @@ public final class FileKvStorage implements AutoCloseable {
     return body > 0 && body % (4 + slotBytes) == 0 && n <= pageTokens ? (int) n : 0;
   }
 
-  /** Finds the pages of an earlier run, oldest use first, and drops unfinished writes. */
-  private void scan() {
-    record Found(String name, long mtime, long size) {}
+  /**
+   * Lists the directory and makes it the index, oldest use first (pages of an earlier run, of other
+   * stores in the directory), dropping what is gone; returns the pages the limit evicts. Partial
+   * writes older than a minute are left by a crashed writer and are deleted.
+   */
+  private List<String> scan() {
+    record Found(String name, FileTime mtime, long size) {}
     List<Found> found = new ArrayList<>();
+    long staleBefore = System.currentTimeMillis() - 60_000;
     try (Stream<Path> files = Files.walk(dir, 2)) {
       for (Iterator<Path> it = files.iterator(); it.hasNext(); ) {
         Path p = it.next();
         String f = p.getFileName().toString();
-        if (f.contains(".tmp")) {
-          Files.deleteIfExists(p);
-        } else if (f.endsWith(".kv") && Files.isRegularFile(p)) {
-          found.add(
-              new Found(
-                  f.substring(0, f.length() - 3),
-                  Files.getLastModifiedTime(p).toMillis(),
-                  Files.size(p)));
+        try {
+          if (f.contains(".tmp")) {
+            if (Files.getLastModifiedTime(p).toMillis() < staleBefore) {
+              Files.deleteIfExists(p);
+            }
+          } else if (f.endsWith(".kv") && Files.isRegularFile(p)) {
+            found.add(
+                new Found(
+                    f.substring(0, f.length() - 3), Files.getLastModifiedTime(p), Files.size(p)));
+          }
+        } catch (NoSuchFileException e) {
+          // Deleted by another store meanwhile.
         }
       }
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot read the KV storage directory " + dir, e);
+    } catch (IOException | UncheckedIOException e) {
+      throw new UncheckedIOException(
+          "cannot read the KV storage directory " + dir,
+          e instanceof IOException io ? io : ((UncheckedIOException) e).getCause());
     }
-    found.sort((a, b) -> Long.compare(a.mtime(), b.mtime()));
+    found.sort((a, b) -> a.mtime().compareTo(b.mtime()));
     synchronized (this) {
+      index.clear();
+      storedBytes = 0;
       for (Found f : found) {
         if (tokensOf(f.size()) > 0) {
           index.put(f.name(), (int) f.size());
           storedBytes += f.size();
         }
       }
-      trim();
+      return trim();
+    }
+  }
+
+  private void delete(List<String> names) {
+    for (String name : names) {
+      try {
+        Files.deleteIfExists(path(name));
+      } catch (IOException e) {
+        // Out of the index already; a later listing finds it and the limit trims it then.
+      }
     }
   }
 
@@ -151,9 +181,32 @@ public final class FileKvStorage implements AutoCloseable {
     return dir.resolve(name.substring(0, 2)).resolve(name + ".kv");
   }
 
-  /** Whether a page of that name is stored (no disk access). */
-  public synchronized boolean contains(String name) {
-    return index.containsKey(name);
+  /**
+   * Whether a page of that name is stored: in the index, or on disk, written by another store
+   * sharing the directory (then it joins the index).
+   */
+  public boolean contains(String name) {
+    synchronized (this) {
+      if (index.containsKey(name)) {
+        return true;
+      }
+    }
+    Path p = path(name);
+    long size;
+    try {
+      size = Files.size(p);
+    } catch (IOException e) {
+      return false;
+    }
+    if (tokensOf(size) == 0) {
+      return false;
+    }
+    synchronized (this) {
+      if (index.putIfAbsent(name, (int) size) == null) {
+        storedBytes += size;
+      }
+    }
+    return true;
   }
 
   /**
@@ -166,10 +219,11 @@ public final class FileKvStorage implements AutoCloseable {
 
   /** As {@link #get(String, int[], int)} for a page of {@code n} tokens (a tail if less). */
   public byte[] get(String name, int[] tokens, int off, int n) {
+    if (!contains(name)) {
+      return null;
+    }
     synchronized (this) {
-      if (index.get(name) == null) {
-        return null;
-      }
+      index.get(name); // a use: last in the eviction order
     }
     long t0 = System.nanoTime();
     Path p = path(name);
@@ -189,7 +243,7 @@ public final class FileKvStorage implements AutoCloseable {
       return null;
     }
     try {
-      Files.setLastModifiedTime(p, FileTime.fromMillis(System.currentTimeMillis()));
+      Files.setLastModifiedTime(p, FileTime.from(java.time.Instant.now()));
     } catch (IOException e) {
       // The order after a restart is only a hint.
     }
@@ -307,15 +361,19 @@ public final class FileKvStorage implements AutoCloseable {
         evicted = trim();
       }
     }
-    for (String e : evicted) {
-      try {
-        Files.deleteIfExists(path(e));
-      } catch (IOException ex) {
-        // Out of the index already; a later scan finds it and the limit trims it then.
-      }
-    }
+    delete(evicted);
     if (ok) {
       counters.written(kv.length, System.nanoTime() - t0);
+      writtenSinceScan += size;
+      if (writtenSinceScan >= maxBytes / 8) {
+        // What other stores in the directory wrote counts against the same limit.
+        writtenSinceScan = 0;
+        try {
+          delete(scan());
+        } catch (UncheckedIOException e) {
+          counters.failed();
+        }
+      }
     }
   }
 
@@ -328,17 +386,6 @@ public final class FileKvStorage implements AutoCloseable {
       it.remove();
       storedBytes -= e.getValue();
       out.add(e.getKey());
-    }
-    if (!out.isEmpty() && writer == null) {
-      // At start-up: delete at once.
-      for (String name : out) {
-        try {
-          Files.deleteIfExists(path(name));
-        } catch (IOException e) {
-          // Retried by the next start-up's trim.
-        }
-      }
-      return List.of();
     }
     counters.evicted(out.size());
     return out;

@@ -106,6 +106,54 @@ class FileKvStorageTest {
   }
 
   /**
+   * Two stores on one directory (two subtasks on one machine): each finds the pages the other
+   * wrote, writes none twice, and the directory as a whole stays within the limit (plus the eighth
+   * of it written between listings), the least recently used pages going first, whoever wrote them.
+   */
+  @Test
+  void storesSharingADirectorySeeEachOthersPagesAndShareOneLimit() throws IOException {
+    int pages = 40;
+    int[] tokens = new int[PAGE * pages];
+    Arrays.setAll(tokens, i -> i);
+    String[] names = new PageHasher("m", PAGE).names("", tokens, pages);
+    long limit;
+    try (FileKvStorage probe = new FileKvStorage(dir, 1 << 20, PAGE, SLOT)) {
+      limit = 16L * probe.pageFileBytes();
+    }
+    try (FileKvStorage a = new FileKvStorage(dir, limit, PAGE, SLOT);
+        FileKvStorage b = new FileKvStorage(dir, limit, PAGE, SLOT)) {
+      a.put(names[0], tokens, 0, kv(0));
+      a.flush();
+      assertThat(b.contains(names[0])).isTrue();
+      assertThat(b.get(names[0], tokens, 0)).isEqualTo(kv(0));
+      for (int p = 1; p < pages; p++) {
+        FileKvStorage writer = p % 2 == 0 ? a : b;
+        if (!writer.contains(names[p])) {
+          writer.put(names[p], tokens, p * PAGE, kv(p));
+        }
+        writer.flush();
+        assertThat(directoryBytes())
+            .as("after page %d", p)
+            .isLessThanOrEqualTo(limit + 2 * (limit / 8 + a.pageFileBytes()));
+      }
+      // The newest pages are there, from either store; the oldest were trimmed by whichever listed.
+      for (int p = pages - 4; p < pages; p++) {
+        assertThat(a.get(names[p], tokens, p * PAGE)).as("page %d", p).isEqualTo(kv(p));
+        assertThat(b.get(names[p], tokens, p * PAGE)).as("page %d", p).isEqualTo(kv(p));
+      }
+      assertThat(a.get(names[1], tokens, PAGE)).isNull();
+      assertThat(b.get(names[1], tokens, PAGE)).isNull();
+      assertThat(a.counters().corruptPages() + b.counters().corruptPages()).isZero();
+    }
+  }
+
+  private long directoryBytes() throws IOException {
+    try (Stream<Path> s = Files.walk(dir)) {
+      return s.filter(p -> p.toString().endsWith(".kv")).mapToLong(p -> p.toFile().length()).sum();
+    }
+  }
+
+  /**
    * A prefix that ends inside a page keeps its tail as a shorter page: it reads back after a
    * restart, only for its own length and tokens, and its name is no whole page's.
    */
