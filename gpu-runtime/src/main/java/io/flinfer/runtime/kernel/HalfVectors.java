@@ -118,6 +118,36 @@ public final class HalfVectors {
     return fp16(halves(a, element));
   }
 
+  /**
+   * Eight IEEE halves of an array that holds no infinity or NaN ({@link #hasNoSpecials}): the same
+   * floats as {@link #fp16(short[], int)} without the test for them.
+   */
+  static FloatVector fp16Finite(short[] a, int element) {
+    return halves(a, element)
+        .lanewise(VectorOperators.LSHL, 13)
+        .and(0x8FFFE000)
+        .reinterpretAsFloats()
+        .mul(0x1.0p112f);
+  }
+
+  /**
+   * Eight 16-bit floats of an array: bfloat16, or IEEE halves ({@code finite}: none of the array's
+   * is an infinity or NaN).
+   */
+  static FloatVector half(short[] a, int element, boolean bf16, boolean finite) {
+    return bf16 ? bf16(a, element) : finite ? fp16Finite(a, element) : fp16(a, element);
+  }
+
+  /** Whether no element of {@code a} is an IEEE half infinity or NaN (exponent bits all ones). */
+  static boolean hasNoSpecials(short[] a) {
+    int any = 0;
+    for (short h : a) {
+      // (exponent bits) + 0x400 reaches bit 15 only when they are all ones.
+      any |= (h & 0x7C00) + 0x0400;
+    }
+    return (any & 0x8000) == 0;
+  }
+
   /** Eight bfloat16 values of an array. */
   static FloatVector bf16(short[] a, int element) {
     return halves(a, element).lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();

@@ -13,11 +13,14 @@ public final class HalfWeights implements CompactWeights {
   private final short[] halves;
   private final boolean bf16;
   private final int cols;
+  private final boolean finiteHalves;
 
   private HalfWeights(short[] halves, boolean bf16, int cols) {
     this.halves = halves;
     this.bf16 = bf16;
     this.cols = cols;
+    // Checked once here so that the hot loops need not test every vector for them.
+    this.finiteHalves = !bf16 && HalfVectors.hasNoSpecials(halves);
   }
 
   /** IEEE halves from little-endian {@code data}. */
@@ -46,6 +49,11 @@ public final class HalfWeights implements CompactWeights {
 
   boolean isBf16() {
     return bf16;
+  }
+
+  /** IEEE halves none of which is an infinity or a NaN. */
+  boolean finiteHalves() {
+    return finiteHalves;
   }
 
   /** The value at ({@code row}, {@code col}) as a float. */
@@ -77,6 +85,10 @@ public final class HalfWeights implements CompactWeights {
     if (bf16) {
       for (; i + lanes <= cols; i += lanes) {
         HalfVectors.bf16(halves, base + i).intoArray(dst, off + i);
+      }
+    } else if (finiteHalves) {
+      for (; i + lanes <= cols; i += lanes) {
+        HalfVectors.fp16Finite(halves, base + i).intoArray(dst, off + i);
       }
     } else {
       for (; i + lanes <= cols; i += lanes) {

@@ -7,6 +7,7 @@ import io.flinfer.runtime.tensor.GgmlType;
 import io.flinfer.runtime.tensor.WeightMatrix;
 import java.nio.ByteBuffer;
 import java.util.Random;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -92,7 +93,9 @@ class GemmTest {
     "Q4_0, 64, 768, 9",
     "F16, 7, 13, 3",
     "F16, 64, 768, 9",
+    "F16, 9, 96, 5",
     "BF16, 9, 100, 5",
+    "BF16, 64, 768, 9",
     "Q4_K, 9, 256, 5",
     "Q4_K, 16, 768, 9",
     "Q5_K, 9, 512, 5",
@@ -129,6 +132,46 @@ class GemmTest {
         assertThat(Float.floatToRawIntBits(one[o]))
             .as("token %d row %d alone against in a batch", t, o)
             .isEqualTo(Float.floatToRawIntBits(batch[t * rows + o]));
+      }
+    }
+  }
+
+  /**
+   * F16 weights holding infinities and a NaN take the exact conversion: each row gets the
+   * reference's value, alone as in a batch (the other rows' kernels skip the test for them).
+   */
+  @Test
+  void halfWeightsWithInfinitiesAndNaNsGiveTheReferenceValues() {
+    int rows = 9;
+    int cols = 64;
+    Random rnd = new Random(23);
+    float[] w = randoms(rnd, rows * cols);
+    w[2 * cols + 5] = Float.POSITIVE_INFINITY;
+    w[6 * cols + 40] = Float.NaN;
+    float[] x = new float[2 * cols];
+    java.util.Arrays.fill(x, 0.5f);
+    WeightMatrix m =
+        WeightMatrix.of(
+            GgmlType.F16, ByteBuffer.wrap(GgufWriter.encode(GgmlType.F16, w)), rows, cols);
+    float[] dequantized = new float[rows * cols];
+    for (int r = 0; r < rows; r++) {
+      m.decodeRowReference(r, dequantized, r * cols);
+    }
+    float[] expected = new float[2 * rows];
+    Gemm.reference(dequantized, rows, cols, x, 2, expected, rows);
+    float[] one = new float[rows];
+    float[] two = new float[2 * rows];
+    m.matmul(x, 1, one, rows, 0, rows, new float[WeightMatrix.scratchSize(cols)]);
+    m.matmul(x, 2, two, rows, 0, rows, new float[WeightMatrix.scratchSize(cols)]);
+    assertThat(one[2]).isEqualTo(Float.POSITIVE_INFINITY);
+    assertThat(one[6]).isNaN();
+    for (int o = 0; o < rows; o++) {
+      assertThat(Float.compare(one[o], two[o])).as("row %d alone against in a batch", o).isZero();
+      if (o != 2 && o != 6) {
+        assertThat(one[o])
+            .isCloseTo(
+                expected[o],
+                org.assertj.core.data.Offset.offset(1e-4f * (1 + Math.abs(expected[o]))));
       }
     }
   }
