@@ -25,54 +25,31 @@ public final class BlockGemm {
 
   private BlockGemm() {}
 
-  /**
-   * Rows [oFrom, oTo) of {@code w} times the token {@code x}; {@code tmp} holds 8 floats. Rows go
-   * in pairs: each keeps its two accumulators (its order is unchanged), and four independent chains
-   * of multiply-adds hide the latency that two would wait on. An odd last row is paired with
-   * itself.
-   */
+  /** Rows [oFrom, oTo) of {@code w} times the token {@code x}; {@code tmp} holds 8 floats. */
   static void rows(BlockWeights w, float[] x, float[] out, int oFrom, int oTo, float[] tmp) {
-    for (int o = oFrom; o < oTo; o += 2) {
-      pair(w, x, out, o, Math.min(o + 1, oTo - 1), tmp);
-    }
-  }
-
-  private static void pair(BlockWeights w, float[] x, float[] out, int o0, int o1, float[] tmp) {
     byte[] q = w.quants();
     float[] d = w.scales();
-    int blocks = w.cols() / BLOCK;
+    int cols = w.cols();
+    int blocks = cols / BLOCK;
     int bb = w.blockBytes();
     boolean nibbles = w.nibbles();
-    int r0 = o0 * blocks * bb;
-    int r1 = o1 * blocks * bb;
-    FloatVector even0 = FloatVector.zero(S);
-    FloatVector odd0 = even0;
-    FloatVector even1 = even0;
-    FloatVector odd1 = even0;
-    for (int b = 0; b < blocks; b++) {
-      int p0 = r0 + b * bb;
-      int p1 = r1 + b * bb;
-      int i = b * BLOCK;
-      float s0 = d[o0 * blocks + b];
-      float s1 = d[o1 * blocks + b];
-      // The four parts written out: C2 does not unroll a loop over them, which halves the speed.
-      FloatVector x0 = FloatVector.fromArray(S, x, i);
-      FloatVector x1 = FloatVector.fromArray(S, x, i + 8);
-      FloatVector x2 = FloatVector.fromArray(S, x, i + 16);
-      FloatVector x3 = FloatVector.fromArray(S, x, i + 24);
-      even0 = part(q, p0, 0, nibbles).mul(s0).fma(x0, even0);
-      even1 = part(q, p1, 0, nibbles).mul(s1).fma(x0, even1);
-      odd0 = part(q, p0, 8, nibbles).mul(s0).fma(x1, odd0);
-      odd1 = part(q, p1, 8, nibbles).mul(s1).fma(x1, odd1);
-      even0 = part(q, p0, 16, nibbles).mul(s0).fma(x2, even0);
-      even1 = part(q, p1, 16, nibbles).mul(s1).fma(x2, even1);
-      odd0 = part(q, p0, 24, nibbles).mul(s0).fma(x3, odd0);
-      odd1 = part(q, p1, 24, nibbles).mul(s1).fma(x3, odd1);
+    for (int o = oFrom; o < oTo; o++) {
+      int r0 = o * blocks * bb;
+      FloatVector even = FloatVector.zero(S);
+      FloatVector odd = FloatVector.zero(S);
+      for (int b = 0; b < blocks; b++) {
+        int p = r0 + b * bb;
+        int i = b * BLOCK;
+        float scale = d[o * blocks + b];
+        // The four parts written out: C2 does not unroll a loop over them, which halves the speed.
+        even = part(q, p, 0, nibbles).mul(scale).fma(FloatVector.fromArray(S, x, i), even);
+        odd = part(q, p, 8, nibbles).mul(scale).fma(FloatVector.fromArray(S, x, i + 8), odd);
+        even = part(q, p, 16, nibbles).mul(scale).fma(FloatVector.fromArray(S, x, i + 16), even);
+        odd = part(q, p, 24, nibbles).mul(scale).fma(FloatVector.fromArray(S, x, i + 24), odd);
+      }
+      even.add(odd).intoArray(tmp, 0);
+      out[o] = GemmKernels.sum8(tmp, 0);
     }
-    even0.add(odd0).intoArray(tmp, 0);
-    out[o0] = GemmKernels.sum8(tmp, 0);
-    even1.add(odd1).intoArray(tmp, 0);
-    out[o1] = GemmKernels.sum8(tmp, 0);
   }
 
   /**

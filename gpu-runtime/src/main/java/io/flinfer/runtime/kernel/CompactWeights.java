@@ -11,7 +11,7 @@ public interface CompactWeights {
 
   /**
    * {@code out[o] = sum_i W[o][i] * x[i]} for rows o in [oFrom, oTo) of one token, reduced as the
-   * decoded rows are (see {@link #pairedOrder}); {@code tmp} holds 8 floats.
+   * decoded rows are (see {@link #pairedOrder}); {@code tmp} holds 32 floats.
    */
   void multiplyToken(float[] x, float[] out, int oFrom, int oTo, float[] tmp);
 

@@ -130,14 +130,6 @@ public final class HalfVectors {
         .mul(0x1.0p112f);
   }
 
-  /**
-   * Eight 16-bit floats of an array: bfloat16, or IEEE halves ({@code finite}: none of the array's
-   * is an infinity or NaN).
-   */
-  static FloatVector half(short[] a, int element, boolean bf16, boolean finite) {
-    return bf16 ? bf16(a, element) : finite ? fp16Finite(a, element) : fp16(a, element);
-  }
-
   /** Whether no element of {@code a} is an IEEE half infinity or NaN (exponent bits all ones). */
   static boolean hasNoSpecials(short[] a) {
     int any = 0;

@@ -7,7 +7,6 @@ import io.flinfer.runtime.tensor.GgmlType;
 import io.flinfer.runtime.tensor.WeightMatrix;
 import java.nio.ByteBuffer;
 import java.util.Random;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -94,8 +93,11 @@ class GemmTest {
     "F16, 7, 13, 3",
     "F16, 64, 768, 9",
     "F16, 9, 96, 5",
+    "F16, 9, 2048, 3",
+    "F16, 6, 2056, 2",
     "BF16, 9, 100, 5",
     "BF16, 64, 768, 9",
+    "BF16, 7, 2048, 2",
     "Q4_K, 9, 256, 5",
     "Q4_K, 16, 768, 9",
     "Q5_K, 9, 512, 5",
@@ -140,10 +142,10 @@ class GemmTest {
    * F16 weights holding infinities and a NaN take the exact conversion: each row gets the
    * reference's value, alone as in a batch (the other rows' kernels skip the test for them).
    */
-  @Test
-  void halfWeightsWithInfinitiesAndNaNsGiveTheReferenceValues() {
+  @ParameterizedTest(name = "{0} columns")
+  @CsvSource({"64", "2048"})
+  void halfWeightsWithInfinitiesAndNaNsGiveTheReferenceValues(int cols) {
     int rows = 9;
-    int cols = 64;
     Random rnd = new Random(23);
     float[] w = randoms(rnd, rows * cols);
     w[2 * cols + 5] = Float.POSITIVE_INFINITY;
