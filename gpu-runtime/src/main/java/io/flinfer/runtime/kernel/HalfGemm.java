@@ -36,10 +36,8 @@ public final class HalfGemm {
       int o1 = Math.min(o + 1, last);
       int o2 = Math.min(o + 2, last);
       int o3 = Math.min(o + 3, last);
-      if (w.isBf16()) {
-        bf16Rows4(w, x, out, o, o1, o2, o3, tmp);
-      } else if (w.finiteHalves()) {
-        finiteRows4(w, x, out, o, o1, o2, o3, tmp);
+      if (w.isBf16() || w.finiteHalves()) {
+        rows4(w, x, out, o, o1, o2, o3, tmp);
       } else {
         rows1(w, x, out, o, o3 + 1, tmp);
       }
@@ -74,9 +72,11 @@ public final class HalfGemm {
     }
   }
 
-  private static void finiteRows4(
+  /** Four rows of bfloat16 or of halves with no infinity or NaN. */
+  private static void rows4(
       HalfWeights w, float[] x, float[] out, int o0, int o1, int o2, int o3, float[] tmp) {
     short[] h = w.halves();
+    boolean bf16 = w.isBf16();
     int cols = w.cols();
     int colsV = cols - cols % L;
     int r0 = o0 * cols;
@@ -89,38 +89,10 @@ public final class HalfGemm {
     FloatVector a3 = a0;
     for (int i = 0; i < colsV; i += L) {
       FloatVector xv = FloatVector.fromArray(S, x, i);
-      a0 = HalfVectors.fp16Finite(h, r0 + i).fma(xv, a0);
-      a1 = HalfVectors.fp16Finite(h, r1 + i).fma(xv, a1);
-      a2 = HalfVectors.fp16Finite(h, r2 + i).fma(xv, a2);
-      a3 = HalfVectors.fp16Finite(h, r3 + i).fma(xv, a3);
-    }
-    // Through the scratch: vectors handed to a helper would be boxed.
-    a0.intoArray(tmp, 0);
-    a1.intoArray(tmp, 8);
-    a2.intoArray(tmp, 16);
-    a3.intoArray(tmp, 24);
-    finish4(w, x, out, o0, o1, o2, o3, colsV, tmp);
-  }
-
-  private static void bf16Rows4(
-      HalfWeights w, float[] x, float[] out, int o0, int o1, int o2, int o3, float[] tmp) {
-    short[] h = w.halves();
-    int cols = w.cols();
-    int colsV = cols - cols % L;
-    int r0 = o0 * cols;
-    int r1 = o1 * cols;
-    int r2 = o2 * cols;
-    int r3 = o3 * cols;
-    FloatVector a0 = FloatVector.zero(S);
-    FloatVector a1 = a0;
-    FloatVector a2 = a0;
-    FloatVector a3 = a0;
-    for (int i = 0; i < colsV; i += L) {
-      FloatVector xv = FloatVector.fromArray(S, x, i);
-      a0 = HalfVectors.bf16(h, r0 + i).fma(xv, a0);
-      a1 = HalfVectors.bf16(h, r1 + i).fma(xv, a1);
-      a2 = HalfVectors.bf16(h, r2 + i).fma(xv, a2);
-      a3 = HalfVectors.bf16(h, r3 + i).fma(xv, a3);
+      a0 = (bf16 ? HalfVectors.bf16(h, r0 + i) : HalfVectors.fp16Finite(h, r0 + i)).fma(xv, a0);
+      a1 = (bf16 ? HalfVectors.bf16(h, r1 + i) : HalfVectors.fp16Finite(h, r1 + i)).fma(xv, a1);
+      a2 = (bf16 ? HalfVectors.bf16(h, r2 + i) : HalfVectors.fp16Finite(h, r2 + i)).fma(xv, a2);
+      a3 = (bf16 ? HalfVectors.bf16(h, r3 + i) : HalfVectors.fp16Finite(h, r3 + i)).fma(xv, a3);
     }
     // Through the scratch: vectors handed to a helper would be boxed.
     a0.intoArray(tmp, 0);
