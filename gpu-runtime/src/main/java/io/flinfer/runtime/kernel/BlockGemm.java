@@ -25,8 +25,68 @@ public final class BlockGemm {
 
   private BlockGemm() {}
 
-  /** Rows [oFrom, oTo) of {@code w} times the token {@code x}; {@code tmp} holds 8 floats. */
+  /**
+   * Rows [oFrom, oTo) of {@code w} times the token {@code x}; {@code tmp} holds 16 floats. Q8_0
+   * rows go two side by side, one from each half of the range (two sequential streams for the
+   * prefetcher), each in its own two accumulators: the same order and bits, twice the independent
+   * chains (32000 x 768 on one core: 12.1 against 15.1 GB/s). A shorter second half repeats its
+   * last row.
+   */
   static void rows(BlockWeights w, float[] x, float[] out, int oFrom, int oTo, float[] tmp) {
+    if (w.nibbles()) {
+      singles(w, x, out, oFrom, oTo, tmp);
+      return;
+    }
+    int half = (oTo - oFrom + 1) / 2;
+    for (int o = oFrom; o < oFrom + half; o++) {
+      q8Pair(w, x, out, o, Math.min(o + half, oTo - 1), tmp);
+    }
+  }
+
+  /** Two Q8_0 rows; without Q4_0's branch, so that C2 keeps the vectors in registers. */
+  private static void q8Pair(BlockWeights w, float[] x, float[] out, int o0, int o1, float[] tmp) {
+    byte[] q = w.quants();
+    float[] d = w.scales();
+    int blocks = w.cols() / BLOCK;
+    int bb = w.blockBytes();
+    int r0 = o0 * blocks * bb;
+    int r1 = o1 * blocks * bb;
+    FloatVector even0 = FloatVector.zero(S);
+    FloatVector odd0 = even0;
+    FloatVector even1 = even0;
+    FloatVector odd1 = even0;
+    for (int b = 0; b < blocks; b++) {
+      int p0 = r0 + b * bb;
+      int p1 = r1 + b * bb;
+      int i = b * BLOCK;
+      float s0 = d[o0 * blocks + b];
+      float s1 = d[o1 * blocks + b];
+      FloatVector x0 = FloatVector.fromArray(S, x, i);
+      FloatVector x1 = FloatVector.fromArray(S, x, i + 8);
+      FloatVector x2 = FloatVector.fromArray(S, x, i + 16);
+      FloatVector x3 = FloatVector.fromArray(S, x, i + 24);
+      even0 = int8(q, p0).mul(s0).fma(x0, even0);
+      even1 = int8(q, p1).mul(s1).fma(x0, even1);
+      odd0 = int8(q, p0 + 8).mul(s0).fma(x1, odd0);
+      odd1 = int8(q, p1 + 8).mul(s1).fma(x1, odd1);
+      even0 = int8(q, p0 + 16).mul(s0).fma(x2, even0);
+      even1 = int8(q, p1 + 16).mul(s1).fma(x2, even1);
+      odd0 = int8(q, p0 + 24).mul(s0).fma(x3, odd0);
+      odd1 = int8(q, p1 + 24).mul(s1).fma(x3, odd1);
+    }
+    even0.add(odd0).intoArray(tmp, 0);
+    even1.add(odd1).intoArray(tmp, 8);
+    out[o0] = GemmKernels.sum8(tmp, 0);
+    out[o1] = GemmKernels.sum8(tmp, 8);
+  }
+
+  private static FloatVector int8(byte[] q, int p) {
+    return (FloatVector) ByteVector.fromArray(BYTES, q, p).convertShape(VectorOperators.B2F, S, 0);
+  }
+
+  /** One row at a time (Q4_0). */
+  private static void singles(
+      BlockWeights w, float[] x, float[] out, int oFrom, int oTo, float[] tmp) {
     byte[] q = w.quants();
     float[] d = w.scales();
     int cols = w.cols();
