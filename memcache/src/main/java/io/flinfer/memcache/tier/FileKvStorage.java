@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -134,24 +135,25 @@ public final class FileKvStorage implements AutoCloseable {
       for (Iterator<Path> it = files.iterator(); it.hasNext(); ) {
         Path p = it.next();
         String f = p.getFileName().toString();
+        boolean tmp = f.contains(".tmp");
+        if (!tmp && !f.endsWith(".kv")) {
+          continue;
+        }
         try {
-          if (f.contains(".tmp")) {
-            if (Files.getLastModifiedTime(p).toMillis() < staleBefore) {
-              Files.deleteIfExists(p);
-            }
-          } else if (f.endsWith(".kv") && Files.isRegularFile(p)) {
-            found.add(
-                new Found(
-                    f.substring(0, f.length() - 3), Files.getLastModifiedTime(p), Files.size(p)));
+          BasicFileAttributes a = Files.readAttributes(p, BasicFileAttributes.class);
+          if (tmp && a.lastModifiedTime().toMillis() < staleBefore) {
+            Files.deleteIfExists(p);
+          } else if (!tmp && a.isRegularFile()) {
+            found.add(new Found(f.substring(0, f.length() - 3), a.lastModifiedTime(), a.size()));
           }
         } catch (NoSuchFileException e) {
           // Deleted by another store meanwhile.
         }
       }
-    } catch (IOException | UncheckedIOException e) {
-      throw new UncheckedIOException(
-          "cannot read the KV storage directory " + dir,
-          e instanceof IOException io ? io : ((UncheckedIOException) e).getCause());
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read the KV storage directory " + dir, e);
+    } catch (UncheckedIOException e) {
+      throw new UncheckedIOException("cannot read the KV storage directory " + dir, e.getCause());
     }
     found.sort((a, b) -> a.mtime().compareTo(b.mtime()));
     synchronized (this) {
@@ -356,8 +358,10 @@ public final class FileKvStorage implements AutoCloseable {
       queued.remove(name);
       pendingBytes -= size;
       if (ok) {
-        index.put(name, size);
-        storedBytes += size;
+        // contains() may have found the file on disk between the rename and here.
+        if (index.put(name, size) == null) {
+          storedBytes += size;
+        }
         evicted = trim();
       }
     }
@@ -371,7 +375,7 @@ public final class FileKvStorage implements AutoCloseable {
         try {
           delete(scan());
         } catch (UncheckedIOException e) {
-          counters.failed();
+          // The write itself succeeded; the next listing tries again.
         }
       }
     }
