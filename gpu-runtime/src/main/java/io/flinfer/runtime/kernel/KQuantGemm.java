@@ -1,8 +1,5 @@
 package io.flinfer.runtime.kernel;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
@@ -18,15 +15,12 @@ import jdk.incubator.vector.VectorSpecies;
  * Q4_K/Q5_K, {@code d * scale * (q - 32)} for Q6_K, the products of the scales first) and outputs
  * reduce in {@link PairedGemm}'s order, so a token gets the same bits here as in a batch, where
  * rows are decoded by {@link KQuantWeights#decodeRow} and multiplied by {@link PairedGemm}.
+ * (Products with 8-bit activations, as ggml computes them, are {@link KQuantDots}'.)
  */
 public final class KQuantGemm {
   private static final VectorSpecies<Float> S = GemmKernels.S;
   private static final VectorSpecies<Byte> BYTES = ByteVector.SPECIES_64;
   private static final VectorSpecies<Integer> INTS = IntVector.SPECIES_256;
-  private static final VarHandle LONG =
-      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
-  private static final VarHandle INT =
-      MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
 
   private KQuantGemm() {}
 
@@ -73,8 +67,9 @@ public final class KQuantGemm {
   }
 
   /*
-   * The layouts. Q4_K/Q5_K super-block at p: fp16 d and dmin, 12 bytes of packed 6-bit scales and
-   * mins (KScales), [Q5_K: 32 bytes of fifth bits,] then 4 runs of 32 bytes, run g holding
+   * The heap layouts. Q4_K/Q5_K super-block at p: 8 scales and 8 mins as bytes (in the file: fp16
+   * d and dmin, and 12 bytes KScales unpacks), [Q5_K: 32 bytes of fifth bits,] then 4 runs of 32
+   * bytes, run g holding
    * sub-block 2g in its low nibbles and 2g + 1 in its high ones; sub-block j's fifth bits are bit j
    * of the fifth-bit bytes. Q6_K super-block: two halves of 128 values, each 64 bytes of low
    * nibbles (ql), 32 bytes of bit pairs (qh) and 8 signed scales of 16 values; quarter k of a half
@@ -89,13 +84,10 @@ public final class KQuantGemm {
    */
   static void scaleMinBlock(
       byte[] q, int p, boolean fifthBits, float d, float dmin, float[] dst, int o) {
-    long low8 = (long) LONG.get(q, p + 4);
-    int high4 = (int) INT.get(q, p + 12);
     int qs = fifthBits ? p + 48 : p + 16;
     for (int j = 0; j < 8; j++) {
-      int sm = KScales.scaleMin(low8, high4, j);
-      float scale = d * (sm & 0xff);
-      float min = dmin * (sm >>> 8);
+      float scale = d * q[p + j];
+      float min = dmin * q[p + 8 + j];
       int r = qs + 32 * (j >> 1);
       for (int part = 0; part < 4; part++) {
         IntVector n = (j & 1) == 0 ? low(q, r + 8 * part) : high(q, r + 8 * part);
@@ -136,16 +128,12 @@ public final class KQuantGemm {
       for (int b = 0; b < blocks; b++) {
         int k = o * blocks + b;
         int p = k * bb;
-        long low8 = (long) LONG.get(q, p + 4);
-        int high4 = (int) INT.get(q, p + 12);
         int h = p + 16;
         for (int g = 0; g < 4; g++) {
-          int lo = KScales.scaleMin(low8, high4, 2 * g);
-          int hi = KScales.scaleMin(low8, high4, 2 * g + 1);
-          float d1 = s[2 * k] * (lo & 0xff);
-          float m1 = s[2 * k + 1] * (lo >>> 8);
-          float d2 = s[2 * k] * (hi & 0xff);
-          float m2 = s[2 * k + 1] * (hi >>> 8);
+          float d1 = s[2 * k] * q[p + 2 * g];
+          float m1 = s[2 * k + 1] * q[p + 8 + 2 * g];
+          float d2 = s[2 * k] * q[p + 2 * g + 1];
+          float m2 = s[2 * k + 1] * q[p + 8 + 2 * g + 1];
           int i = b * KQuantWeights.SUPER + 64 * g;
           // Chunks in the row's order: even ones to one accumulator, odd ones to the other.
           if (fifthBits) {

@@ -5,13 +5,16 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
 /**
- * A K-quant matrix (Q4_K, Q5_K, Q6_K) copied onto the heap as the file packs it, with each
- * super-block's fp16 scales read once into floats (exact). The values stay 4, 5 or 6 bits; rows
- * become floats only in vector registers ({@link KQuantGemm}) or in a row of scratch for a batch.
+ * A K-quant matrix (Q4_K, Q5_K, Q6_K) on the heap: the file's super-blocks with each one's fp16
+ * scales read once into floats (exact), and, for Q4_K/Q5_K, the 12 bytes of packed 6-bit sub-block
+ * scales and mins unpacked in place into 8 scale and 8 min bytes (the 16 bytes the fp16 scales and
+ * the packing took, so a block keeps its size). The values stay 4, 5 or 6 bits: rows become floats
+ * only in vector registers ({@link KQuantGemm}), in a row of scratch for a batch, or, with 8-bit
+ * activations, as scaled integers for a batch's tile ({@link KQuantDots}, {@link KQuantTile}).
  */
 public final class KQuantWeights implements CompactWeights {
   /** The formats, by how a super-block's values are scaled. */
-  enum Format {
+  public enum Format {
     /** Q4_K: d * scale * q - dmin * min, 4-bit q, 144 bytes a super-block. */
     Q4_K(144, 2),
     /** Q5_K: as Q4_K with a fifth bit per value, 176 bytes a super-block. */
@@ -26,14 +29,20 @@ public final class KQuantWeights implements CompactWeights {
       this.blockBytes = blockBytes;
       this.scalesPerBlock = scalesPerBlock;
     }
+
+    /** Bytes of a super-block of 256 values. */
+    public int blockBytes() {
+      return blockBytes;
+    }
   }
 
   static final int SUPER = 256;
 
   private final Format format;
-  private final byte[] bytes;
-  private final float[] scales;
   private final int cols;
+  // Final but for scratch matrices (fill), which grow them.
+  private byte[] bytes;
+  private float[] scales;
 
   private KQuantWeights(Format format, byte[] bytes, float[] scales, int cols) {
     this.format = format;
@@ -61,21 +70,56 @@ public final class KQuantWeights implements CompactWeights {
     if (cols % SUPER != 0) {
       throw new IllegalArgumentException("columns must fill whole super-blocks: " + cols);
     }
-    ByteBuffer b = data.duplicate().order(ByteOrder.LITTLE_ENDIAN);
     int blocks = Math.multiplyExact(rows, cols / SUPER);
-    byte[] bytes = new byte[Math.multiplyExact(blocks, format.blockBytes)];
-    b.get(b.position(), bytes, 0, bytes.length);
-    float[] scales = new float[blocks * format.scalesPerBlock];
+    KQuantWeights w =
+        new KQuantWeights(
+            format,
+            new byte[Math.multiplyExact(blocks, format.blockBytes)],
+            new float[blocks * format.scalesPerBlock],
+            cols);
+    w.fill(data, 0, rows);
+    return w;
+  }
+
+  /**
+   * An empty matrix of {@code format} whose rows {@link #fill} copies from a mapped file, a tile at
+   * a time: the heap layout for a matrix the heap has no room for.
+   */
+  public static KQuantWeights scratch(Format format, int cols) {
+    return new KQuantWeights(format, new byte[0], new float[0], cols);
+  }
+
+  /**
+   * Copies rows {@code [from, from + count)} of the file's matrix in {@code data} into this one's
+   * first rows, growing its arrays as needed; returns this.
+   */
+  public KQuantWeights fill(ByteBuffer data, int from, int count) {
+    ByteBuffer b = data.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+    int perRow = cols / SUPER;
+    int blocks = count * perRow;
+    if (bytes.length < blocks * format.blockBytes) {
+      bytes = new byte[blocks * format.blockBytes];
+      scales = new float[blocks * format.scalesPerBlock];
+    }
+    int start = b.position() + from * perRow * format.blockBytes;
+    b.get(start, bytes, 0, blocks * format.blockBytes);
     for (int k = 0; k < blocks; k++) {
-      int p = b.position() + k * format.blockBytes;
+      int p = k * format.blockBytes;
       if (format == Format.Q6_K) {
-        scales[k] = HalfFloats.fromHalf(b.getShort(p + 208));
+        scales[k] = HalfFloats.fromHalf(b.getShort(start + p + 208));
       } else {
-        scales[2 * k] = HalfFloats.fromHalf(b.getShort(p));
-        scales[2 * k + 1] = HalfFloats.fromHalf(b.getShort(p + 2));
+        scales[2 * k] = HalfFloats.fromHalf(b.getShort(start + p));
+        scales[2 * k + 1] = HalfFloats.fromHalf(b.getShort(start + p + 2));
+        long low8 = b.getLong(start + p + 4);
+        int high4 = b.getInt(start + p + 12);
+        for (int j = 0; j < 8; j++) {
+          int sm = KScales.scaleMin(low8, high4, j);
+          bytes[p + j] = (byte) (sm & 0xff);
+          bytes[p + 8 + j] = (byte) (sm >>> 8);
+        }
       }
     }
-    return new KQuantWeights(format, bytes, scales, cols);
+    return this;
   }
 
   Format format() {
@@ -100,6 +144,7 @@ public final class KQuantWeights implements CompactWeights {
     return true;
   }
 
+  /** One token with float activations ({@link KQuantGemm}): the bits of the decoded rows. */
   @Override
   public void multiplyToken(float[] x, float[] out, int oFrom, int oTo, float[] tmp) {
     if (format == Format.Q6_K) {
@@ -107,6 +152,85 @@ public final class KQuantWeights implements CompactWeights {
     } else {
       KQuantGemm.scaleMinRows(this, x, out, oFrom, oTo, tmp);
     }
+  }
+
+  /** Row {@code row} times token {@code t} of {@code a} ({@link KQuantDots}). */
+  public float dot(int row, Q8KActivations a, int t) {
+    int blocks = cols / SUPER;
+    if (format == Format.Q6_K) {
+      return KQuantDots.q6k(bytes, scales, row * blocks, blocks, a, t);
+    }
+    return KQuantDots.scaleMin(bytes, scales, row * blocks, blocks, format == Format.Q5_K, a, t);
+  }
+
+  /**
+   * Row {@code row}'s weights as the integers {@code scale * q} in floats into {@code dst[off..off
+   * + cols)}: the form a batch's tile multiplies ({@link KQuantTile}).
+   */
+  public void decodeScaled(int row, float[] dst, int off) {
+    int blocks = cols / SUPER;
+    if (format == Format.Q6_K) {
+      KQuantDots.q6kFloats(bytes, row * blocks, blocks, dst, off);
+    } else {
+      KQuantDots.scaleMinFloats(bytes, row * blocks, blocks, format == Format.Q5_K, dst, off);
+    }
+  }
+
+  /**
+   * Outputs of rows {@code row..row + rows} (1 or 2), decoded by {@link #decodeScaled} at {@code
+   * w[wOff..]} one after the other, for tokens {@code t..t + tokens} (1 to 3) of {@code a}, into
+   * {@code out[token * stride + o + i]}: the bits of {@link #dot}.
+   */
+  public void multiplyDecoded(
+      int row,
+      int rows,
+      float[] w,
+      int wOff,
+      Q8KActivations a,
+      int t,
+      int tokens,
+      float[] out,
+      int stride,
+      int o) {
+    KQuantTile.tile(this, row, rows, w, wOff, a, t, tokens, out, stride, o);
+  }
+
+  /**
+   * Row {@code row}'s output for token {@code t} from its super-blocks' integer sums {@code
+   * isums[off..off + blocks)}: {@link KQuantDots#combine} block after block.
+   */
+  float combineRow(int row, int[] isums, int off, Q8KActivations a, int t) {
+    int blocks = cols / SUPER;
+    return KQuantDots.combineRow(
+        bytes,
+        scales,
+        row * blocks,
+        blocks,
+        format.blockBytes,
+        format != Format.Q6_K,
+        isums,
+        off,
+        a,
+        t);
+  }
+
+  /**
+   * {@code sum} plus super-block {@code b} of row {@code row}'s share ({@link KQuantDots#combine}).
+   */
+  float combine(int row, int b, int isum, Q8KActivations a, int t, float sum) {
+    int k = row * (cols / SUPER) + b;
+    boolean mins = format != Format.Q6_K;
+    return KQuantDots.combine(bytes, scales, k, k * format.blockBytes, mins, isum, a, t, b, sum);
+  }
+
+  /** {@link #dot} value by value: the reference the vector kernels are tested against. */
+  float dotReference(int row, Q8KActivations a, int t) {
+    int blocks = cols / SUPER;
+    if (format == Format.Q6_K) {
+      return KQuantDots.q6kReference(bytes, scales, row * blocks, blocks, a, t);
+    }
+    return KQuantDots.scaleMinReference(
+        bytes, scales, row * blocks, blocks, format == Format.Q5_K, a, t);
   }
 
   /** Row {@code row} as floats into {@code dst[off..off + cols)}: the weights the kernels use. */

@@ -51,6 +51,11 @@ abstract class CompactMatrix extends WeightMatrix {
     }
   }
 
+  /** The heap copy, or null where the heap had no room. */
+  protected final CompactWeights heap() {
+    return heap;
+  }
+
   @Override
   protected boolean pairedOrder() {
     return paired;

@@ -12,11 +12,11 @@ import jdk.incubator.vector.VectorOperators;
  * of high 2-bit pairs, 16 signed 8-bit sub-block scales (16 values each), then the fp16 scale d.
  * Value = d * scale * (q - 32), q in 0..63.
  */
-final class Q6KMatrix extends CompactMatrix {
+final class Q6KMatrix extends KQuantMatrix {
   static final int BLOCK_BYTES = 210;
 
   Q6KMatrix(ByteBuffer data, int rows, int cols) {
-    super(data, rows, cols, KQuantWeights::q6k, Q6KMatrix::decodeMapped, true);
+    super(KQuantWeights.Format.Q6_K, data, rows, cols, KQuantWeights::q6k, Q6KMatrix::decodeMapped);
   }
 
   @Override

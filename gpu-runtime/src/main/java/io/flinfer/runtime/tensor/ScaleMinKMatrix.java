@@ -14,19 +14,19 @@ import jdk.incubator.vector.VectorOperators;
  * Value = d * scale * q - dmin * min. Each 32-byte run of nibbles holds two sub-blocks, the low
  * nibbles then the high ones; sub-block pair g's fifth bits are bits 2g and 2g+1 of the bit bytes.
  */
-final class ScaleMinKMatrix extends CompactMatrix {
+final class ScaleMinKMatrix extends KQuantMatrix {
   private final GgmlType type;
   private final int blockBytes;
   private final boolean fifthBit;
 
   ScaleMinKMatrix(GgmlType type, ByteBuffer data, int rows, int cols) {
     super(
+        type == GgmlType.Q5_K ? KQuantWeights.Format.Q5_K : KQuantWeights.Format.Q4_K,
         data,
         rows,
         cols,
         type == GgmlType.Q5_K ? KQuantWeights::q5k : KQuantWeights::q4k,
-        (b, c, row, dst, off) -> decodeMapped(type == GgmlType.Q5_K, b, c, row, dst, off),
-        true);
+        (b, c, row, dst, off) -> decodeMapped(type == GgmlType.Q5_K, b, c, row, dst, off));
     if (type != GgmlType.Q4_K && type != GgmlType.Q5_K) {
       throw new IllegalArgumentException("not a scale-and-min K-quant: " + type);
     }

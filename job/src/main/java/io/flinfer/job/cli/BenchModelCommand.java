@@ -279,6 +279,9 @@ public final class BenchModelCommand implements Callable<Integer> {
     root.put("cpu", cpuModel());
     root.put("vector_bits_available", Gemm.availableVectorBits());
     root.put("vector_bits_used", Gemm.VECTOR_BITS);
+    // K-quant products: float activations (default) or ggml's 8-bit ones
+    // (-Dflinfer.kquant.activations=q8).
+    root.put("kquant_activations", System.getProperty("flinfer.kquant.activations", "f32"));
     root.put("java", System.getProperty("java.vm.name") + " " + System.getProperty("java.version"));
   }
 

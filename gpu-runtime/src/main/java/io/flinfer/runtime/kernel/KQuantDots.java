@@ -1,0 +1,361 @@
+package io.flinfer.runtime.kernel;
+
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.Vector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * Dot products of one K-quant row with one token's {@link Q8KActivations} in integers, as ggml
+ * computes them: per super-block, {@code isum = sum_j scale_j * sum_i q_i * a_i} (and, for
+ * Q4_K/Q5_K, {@code msum = sum_j min_j * sum_i a_i}) exactly in ints, then {@code sum += (d * da) *
+ * isum - (dmin * da) * msum} in float, super-block after super-block. The integer sums are exact,
+ * so the result does not depend on the vector width or on anything else in the batch.
+ *
+ * <p>Products of 4-6-bit weights and 8-bit activations fit in 16 bits, so each 16 values are one
+ * 256-bit short multiply; sums of a sub-block are widened to ints before they are scaled. The row
+ * is in {@link KQuantWeights}' heap layout: Q4_K/Q5_K blocks start with their 8 scales and 8 mins
+ * unpacked to bytes; Q6_K blocks are as the file has them.
+ */
+public final class KQuantDots {
+  private static final VectorSpecies<Byte> B16 = ByteVector.SPECIES_128;
+  private static final VectorSpecies<Short> SHORTS = ShortVector.SPECIES_256;
+  private static final VectorSpecies<Integer> INTS =
+      IntVector.SPECIES_PREFERRED.length() >= 16 ? IntVector.SPECIES_512 : IntVector.SPECIES_256;
+  private static final VectorSpecies<Integer> INTS8 = IntVector.SPECIES_256;
+  private static final VectorSpecies<Byte> B8 = ByteVector.SPECIES_64;
+
+  private KQuantDots() {}
+
+  /** Sixteen bytes at {@code q[p]} sign-extended to shorts. */
+  private static ShortVector shorts(byte[] q, int p) {
+    return (ShortVector)
+        ByteVector.fromArray(B16, q, p).convertShape(VectorOperators.B2S, SHORTS, 0);
+  }
+
+  /** The sixteen short lanes of {@code v} as ints, summed to {@link #INTS}' lanes. */
+  private static IntVector widen(ShortVector v) {
+    if (INTS.length() == 16) {
+      return (IntVector) v.convertShape(VectorOperators.S2I, INTS, 0);
+    }
+    return ((IntVector) v.convertShape(VectorOperators.S2I, INTS, 0))
+        .add((IntVector) v.convertShape(VectorOperators.S2I, INTS, 1));
+  }
+
+  private static ShortVector acts(short[] a, int i) {
+    return ShortVector.fromArray(SHORTS, a, i);
+  }
+
+  /** Bit {@code j} of each lane moved to bit 4: Q5_K's fifth bits. */
+  private static ShortVector fifth(ShortVector h, int j) {
+    return h.lanewise(VectorOperators.ASHR, j).and((short) 1).lanewise(VectorOperators.LSHL, 4);
+  }
+
+  /**
+   * Row of Q4_K ({@code fifthBits} false) or Q5_K super-blocks {@code k0..k0 + blocks} of {@code q}
+   * ({@code blockBytes} each; {@code d, dmin} of block k at {@code s[2k], s[2k + 1]}) times token
+   * {@code t} of {@code a}.
+   */
+  static float scaleMin(
+      byte[] q, float[] s, int k0, int blocks, boolean fifthBits, Q8KActivations a, int t) {
+    int bb = fifthBits ? 176 : 144;
+    short[] av = a.values();
+    float[] ad = a.scales();
+    int[] sums = a.sums();
+    int cb = a.cols() / 256;
+    float sum = 0;
+    for (int b = 0; b < blocks; b++) {
+      int k = k0 + b;
+      int p = k * bb;
+      int qs = fifthBits ? p + 48 : p + 16;
+      int x = (t * cb + b) * 256;
+      IntVector acc = IntVector.zero(INTS);
+      for (int g = 0; g < 4; g++) {
+        int r = qs + 32 * g;
+        int y = x + 64 * g;
+        ShortVector n0 = shorts(q, r);
+        ShortVector n1 = shorts(q, r + 16);
+        ShortVector lo0 = n0.and((short) 0x0f);
+        ShortVector lo1 = n1.and((short) 0x0f);
+        ShortVector hi0 = n0.lanewise(VectorOperators.ASHR, 4).and((short) 0x0f);
+        ShortVector hi1 = n1.lanewise(VectorOperators.ASHR, 4).and((short) 0x0f);
+        if (fifthBits) {
+          ShortVector h0 = shorts(q, p + 16);
+          ShortVector h1 = shorts(q, p + 32);
+          lo0 = lo0.or(fifth(h0, 2 * g));
+          lo1 = lo1.or(fifth(h1, 2 * g));
+          hi0 = hi0.or(fifth(h0, 2 * g + 1));
+          hi1 = hi1.or(fifth(h1, 2 * g + 1));
+        }
+        ShortVector p0 = lo0.mul(acts(av, y)).add(lo1.mul(acts(av, y + 16)));
+        ShortVector p1 = hi0.mul(acts(av, y + 32)).add(hi1.mul(acts(av, y + 48)));
+        acc = acc.add(widen(p0).mul(q[p + 2 * g])).add(widen(p1).mul(q[p + 2 * g + 1]));
+      }
+      sum = combine(q, s, k, p, true, acc.reduceLanes(VectorOperators.ADD), a, t, b, sum);
+    }
+    return sum;
+  }
+
+  /**
+   * Q4_K/Q5_K super-blocks {@code k0..k0 + blocks} of {@code q} as the integers {@code scale * q}
+   * in floats (exact) into {@code dst[off..]}: a row of a batch's tile ({@link KQuantTile}),
+   * decoded once for all its tokens.
+   */
+  static void scaleMinFloats(
+      byte[] q, int k0, int blocks, boolean fifthBits, float[] dst, int off) {
+    int bb = fifthBits ? 176 : 144;
+    for (int b = 0; b < blocks; b++) {
+      int p = (k0 + b) * bb;
+      int r = (fifthBits ? p + 48 : p + 16);
+      int o = off + 256 * b;
+      // Sixteen bytes (32 values of two sub-blocks) a turn: more written out, the vector calls
+      // exceed what C2 inlines (node count) and the vectors would be boxed.
+      for (int c = 0; c < 128; c += 16) {
+        int g = c >> 5;
+        ShortVector n = shorts(q, r + c);
+        ShortVector lo = n.and((short) 0x0f);
+        ShortVector hi = n.lanewise(VectorOperators.ASHR, 4).and((short) 0x0f);
+        if (fifthBits) {
+          ShortVector h = shorts(q, p + 16 + (c & 16));
+          lo = lo.or(fifth(h, 2 * g));
+          hi = hi.or(fifth(h, 2 * g + 1));
+        }
+        store(lo.mul((short) q[p + 2 * g]), dst, o + 64 * g + (c & 16));
+        store(hi.mul((short) q[p + 2 * g + 1]), dst, o + 64 * g + 32 + (c & 16));
+      }
+    }
+  }
+
+  /**
+   * Q6_K super-blocks as the integers {@code scale * (q - 32)} in floats into {@code dst[off..]}.
+   */
+  static void q6kFloats(byte[] q, int k0, int blocks, float[] dst, int off) {
+    for (int b = 0; b < blocks; b++) {
+      int p = (k0 + b) * 210;
+      for (int half = 0; half < 2; half++) {
+        int ql = p + 64 * half;
+        int qh = p + 128 + 32 * half;
+        int sc = p + 192 + 8 * half;
+        int o = off + 256 * b + 128 * half;
+        for (int g = 0; g < 8; g++) {
+          int quarter = g >> 1;
+          int l = 16 * (g & 1);
+          ShortVector low =
+              shorts(q, ql + 32 * (quarter & 1) + l)
+                  .lanewise(VectorOperators.ASHR, 4 * (quarter >> 1))
+                  .and((short) 0x0f);
+          ShortVector high =
+              shorts(q, qh + l)
+                  .lanewise(VectorOperators.ASHR, 2 * quarter)
+                  .and((short) 3)
+                  .lanewise(VectorOperators.LSHL, 4);
+          store(low.or(high).sub((short) 32).mul((short) q[sc + g]), dst, o + 32 * quarter + l);
+        }
+      }
+    }
+  }
+
+  /** Sixteen short lanes as floats into {@code dst[o..o + 16)}. */
+  private static void store(ShortVector v, float[] dst, int o) {
+    for (int part = 0; part < 2; part++) {
+      Vector<Integer> n = v.convertShape(VectorOperators.S2I, INTS8, part);
+      ((FloatVector) n.convert(VectorOperators.I2F, 0)).intoArray(dst, o + 8 * part);
+    }
+  }
+
+  /**
+   * {@code sum} plus super-block {@code k}'s share, {@code b} the super-block within the row:
+   * {@code (d * da) * isum - (dmin * da) * msum} for Q4_K/Q5_K ({@code s[2k], s[2k + 1]} are d and
+   * dmin; msum from the mins at {@code q[p + 8..]}), {@code (d * da) * isum} for Q6_K ({@code mins}
+   * false, d at {@code s[k]}). The one formula every K-quant product ends with.
+   */
+  static float combine(
+      byte[] q,
+      float[] s,
+      int k,
+      int p,
+      boolean mins,
+      int isum,
+      Q8KActivations a,
+      int t,
+      int b,
+      float sum) {
+    int cb = a.cols() / 256;
+    float da = a.scales()[t * cb + b];
+    if (!mins) {
+      return sum + (s[k] * da) * isum;
+    }
+    int msum =
+        ((IntVector) ByteVector.fromArray(B8, q, p + 8).convertShape(VectorOperators.B2I, INTS8, 0))
+            .mul(IntVector.fromArray(INTS8, a.sums(), (t * cb + b) * 8))
+            .reduceLanes(VectorOperators.ADD);
+    float d = s[2 * k] * da;
+    float dmin = s[2 * k + 1] * da;
+    return sum + (d * isum - dmin * msum);
+  }
+
+  /**
+   * {@link #combine} over super-blocks {@code k0..k0 + blocks} with their integer sums at {@code
+   * isums[off..]}, the mins' sums in scalars: the same integers and float operations.
+   */
+  static float combineRow(
+      byte[] q,
+      float[] s,
+      int k0,
+      int blocks,
+      int blockBytes,
+      boolean mins,
+      int[] isums,
+      int off,
+      Q8KActivations a,
+      int t) {
+    int cb = a.cols() / 256;
+    float[] ad = a.scales();
+    int[] sums = a.sums();
+    float sum = 0;
+    for (int b = 0; b < blocks; b++) {
+      int k = k0 + b;
+      float da = ad[t * cb + b];
+      int isum = isums[off + b];
+      if (!mins) {
+        sum = sum + (s[k] * da) * isum;
+        continue;
+      }
+      int p = k * blockBytes + 8;
+      int y = (t * cb + b) * 8;
+      int msum = 0;
+      for (int j = 0; j < 8; j++) {
+        msum += q[p + j] * sums[y + j];
+      }
+      float d = s[2 * k] * da;
+      float dmin = s[2 * k + 1] * da;
+      sum = sum + (d * isum - dmin * msum);
+    }
+    return sum;
+  }
+
+  /** As {@link #scaleMin}, value by value: the reference the vector kernel is tested against. */
+  static float scaleMinReference(
+      byte[] q, float[] s, int k0, int blocks, boolean fifthBits, Q8KActivations a, int t) {
+    int bb = fifthBits ? 176 : 144;
+    int cb = a.cols() / 256;
+    float sum = 0;
+    for (int b = 0; b < blocks; b++) {
+      int k = k0 + b;
+      int p = k * bb;
+      int qs = fifthBits ? p + 48 : p + 16;
+      int x = (t * cb + b) * 256;
+      int isum = 0;
+      int msum = 0;
+      for (int j = 0; j < 8; j++) {
+        int dot = 0;
+        for (int l = 0; l < 32; l++) {
+          int packed = q[qs + 32 * (j / 2) + l] & 0xff;
+          int v = (j % 2 == 0) ? packed & 0x0f : packed >>> 4;
+          if (fifthBits) {
+            v |= ((q[p + 16 + l] >>> j) & 1) << 4;
+          }
+          dot += v * a.values()[x + 32 * j + l];
+        }
+        isum += q[p + j] * dot;
+        msum += q[p + 8 + j] * a.sums()[(t * cb + b) * 8 + j];
+      }
+      float da = a.scales()[t * cb + b];
+      float d = s[2 * k] * da;
+      float dmin = s[2 * k + 1] * da;
+      sum += d * isum - dmin * msum;
+    }
+    return sum;
+  }
+
+  /**
+   * Row of Q6_K super-blocks {@code k0..k0 + blocks} of {@code q} (210 bytes each; d of block k at
+   * {@code s[k]}) times token {@code t} of {@code a}.
+   */
+  static float q6k(byte[] q, float[] s, int k0, int blocks, Q8KActivations a, int t) {
+    short[] av = a.values();
+    int cb = a.cols() / 256;
+    float sum = 0;
+    for (int b = 0; b < blocks; b++) {
+      int k = k0 + b;
+      int p = k * 210;
+      int x = (t * cb + b) * 256;
+      IntVector acc = IntVector.zero(INTS);
+      for (int half = 0; half < 2; half++) {
+        int ql = p + 64 * half;
+        int qh = p + 128 + 32 * half;
+        int sc = p + 192 + 8 * half;
+        int y = x + 128 * half;
+        // Two groups of 16 values a turn, which share their bytes (quarter k's low nibbles and
+        // quarter k + 2's high ones): written out further, the vector calls exceed what C2
+        // inlines (node count) and the vectors would be boxed.
+        for (int g = 0; g < 4; g++) {
+          int quarter = g >> 1;
+          int l = 16 * (g & 1);
+          ShortVector n = shorts(q, ql + 32 * quarter + l);
+          ShortVector h = shorts(q, qh + l);
+          acc =
+              acc.add(
+                  q6Group(
+                      n.and((short) 0x0f),
+                      h,
+                      2 * quarter,
+                      av,
+                      y + 32 * quarter + l,
+                      q[sc + 2 * quarter + (g & 1)]));
+          acc =
+              acc.add(
+                  q6Group(
+                      n.lanewise(VectorOperators.ASHR, 4).and((short) 0x0f),
+                      h,
+                      2 * quarter + 4,
+                      av,
+                      y + 32 * quarter + 64 + l,
+                      q[sc + 2 * quarter + 4 + (g & 1)]));
+        }
+      }
+      sum = combine(q, s, k, p, false, acc.reduceLanes(VectorOperators.ADD), a, t, b, sum);
+    }
+    return sum;
+  }
+
+  /** Sixteen Q6_K values (low nibbles, bit pair at {@code shift} of h) times activations. */
+  private static IntVector q6Group(
+      ShortVector low, ShortVector h, int shift, short[] av, int i, int scale) {
+    ShortVector high =
+        h.lanewise(VectorOperators.ASHR, shift).and((short) 3).lanewise(VectorOperators.LSHL, 4);
+    return widen(low.or(high).sub((short) 32).mul(acts(av, i))).mul(scale);
+  }
+
+  /** As {@link #q6k}, value by value: the reference the vector kernel is tested against. */
+  static float q6kReference(byte[] q, float[] s, int k0, int blocks, Q8KActivations a, int t) {
+    int cb = a.cols() / 256;
+    float sum = 0;
+    for (int b = 0; b < blocks; b++) {
+      int k = k0 + b;
+      int p = k * 210;
+      int x = (t * cb + b) * 256;
+      int isum = 0;
+      for (int half = 0; half < 2; half++) {
+        for (int quarter = 0; quarter < 4; quarter++) {
+          for (int part = 0; part < 2; part++) {
+            int dot = 0;
+            for (int l = 16 * part; l < 16 * part + 16; l++) {
+              int low = q[p + 64 * half + 32 * (quarter & 1) + l] & 0xff;
+              low = quarter < 2 ? low & 0x0f : low >>> 4;
+              int high = ((q[p + 128 + 32 * half + l] & 0xff) >>> (2 * quarter)) & 3;
+              int v = (low | high << 4) - 32;
+              dot += v * a.values()[x + 128 * half + 32 * quarter + l];
+            }
+            isum += q[p + 192 + 8 * half + 2 * quarter + part] * dot;
+          }
+        }
+      }
+      sum += (s[k] * a.scales()[t * cb + b]) * isum;
+    }
+    return sum;
+  }
+}

@@ -1,0 +1,110 @@
+package io.flinfer.runtime.tensor;
+
+import io.flinfer.runtime.kernel.KQuantWeights;
+import io.flinfer.runtime.kernel.Q8KActivations;
+import java.nio.ByteBuffer;
+
+/**
+ * A K-quant matrix (Q4_K, Q5_K, Q6_K). By default its products take float activations, as every
+ * compact matrix's do ({@link CompactMatrix}). With {@code -Dflinfer.kquant.activations=q8} when it
+ * is built, it multiplies as ggml does: each token's activations are quantized to 8 bits per 256
+ * values ({@link Q8KActivations}) and every output sums integer dot products per super-block
+ * ({@link io.flinfer.runtime.kernel.KQuantDots}); a token alone streams the packed blocks once
+ * (faster than the float kernel), a batch goes through rows decoded once per tile (slower than the
+ * float batch: hence not the default). A token's outputs depend on that token alone either way, so
+ * they have the same bits alone, in any batch and in any slice of rows, from the heap copy or from
+ * the mapped file.
+ */
+abstract class KQuantMatrix extends CompactMatrix {
+  /** Bytes of rows a tile holds, so that they stay in the core's cache while every token passes. */
+  private static final int TILE_BYTES = 16 * 1024;
+
+  /**
+   * Values of a batch's tile decoded to floats (4 bytes each), kept in the core's second-level
+   * cache.
+   */
+  private static final int TILE_VALUES = 16 * 1024;
+
+  private static final ThreadLocal<float[]> DECODED = ThreadLocal.withInitial(() -> new float[0]);
+
+  /** The system property that selects the 8-bit activations, and its value that does. */
+  static final String ACTIVATIONS = "flinfer.kquant.activations";
+
+  private final KQuantWeights.Format format;
+  private final ThreadLocal<KQuantWeights> mappedRows;
+  private final boolean q8Activations;
+
+  KQuantMatrix(
+      KQuantWeights.Format format,
+      ByteBuffer data,
+      int rows,
+      int cols,
+      Reader heap,
+      MappedDecoder mapped) {
+    super(data, rows, cols, heap, mapped, true);
+    this.format = format;
+    this.mappedRows = ThreadLocal.withInitial(() -> KQuantWeights.scratch(format, cols));
+    String activations = System.getProperty(ACTIVATIONS, "f32");
+    if (!activations.equals("f32") && !activations.equals("q8")) {
+      throw new IllegalArgumentException(ACTIVATIONS + " must be f32 or q8, not " + activations);
+    }
+    this.q8Activations = activations.equals("q8");
+  }
+
+  private static float[] decoded(int n) {
+    float[] d = DECODED.get();
+    if (d.length < n) {
+      d = new float[n];
+      DECODED.set(d);
+    }
+    return d;
+  }
+
+  @Override
+  public void matmul(
+      float[] x, int tokens, float[] out, int outStride, int oFrom, int oTo, float[] scratch) {
+    if (!q8Activations) {
+      super.matmul(x, tokens, out, outStride, oFrom, oTo, scratch);
+      return;
+    }
+    Q8KActivations a = Q8KActivations.ofThisThread();
+    a.quantize(x, tokens, cols);
+    KQuantWeights heap = (KQuantWeights) heap();
+    int rowBytes = format.blockBytes() * (cols / KQuants.SUPER);
+    // One token reads each row once, straight from its blocks; a batch decodes a tile of rows to
+    // integer-valued floats once and takes every token through it. Both sums of a super-block are
+    // exact integers: the same bits.
+    int tile = Math.max(1, tokens == 1 ? TILE_BYTES / rowBytes : TILE_VALUES / cols);
+    float[] decoded = tokens == 1 ? null : decoded(tile * cols);
+    for (int o0 = oFrom; o0 < oTo; o0 += tile) {
+      int n = Math.min(tile, oTo - o0);
+      KQuantWeights w = heap != null ? heap : mappedRows.get().fill(data, o0, n);
+      int first = heap != null ? o0 : 0;
+      if (tokens == 1) {
+        for (int i = 0; i < n; i++) {
+          out[o0 + i] = w.dot(first + i, a, 0);
+        }
+        continue;
+      }
+      for (int i = 0; i < n; i++) {
+        w.decodeScaled(first + i, decoded, i * cols);
+      }
+      for (int i = 0; i < n; i += 2) {
+        int rows = Math.min(2, n - i);
+        for (int t = 0; t < tokens; t += 3) {
+          w.multiplyDecoded(
+              first + i,
+              rows,
+              decoded,
+              i * cols,
+              a,
+              t,
+              Math.min(3, tokens - t),
+              out,
+              outStride,
+              o0 + i);
+        }
+      }
+    }
+  }
+}
