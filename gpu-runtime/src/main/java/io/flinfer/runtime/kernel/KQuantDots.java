@@ -28,6 +28,12 @@ public final class KQuantDots {
   private static final VectorSpecies<Integer> INTS8 = IntVector.SPECIES_256;
   private static final VectorSpecies<Byte> B8 = ByteVector.SPECIES_64;
 
+  /**
+   * Floats a decoded super-block takes ({@link #scaleMinFloats}, {@link #q6kFloats}), as a batch's
+   * activations do ({@link Q8KActivations#floats}): 256 values, then 8 mins (sums of 32 values).
+   */
+  public static final int SPAN = 264;
+
   private KQuantDots() {}
 
   /** Sixteen bytes at {@code q[p]} sign-extended to shorts. */
@@ -63,8 +69,6 @@ public final class KQuantDots {
       byte[] q, float[] s, int k0, int blocks, boolean fifthBits, Q8KActivations a, int t) {
     int bb = fifthBits ? 176 : 144;
     short[] av = a.values();
-    float[] ad = a.scales();
-    int[] sums = a.sums();
     int cb = a.cols() / 256;
     float sum = 0;
     for (int b = 0; b < blocks; b++) {
@@ -110,7 +114,7 @@ public final class KQuantDots {
     for (int b = 0; b < blocks; b++) {
       int p = (k0 + b) * bb;
       int r = (fifthBits ? p + 48 : p + 16);
-      int o = off + 256 * b;
+      int o = off + SPAN * b;
       // Sixteen bytes (32 values of two sub-blocks) a turn: more written out, the vector calls
       // exceed what C2 inlines (node count) and the vectors would be boxed.
       for (int c = 0; c < 128; c += 16) {
@@ -126,6 +130,9 @@ public final class KQuantDots {
         store(lo.mul((short) q[p + 2 * g]), dst, o + 64 * g + (c & 16));
         store(hi.mul((short) q[p + 2 * g + 1]), dst, o + 64 * g + 32 + (c & 16));
       }
+      for (int j = 0; j < 8; j++) {
+        dst[o + 256 + j] = q[p + 8 + j];
+      }
     }
   }
 
@@ -139,7 +146,7 @@ public final class KQuantDots {
         int ql = p + 64 * half;
         int qh = p + 128 + 32 * half;
         int sc = p + 192 + 8 * half;
-        int o = off + 256 * b + 128 * half;
+        int o = off + SPAN * b + 128 * half;
         for (int g = 0; g < 8; g++) {
           int quarter = g >> 1;
           int l = 16 * (g & 1);
@@ -199,7 +206,7 @@ public final class KQuantDots {
 
   /**
    * {@link #combine} over super-blocks {@code k0..k0 + blocks} with their integer sums at {@code
-   * isums[off..]}, the mins' sums in scalars: the same integers and float operations.
+   * isums[off..]} and their mins' at {@code msums[off..]}: the same integers and float operations.
    */
   static float combineRow(
       byte[] q,
@@ -209,12 +216,12 @@ public final class KQuantDots {
       int blockBytes,
       boolean mins,
       int[] isums,
+      int[] msums,
       int off,
       Q8KActivations a,
       int t) {
     int cb = a.cols() / 256;
     float[] ad = a.scales();
-    int[] sums = a.sums();
     float sum = 0;
     for (int b = 0; b < blocks; b++) {
       int k = k0 + b;
@@ -224,12 +231,7 @@ public final class KQuantDots {
         sum = sum + (s[k] * da) * isum;
         continue;
       }
-      int p = k * blockBytes + 8;
-      int y = (t * cb + b) * 8;
-      int msum = 0;
-      for (int j = 0; j < 8; j++) {
-        msum += q[p + j] * sums[y + j];
-      }
+      int msum = msums[off + b];
       float d = s[2 * k] * da;
       float dmin = s[2 * k + 1] * da;
       sum = sum + (d * isum - dmin * msum);

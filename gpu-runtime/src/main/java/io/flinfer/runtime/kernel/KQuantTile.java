@@ -12,23 +12,27 @@ import jdk.incubator.vector.VectorSpecies;
  * go, and exact. Each lane starts a quarter super-block (64 values, 8 products a lane of at most
  * 4096 x 127 in magnitude, so partial sums within 2^22) at 1.5 * 2^23, where a float's ulp is 1:
  * every multiply-add is exact, and the float's bits are that integer plus a constant, so quarters
- * and lanes add up as ints (the JDK 17 Vector API has no intrinsic float-to-int conversion). Each
- * super-block's integer sum is therefore the one {@link KQuantDots} computes for a token alone, and
- * so is the result, bit for bit.
+ * and lanes add up as ints (the JDK 17 Vector API has no intrinsic float-to-int conversion). The
+ * mins' sum (8 products of at most 63 x 4064) is exact in floats as it is. Each super-block's
+ * integer sums are therefore the ones {@link KQuantDots} computes for a token alone, and so is the
+ * result, bit for bit.
  */
 final class KQuantTile {
   private static final VectorSpecies<Float> S = FloatVector.SPECIES_256;
   private static final VectorSpecies<Integer> I = IntVector.SPECIES_256;
   private static final int SUPER = 256;
-
-  private KQuantTile() {}
+  private static final int SPAN = KQuantDots.SPAN;
 
   /** 1.5 * 2^23: integers within 2^22 of it are floats, with bits {@code BIAS} + the integer. */
   private static final float MAGIC = 12582912f;
 
   private static final int BIAS = Float.floatToRawIntBits(MAGIC);
 
-  private static final ThreadLocal<int[]> ISUMS = ThreadLocal.withInitial(() -> new int[0]);
+  /** Per thread: the integer sums of a tile's outputs, super-block by super-block. */
+  private static final ThreadLocal<int[][]> SUMS =
+      ThreadLocal.withInitial(() -> new int[][] {new int[0], new int[0]});
+
+  private KQuantTile() {}
 
   /** The integer sum of a super-block's four quarters as accumulated into {@code bits}. */
   private static int isum(IntVector bits) {
@@ -40,9 +44,26 @@ final class KQuantTile {
     return acc.reinterpretAsInts();
   }
 
+  /** The mins' sum of the super-block at {@code w[wb..]} with the token's at {@code x[xb..]}. */
+  private static int msum(float[] w, int wb, float[] x, int xb) {
+    return (int)
+        FloatVector.fromArray(S, w, wb + SUPER)
+            .mul(FloatVector.fromArray(S, x, xb + SUPER))
+            .reduceLanes(VectorOperators.ADD);
+  }
+
+  private static int[][] sums(int n) {
+    int[][] v = SUMS.get();
+    if (v[0].length < n) {
+      v[0] = new int[n];
+      v[1] = new int[n];
+    }
+    return v;
+  }
+
   /**
-   * Outputs of rows {@code r..r + rows} ({@code rows} 1 or 2; decoded at {@code w[wOff + i *
-   * cols..]}) for tokens {@code t..t + tokens} ({@code tokens} 1 to 3) into {@code out[token *
+   * Outputs of rows {@code row..row + rows} ({@code rows} 1 or 2; decoded at {@code w[wOff + i *
+   * span..]}) for tokens {@code t..t + tokens} ({@code tokens} 1 to 3) into {@code out[token *
    * stride + o + i]}.
    */
   static void tile(
@@ -57,66 +78,98 @@ final class KQuantTile {
       float[] out,
       int stride,
       int o) {
-    if (rows == 2 && tokens == 3) {
-      tile2x3(m, row, w, wOff, a, t, out, stride, o);
-      return;
-    }
-    for (int i = 0; i < rows; i++) {
-      for (int j = t; j < t + tokens; j++) {
-        out[j * stride + o + i] = single(m, row + i, w, wOff + i * m.cols(), a, j);
-      }
-    }
-  }
-
-  private static float single(
-      KQuantWeights m, int row, float[] w, int wOff, Q8KActivations a, int t) {
     int blocks = m.cols() / SUPER;
-    float[] x = a.floats();
-    int xOff = t * m.cols();
-    float sum = 0;
-    for (int b = 0; b < blocks; b++) {
-      IntVector bits = IntVector.zero(I);
-      for (int q = b * SUPER; q < (b + 1) * SUPER; q += 64) {
-        FloatVector acc = FloatVector.broadcast(S, MAGIC);
-        for (int i = q; i < q + 64; i += 8) {
-          acc =
-              FloatVector.fromArray(S, w, wOff + i).fma(FloatVector.fromArray(S, x, xOff + i), acc);
+    int span = blocks * SPAN;
+    int[][] sums = sums(6 * blocks);
+    if (rows == 2 && tokens == 3) {
+      tile2x3(m.hasMins(), blocks, w, wOff, a.floats(), t * span, sums[0], sums[1]);
+    } else {
+      for (int i = 0; i < rows; i++) {
+        for (int j = 0; j < tokens; j++) {
+          single(
+              m.hasMins(),
+              blocks,
+              w,
+              wOff + i * span,
+              a.floats(),
+              (t + j) * span,
+              sums[0],
+              sums[1],
+              (3 * i + j) * blocks);
         }
-        bits = bits.add(bits(acc));
       }
-      sum = m.combine(row, b, isum(bits), a, t, sum);
     }
-    return sum;
+    // The scales after the multiply-adds, in a loop of their own: the same formula as a token
+    // alone ({@link KQuantDots#combine}).
+    for (int i = 0; i < rows; i++) {
+      for (int j = 0; j < tokens; j++) {
+        int at = (3 * i + j) * blocks;
+        out[(t + j) * stride + o + i] = m.combineRow(row + i, sums[0], sums[1], at, a, t + j);
+      }
+    }
   }
 
-  private static void tile2x3(
-      KQuantWeights m,
-      int row,
+  /** One row and one token; the four quarters of a super-block in chains of their own. */
+  private static void single(
+      boolean mins,
+      int blocks,
       float[] w,
       int wOff,
-      Q8KActivations a,
-      int t,
-      float[] out,
-      int stride,
-      int o) {
-    int cols = m.cols();
-    int blocks = cols / SUPER;
-    float[] x = a.floats();
-    int w0 = wOff;
-    int w1 = wOff + cols;
-    int x0 = t * cols;
-    int x1 = x0 + cols;
-    int x2 = x1 + cols;
-    int[] isums = isums(6 * blocks);
+      float[] x,
+      int xOff,
+      int[] isums,
+      int[] msums,
+      int at) {
     FloatVector magic = FloatVector.broadcast(S, MAGIC);
     for (int b = 0; b < blocks; b++) {
+      int wb = wOff + b * SPAN;
+      int xb = xOff + b * SPAN;
+      FloatVector q0 = magic;
+      FloatVector q1 = magic;
+      FloatVector q2 = magic;
+      FloatVector q3 = magic;
+      for (int i = 0; i < 64; i += 8) {
+        q0 = FloatVector.fromArray(S, w, wb + i).fma(FloatVector.fromArray(S, x, xb + i), q0);
+        q1 =
+            FloatVector.fromArray(S, w, wb + 64 + i)
+                .fma(FloatVector.fromArray(S, x, xb + 64 + i), q1);
+        q2 =
+            FloatVector.fromArray(S, w, wb + 128 + i)
+                .fma(FloatVector.fromArray(S, x, xb + 128 + i), q2);
+        q3 =
+            FloatVector.fromArray(S, w, wb + 192 + i)
+                .fma(FloatVector.fromArray(S, x, xb + 192 + i), q3);
+      }
+      isums[at + b] = isum(bits(q0).add(bits(q1)).add(bits(q2)).add(bits(q3)));
+      msums[at + b] = mins ? msum(w, wb, x, xb) : 0;
+    }
+  }
+
+  /** Rows at {@code w[wOff..]} and one span on, tokens at {@code x[xOff..]} and the next two. */
+  private static void tile2x3(
+      boolean mins,
+      int blocks,
+      float[] w,
+      int wOff,
+      float[] x,
+      int xOff,
+      int[] isums,
+      int[] msums) {
+    int span = blocks * SPAN;
+    FloatVector magic = FloatVector.broadcast(S, MAGIC);
+    for (int b = 0; b < blocks; b++) {
+      int w0 = wOff + b * SPAN;
+      int w1 = w0 + span;
+      int x0 = xOff + b * SPAN;
+      int x1 = x0 + span;
+      int x2 = x1 + span;
       IntVector b00 = IntVector.zero(I);
       IntVector b01 = IntVector.zero(I);
       IntVector b02 = IntVector.zero(I);
       IntVector b10 = IntVector.zero(I);
       IntVector b11 = IntVector.zero(I);
       IntVector b12 = IntVector.zero(I);
-      for (int q = b * SUPER; q < (b + 1) * SUPER; q += 64) {
+      for (int q = 0; q < SUPER; q += 64) {
         FloatVector a00 = magic;
         FloatVector a01 = magic;
         FloatVector a02 = magic;
@@ -143,28 +196,21 @@ final class KQuantTile {
         b11 = b11.add(bits(a11));
         b12 = b12.add(bits(a12));
       }
+      // Outputs in the order tile() reads them: row-major, three tokens a row.
       isums[b] = isum(b00);
       isums[blocks + b] = isum(b01);
       isums[2 * blocks + b] = isum(b02);
       isums[3 * blocks + b] = isum(b10);
       isums[4 * blocks + b] = isum(b11);
       isums[5 * blocks + b] = isum(b12);
+      if (mins) {
+        msums[b] = msum(w, w0, x, x0);
+        msums[blocks + b] = msum(w, w0, x, x1);
+        msums[2 * blocks + b] = msum(w, w0, x, x2);
+        msums[3 * blocks + b] = msum(w, w1, x, x0);
+        msums[4 * blocks + b] = msum(w, w1, x, x1);
+        msums[5 * blocks + b] = msum(w, w1, x, x2);
+      }
     }
-    // The scales after the multiply-adds, in a loop of their own: the same formula as a token
-    // alone ({@link KQuantDots#combine}), in scalars.
-    for (int j = 0; j < 6; j++) {
-      int r = row + j / 3;
-      int tj = t + j % 3;
-      out[tj * stride + o + j / 3] = m.combineRow(r, isums, j * blocks, a, tj);
-    }
-  }
-
-  private static int[] isums(int n) {
-    int[] v = ISUMS.get();
-    if (v.length < n) {
-      v = new int[n];
-      ISUMS.set(v);
-    }
-    return v;
   }
 }

@@ -122,6 +122,11 @@ public final class KQuantWeights implements CompactWeights {
     return this;
   }
 
+  /** Whether super-blocks have mins (Q4_K, Q5_K). */
+  boolean hasMins() {
+    return format != Format.Q6_K;
+  }
+
   Format format() {
     return format;
   }
@@ -164,8 +169,9 @@ public final class KQuantWeights implements CompactWeights {
   }
 
   /**
-   * Row {@code row}'s weights as the integers {@code scale * q} in floats into {@code dst[off..off
-   * + cols)}: the form a batch's tile multiplies ({@link KQuantTile}).
+   * Row {@code row}'s weights as the integers {@code scale * q} in floats, each super-block's
+   * followed by its 8 mins ({@link KQuantDots#SPAN} floats a super-block), into {@code dst[off..]}:
+   * the form a batch's tile multiplies ({@link KQuantTile}).
    */
   public void decodeScaled(int row, float[] dst, int off) {
     int blocks = cols / SUPER;
@@ -197,30 +203,13 @@ public final class KQuantWeights implements CompactWeights {
 
   /**
    * Row {@code row}'s output for token {@code t} from its super-blocks' integer sums {@code
-   * isums[off..off + blocks)}: {@link KQuantDots#combine} block after block.
+   * isums[off..off + blocks)} and mins' sums {@code msums[off..]}: {@link KQuantDots#combine} block
+   * after block.
    */
-  float combineRow(int row, int[] isums, int off, Q8KActivations a, int t) {
+  float combineRow(int row, int[] isums, int[] msums, int off, Q8KActivations a, int t) {
     int blocks = cols / SUPER;
     return KQuantDots.combineRow(
-        bytes,
-        scales,
-        row * blocks,
-        blocks,
-        format.blockBytes,
-        format != Format.Q6_K,
-        isums,
-        off,
-        a,
-        t);
-  }
-
-  /**
-   * {@code sum} plus super-block {@code b} of row {@code row}'s share ({@link KQuantDots#combine}).
-   */
-  float combine(int row, int b, int isum, Q8KActivations a, int t, float sum) {
-    int k = row * (cols / SUPER) + b;
-    boolean mins = format != Format.Q6_K;
-    return KQuantDots.combine(bytes, scales, k, k * format.blockBytes, mins, isum, a, t, b, sum);
+        bytes, scales, row * blocks, blocks, format.blockBytes, hasMins(), isums, msums, off, a, t);
   }
 
   /** {@link #dot} value by value: the reference the vector kernels are tested against. */

@@ -37,7 +37,7 @@ public final class Q8KActivations {
     int n = Math.multiplyExact(tokens, cols);
     if (values.length < n) {
       values = new short[n];
-      floats = new float[n];
+      floats = new float[n / SUPER * KQuantDots.SPAN];
       scales = new float[n / SUPER];
       sums = new int[n / 32];
     }
@@ -46,8 +46,14 @@ public final class Q8KActivations {
       scales[b] = quantizeBlock(x, b * SUPER, values, sums);
     }
     if (tokens > 1) {
-      for (int i = 0; i < n; i++) {
-        floats[i] = values[i];
+      for (int b = 0; b < n / SUPER; b++) {
+        int f = b * KQuantDots.SPAN;
+        for (int i = 0; i < SUPER; i++) {
+          floats[f + i] = values[b * SUPER + i];
+        }
+        for (int j = 0; j < 8; j++) {
+          floats[f + SUPER + j] = sums[b * 8 + j];
+        }
       }
     }
   }
@@ -99,7 +105,10 @@ public final class Q8KActivations {
     return values;
   }
 
-  /** The quantized values as floats (exact), filled for a batch of more than one token. */
+  /**
+   * For a batch of more than one token: each super-block's 256 values then its 8 sums of 32, as
+   * floats (exact), {@link KQuantDots#SPAN} floats a super-block, token after token.
+   */
   float[] floats() {
     return floats;
   }

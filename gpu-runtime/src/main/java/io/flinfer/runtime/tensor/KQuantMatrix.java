@@ -1,5 +1,6 @@
 package io.flinfer.runtime.tensor;
 
+import io.flinfer.runtime.kernel.KQuantDots;
 import io.flinfer.runtime.kernel.KQuantWeights;
 import io.flinfer.runtime.kernel.Q8KActivations;
 import java.nio.ByteBuffer;
@@ -75,7 +76,8 @@ abstract class KQuantMatrix extends CompactMatrix {
     // integer-valued floats once and takes every token through it. Both sums of a super-block are
     // exact integers: the same bits.
     int tile = Math.max(1, tokens == 1 ? TILE_BYTES / rowBytes : TILE_VALUES / cols);
-    float[] decoded = tokens == 1 ? null : decoded(tile * cols);
+    int span = cols / KQuants.SUPER * KQuantDots.SPAN;
+    float[] decoded = tokens == 1 ? null : decoded(tile * span);
     for (int o0 = oFrom; o0 < oTo; o0 += tile) {
       int n = Math.min(tile, oTo - o0);
       KQuantWeights w = heap != null ? heap : mappedRows.get().fill(data, o0, n);
@@ -87,7 +89,7 @@ abstract class KQuantMatrix extends CompactMatrix {
         continue;
       }
       for (int i = 0; i < n; i++) {
-        w.decodeScaled(first + i, decoded, i * cols);
+        w.decodeScaled(first + i, decoded, i * span);
       }
       for (int i = 0; i < n; i += 2) {
         int rows = Math.min(2, n - i);
@@ -96,7 +98,7 @@ abstract class KQuantMatrix extends CompactMatrix {
               first + i,
               rows,
               decoded,
-              i * cols,
+              i * span,
               a,
               t,
               Math.min(3, tokens - t),
