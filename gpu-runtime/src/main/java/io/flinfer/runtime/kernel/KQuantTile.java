@@ -52,7 +52,9 @@ final class KQuantTile {
             .reduceLanes(VectorOperators.ADD);
   }
 
-  private static int[][] sums(int n) {
+  /** This thread's scratch for {@link #tile} on rows of {@code cols} columns. */
+  static int[][] sums(int cols) {
+    int n = 6 * (cols / SUPER);
     int[][] v = SUMS.get();
     if (v[0].length < n) {
       v[0] = new int[n];
@@ -64,9 +66,10 @@ final class KQuantTile {
   /**
    * Outputs of rows {@code row..row + rows} ({@code rows} 1 or 2; decoded at {@code w[wOff + i *
    * span..]}) for tokens {@code t..t + tokens} ({@code tokens} 1 to 3) into {@code out[token *
-   * stride + o + i]}.
+   * stride + o + i]}; {@code sums} from {@link #sums}.
    */
   static void tile(
+      int[][] sums,
       KQuantWeights m,
       int row,
       int rows,
@@ -80,7 +83,6 @@ final class KQuantTile {
       int o) {
     int blocks = m.cols() / SUPER;
     int span = blocks * SPAN;
-    int[][] sums = sums(6 * blocks);
     if (rows == 2 && tokens == 3) {
       tile2x3(m.hasMins(), blocks, w, wOff, a.floats(), t * span, sums[0], sums[1]);
     } else {
@@ -101,10 +103,16 @@ final class KQuantTile {
     }
     // The scales after the multiply-adds, in a loop of their own: the same formula as a token
     // alone ({@link KQuantDots#combine}).
+    byte[] q = m.bytes();
+    float[] scales = m.scales();
+    int bb = m.format().blockBytes();
+    boolean mins = m.hasMins();
     for (int i = 0; i < rows; i++) {
       for (int j = 0; j < tokens; j++) {
         int at = (3 * i + j) * blocks;
-        out[(t + j) * stride + o + i] = m.combineRow(row + i, sums[0], sums[1], at, a, t + j);
+        out[(t + j) * stride + o + i] =
+            KQuantDots.combineRow(
+                q, scales, (row + i) * blocks, blocks, bb, mins, sums[0], sums[1], at, a, t + j);
       }
     }
   }

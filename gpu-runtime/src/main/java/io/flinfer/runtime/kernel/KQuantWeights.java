@@ -185,9 +185,11 @@ public final class KQuantWeights implements CompactWeights {
   /**
    * Outputs of rows {@code row..row + rows} (1 or 2), decoded by {@link #decodeScaled} at {@code
    * w[wOff..]} one after the other, for tokens {@code t..t + tokens} (1 to 3) of {@code a}, into
-   * {@code out[token * stride + o + i]}: the bits of {@link #dot}.
+   * {@code out[token * stride + o + i]}: the bits of {@link #dot}. {@code tileSums}: this thread's
+   * {@link #tileScratch}.
    */
   public void multiplyDecoded(
+      int[][] tileSums,
       int row,
       int rows,
       float[] w,
@@ -198,18 +200,12 @@ public final class KQuantWeights implements CompactWeights {
       float[] out,
       int stride,
       int o) {
-    KQuantTile.tile(this, row, rows, w, wOff, a, t, tokens, out, stride, o);
+    KQuantTile.tile(tileSums, this, row, rows, w, wOff, a, t, tokens, out, stride, o);
   }
 
-  /**
-   * Row {@code row}'s output for token {@code t} from its super-blocks' integer sums {@code
-   * isums[off..off + blocks)} and mins' sums {@code msums[off..]}: {@link KQuantDots#combine} block
-   * after block.
-   */
-  float combineRow(int row, int[] isums, int[] msums, int off, Q8KActivations a, int t) {
-    int blocks = cols / SUPER;
-    return KQuantDots.combineRow(
-        bytes, scales, row * blocks, blocks, format.blockBytes, hasMins(), isums, msums, off, a, t);
+  /** This thread's scratch for {@link #multiplyDecoded}. */
+  public int[][] tileScratch() {
+    return KQuantTile.sums(cols);
   }
 
   /** {@link #dot} value by value: the reference the vector kernels are tested against. */

@@ -78,6 +78,7 @@ abstract class KQuantMatrix extends CompactMatrix {
     int tile = Math.max(1, tokens == 1 ? TILE_BYTES / rowBytes : TILE_VALUES / cols);
     int span = cols / KQuants.SUPER * KQuantDots.SPAN;
     float[] decoded = tokens == 1 ? null : decoded(tile * span);
+    int[][] sums = tokens == 1 ? null : (heap != null ? heap : mappedRows.get()).tileScratch();
     for (int o0 = oFrom; o0 < oTo; o0 += tile) {
       int n = Math.min(tile, oTo - o0);
       KQuantWeights w = heap != null ? heap : mappedRows.get().fill(data, o0, n);
@@ -95,6 +96,7 @@ abstract class KQuantMatrix extends CompactMatrix {
         int rows = Math.min(2, n - i);
         for (int t = 0; t < tokens; t += 3) {
           w.multiplyDecoded(
+              sums,
               first + i,
               rows,
               decoded,

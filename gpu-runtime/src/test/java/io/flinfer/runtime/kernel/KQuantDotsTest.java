@@ -166,4 +166,26 @@ class KQuantDotsTest {
       }
     }
   }
+
+  /**
+   * The same activations again (the next slice of rows of one product) reuse the quantization; new
+   * values in the same array, or another shape, are quantized anew.
+   */
+  @Test
+  void newValuesInTheSameArrayAreQuantizedAnew() {
+    float[] x = GemmTest.randoms(new Random(3), 512);
+    Q8KActivations a = new Q8KActivations();
+    a.quantize(x, 2, 256);
+    float before = a.scales()[1];
+    a.quantize(x, 2, 256);
+    assertThat(a.scales()[1]).isEqualTo(before);
+    x[300] = 1000f;
+    a.quantize(x, 2, 256);
+    assertThat(a.values()[300]).isEqualTo((short) -127);
+    assertThat(a.scales()[1]).isEqualTo(1 / (-127f / 1000f));
+    a.quantize(x, 1, 512);
+    assertThat(a.cols()).isEqualTo(512);
+    assertThat(a.scales()[1]).isEqualTo(1 / (-127f / 1000f));
+    assertThat(a.values()[300]).isEqualTo((short) -127);
+  }
 }
