@@ -117,7 +117,8 @@ class KQuantDotsTest {
     "Q4_K, 16, 768, 9",
     "Q5_K, 9, 512, 5",
     "Q6_K, 9, 256, 7",
-    "Q6_K, 16, 768, 4"
+    "Q6_K, 16, 768, 4",
+    "Q4_K, 10, 512, 8"
   })
   void aTokenGetsTheSameBitsAloneInABatchAndFromTheMappedFile(
       GgmlType type, int rows, int cols, int tokens) {
