@@ -62,7 +62,7 @@ public final class KQuantDots {
 
   /**
    * Row of Q4_K ({@code fifthBits} false) or Q5_K super-blocks {@code k0..k0 + blocks} of {@code q}
-   * ({@code blockBytes} each; {@code d, dmin} of block k at {@code s[2k], s[2k + 1]}) times token
+   * (144 or 176 bytes each; {@code d, dmin} of block k at {@code s[2k], s[2k + 1]}) times token
    * {@code t} of {@code a}.
    */
   static float scaleMin(
@@ -193,12 +193,21 @@ public final class KQuantDots {
     int cb = a.cols() / 256;
     float da = a.scales()[t * cb + b];
     if (!mins) {
-      return sum + (s[k] * da) * isum;
+      return share(s, k, false, da, isum, 0, sum);
     }
     int msum =
         ((IntVector) ByteVector.fromArray(B8, q, p + 8).convertShape(VectorOperators.B2I, INTS8, 0))
             .mul(IntVector.fromArray(INTS8, a.sums(), (t * cb + b) * 8))
             .reduceLanes(VectorOperators.ADD);
+    return share(s, k, true, da, isum, msum, sum);
+  }
+
+  /** {@code sum} plus super-block {@code k}'s share from its integer sums: the float formula. */
+  private static float share(
+      float[] s, int k, boolean mins, float da, int isum, int msum, float sum) {
+    if (!mins) {
+      return sum + (s[k] * da) * isum;
+    }
     float d = s[2 * k] * da;
     float dmin = s[2 * k + 1] * da;
     return sum + (d * isum - dmin * msum);
@@ -209,11 +218,9 @@ public final class KQuantDots {
    * isums[off..]} and their mins' at {@code msums[off..]}: the same integers and float operations.
    */
   static float combineRow(
-      byte[] q,
       float[] s,
       int k0,
       int blocks,
-      int blockBytes,
       boolean mins,
       int[] isums,
       int[] msums,
@@ -224,17 +231,7 @@ public final class KQuantDots {
     float[] ad = a.scales();
     float sum = 0;
     for (int b = 0; b < blocks; b++) {
-      int k = k0 + b;
-      float da = ad[t * cb + b];
-      int isum = isums[off + b];
-      if (!mins) {
-        sum = sum + (s[k] * da) * isum;
-        continue;
-      }
-      int msum = msums[off + b];
-      float d = s[2 * k] * da;
-      float dmin = s[2 * k + 1] * da;
-      sum = sum + (d * isum - dmin * msum);
+      sum = share(s, k0 + b, mins, ad[t * cb + b], isums[off + b], msums[off + b], sum);
     }
     return sum;
   }

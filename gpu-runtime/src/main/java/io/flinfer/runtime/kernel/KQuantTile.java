@@ -103,16 +103,14 @@ final class KQuantTile {
     }
     // The scales after the multiply-adds, in a loop of their own: the same formula as a token
     // alone ({@link KQuantDots#combine}).
-    byte[] q = m.bytes();
     float[] scales = m.scales();
-    int bb = m.format().blockBytes();
     boolean mins = m.hasMins();
     for (int i = 0; i < rows; i++) {
       for (int j = 0; j < tokens; j++) {
         int at = (3 * i + j) * blocks;
         out[(t + j) * stride + o + i] =
             KQuantDots.combineRow(
-                q, scales, (row + i) * blocks, blocks, bb, mins, sums[0], sums[1], at, a, t + j);
+                scales, (row + i) * blocks, blocks, mins, sums[0], sums[1], at, a, t + j);
       }
     }
   }

@@ -78,10 +78,11 @@ abstract class KQuantMatrix extends CompactMatrix {
     int tile = Math.max(1, tokens == 1 ? TILE_BYTES / rowBytes : TILE_VALUES / cols);
     int span = cols / KQuants.SUPER * KQuantDots.SPAN;
     float[] decoded = tokens == 1 ? null : decoded(tile * span);
-    int[][] sums = tokens == 1 ? null : (heap != null ? heap : mappedRows.get()).tileScratch();
+    KQuantWeights mapped = heap != null ? null : mappedRows.get();
+    int[][] sums = tokens == 1 ? null : (heap != null ? heap : mapped).tileScratch();
     for (int o0 = oFrom; o0 < oTo; o0 += tile) {
       int n = Math.min(tile, oTo - o0);
-      KQuantWeights w = heap != null ? heap : mappedRows.get().fill(data, o0, n);
+      KQuantWeights w = heap != null ? heap : mapped.fill(data, o0, n);
       int first = heap != null ? o0 : 0;
       if (tokens == 1) {
         for (int i = 0; i < n; i++) {
