@@ -63,7 +63,9 @@ public final class BenchModelCommand implements Callable<Integer> {
   @Option(
       names = "--prefill-requests",
       defaultValue = "4",
-      description = "Requests in the timed prefill batch (default: ${DEFAULT-VALUE}).")
+      description =
+          "Requests in the timed prefill batch; 0 skips the prefill measurement (default:"
+              + " ${DEFAULT-VALUE}).")
   int prefillRequests;
 
   @Option(
@@ -224,6 +226,13 @@ public final class BenchModelCommand implements Callable<Integer> {
         }
       }
     }
+    if (gpu) {
+      m.put("device_bandwidth_gbps", bandwidthGbps);
+      m.put("device_peak_tflops", peakTflops);
+    }
+    if (prefillRequests <= 0) {
+      return m;
+    }
     ModelBenchmark.Result p = b.prefill(prefillRequests, prompt, 3);
     double flops = ModelBenchmark.prefillFlopsPerToken(c, p.meanContext());
     double tflops = flops * p.tokensPerSecond() / 1e12;
@@ -240,8 +249,6 @@ public final class BenchModelCommand implements Callable<Integer> {
             .put("tflops", round(tflops));
     if (gpu) {
       pre.put("peak_fraction", round3(tflops / peakTflops));
-      m.put("device_bandwidth_gbps", bandwidthGbps);
-      m.put("device_peak_tflops", peakTflops);
     }
     return m;
   }
