@@ -92,10 +92,24 @@ final class GemmKernels {
       int oTo,
       float[] tmp) {
     if (tokens == 1) {
-      // One row at a time: pairs of rows streamed together read at half the speed on an AVX-512
-      // EPYC (15 against 29 GB/s for the 110M shape's decode step).
-      for (int o = oFrom; o < oTo; o++) {
-        bufT1R1(w, cols, x, 0, out, outStride, o, tmp);
+      // Four rows side by side, one from each quarter of the range: four sequential streams for
+      // the prefetcher and four independent chains of multiply-adds, each row in its own
+      // accumulator (so in the same order and bits). Neighbouring pairs of rows read at half the
+      // speed on an AVX-512 EPYC (15 against 29 GB/s for the 110M shape's decode step); quarters
+      // measured level on the 110M shape and 8-28% faster on the Qwen2.5-0.5B and 1B shapes.
+      int quarter = (oTo - oFrom + 3) / 4;
+      int last = oTo - 1;
+      for (int o = oFrom; o < oFrom + quarter; o++) {
+        bufT1Q4(
+            w,
+            cols,
+            x,
+            out,
+            o,
+            Math.min(o + quarter, last),
+            Math.min(o + 2 * quarter, last),
+            Math.min(o + 3 * quarter, last),
+            tmp);
       }
       return;
     }
@@ -302,6 +316,35 @@ final class GemmKernels {
     a01.intoArray(tmp, 8);
     out[(t + 0) * outStride + o + 0] = finishBuffer(tmp, 0, w, w0, x, x0, colsV, cols);
     out[(t + 0) * outStride + o + 1] = finishBuffer(tmp, 8, w, w1, x, x0, colsV, cols);
+  }
+
+  /** One token times rows o0..o3 (a quarter shorter than the first repeats its last row). */
+  private static void bufT1Q4(
+      ByteBuffer w, int cols, float[] x, float[] out, int o0, int o1, int o2, int o3, float[] tmp) {
+    int colsV = cols - cols % LANES;
+    int w0 = o0 * cols * 4;
+    int w1 = o1 * cols * 4;
+    int w2 = o2 * cols * 4;
+    int w3 = o3 * cols * 4;
+    FloatVector a0 = FloatVector.zero(S);
+    FloatVector a1 = a0;
+    FloatVector a2 = a0;
+    FloatVector a3 = a0;
+    for (int i = 0; i < colsV; i += LANES) {
+      FloatVector u = FloatVector.fromArray(S, x, i);
+      a0 = FloatVector.fromByteBuffer(S, w, w0 + i * 4, ByteOrder.LITTLE_ENDIAN).fma(u, a0);
+      a1 = FloatVector.fromByteBuffer(S, w, w1 + i * 4, ByteOrder.LITTLE_ENDIAN).fma(u, a1);
+      a2 = FloatVector.fromByteBuffer(S, w, w2 + i * 4, ByteOrder.LITTLE_ENDIAN).fma(u, a2);
+      a3 = FloatVector.fromByteBuffer(S, w, w3 + i * 4, ByteOrder.LITTLE_ENDIAN).fma(u, a3);
+    }
+    a0.intoArray(tmp, 0);
+    a1.intoArray(tmp, 8);
+    a2.intoArray(tmp, 16);
+    a3.intoArray(tmp, 24);
+    out[o0] = finishBuffer(tmp, 0, w, w0, x, 0, colsV, cols);
+    out[o1] = finishBuffer(tmp, 8, w, w1, x, 0, colsV, cols);
+    out[o2] = finishBuffer(tmp, 16, w, w2, x, 0, colsV, cols);
+    out[o3] = finishBuffer(tmp, 24, w, w3, x, 0, colsV, cols);
   }
 
   private static void bufT1R1(

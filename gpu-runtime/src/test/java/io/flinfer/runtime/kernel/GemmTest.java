@@ -14,7 +14,15 @@ import org.junit.jupiter.params.provider.CsvSource;
 class GemmTest {
 
   @ParameterizedTest(name = "{0} rows x {1} cols, {2} tokens")
-  @CsvSource({"1, 8, 1", "7, 13, 3", "64, 64, 1", "33, 172, 5", "96, 256, 9", "10, 768, 32"})
+  @CsvSource({
+    "1, 8, 1",
+    "7, 13, 3",
+    "64, 64, 1",
+    "33, 172, 5",
+    "131, 200, 2",
+    "96, 256, 9",
+    "10, 768, 32"
+  })
   void tiledKernelsMatchTheReferenceAndEachOther(int rows, int cols, int tokens) {
     Random rnd = new Random(rows * 31 + cols);
     float[] w = randoms(rnd, rows * cols);
