@@ -268,7 +268,6 @@ public final class CpuModelRunner implements ModelRunner {
     pool.close();
   }
 
-  /** Splits each product's rows into even-sized contiguous ranges, one per part. */
   /**
    * The rows of up to three products, handed out in chunks (about four per thread) from a shared
    * counter: a thread that loses its core for a moment (a TaskManager always runs other threads)
