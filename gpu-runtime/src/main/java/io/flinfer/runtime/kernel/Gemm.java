@@ -60,6 +60,26 @@ public final class Gemm {
     GemmKernels.arrayRows2(w, wOff, cols, x, tokens, out, outStride, o, tmp);
   }
 
+  /**
+   * Whether {@link #rows4} pays on this CPU (it has the registers for four-row tiles); the bits are
+   * the same either way.
+   */
+  public static final boolean FOUR_ROW_TILES = QuadRowGemm.AVAILABLE;
+
+  /** Rows o .. o + 3, decoded to {@code w[wOff..wOff + 4 * cols)}. */
+  public static void rows4(
+      float[] w,
+      int wOff,
+      int cols,
+      float[] x,
+      int tokens,
+      float[] out,
+      int outStride,
+      int o,
+      float[] tmp) {
+    QuadRowGemm.rows4(w, wOff, cols, x, tokens, out, outStride, o, tmp);
+  }
+
   /** Row o, decoded to {@code w[wOff..wOff + cols)}. */
   public static void rows1(
       float[] w,

@@ -17,8 +17,8 @@ final class GemmKernels {
   static final VectorSpecies<Float> S = FloatVector.SPECIES_256;
   static final int LANES = 8;
 
-  /** Scratch floats a kernel call needs: 12 accumulators of 8 lanes. */
-  static final int SCRATCH = 96;
+  /** Scratch floats a kernel call needs: up to 16 accumulators of 8 lanes. */
+  static final int SCRATCH = 128;
 
   /**
    * Tokens per cache block: a block of activations (up to 48 x 2048 floats) stays in L2 while the
@@ -63,7 +63,7 @@ final class GemmKernels {
     return s;
   }
 
-  private static float finishArray(
+  static float finishArray(
       float[] tmp, int k, float[] w, int wRow, float[] x, int xRow, int colsV, int cols) {
     float s = sum8(tmp, k);
     for (int i = colsV; i < cols; i++) {

@@ -4,7 +4,10 @@ import io.flinfer.runtime.kernel.Gemm;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
-/** A float32 weight matrix, multiplied straight from its (mapped) buffer. */
+/**
+ * A float32 weight matrix, multiplied straight from its (mapped) buffer, or, for a batch on a CPU
+ * with four-row tiles, from rows copied out of it.
+ */
 final class F32Matrix extends WeightMatrix {
   F32Matrix(ByteBuffer data, int rows, int cols) {
     super(data, rows, cols);
@@ -34,6 +37,12 @@ final class F32Matrix extends WeightMatrix {
   @Override
   public void matmul(
       float[] x, int tokens, float[] out, int outStride, int oFrom, int oTo, float[] scratch) {
-    Gemm.bufferRows(data, cols, x, tokens, out, outStride, oFrom, oTo, scratch);
+    if (tokens > 1 && Gemm.FOUR_ROW_TILES) {
+      // Rows copied out four at a time into four-row tiles: 1.3-2.5x the buffer tiles' speed on
+      // one core of an AVX-512 EPYC (32 and 128 tokens, 768 to 8192 columns), the same bits.
+      super.matmul(x, tokens, out, outStride, oFrom, oTo, scratch);
+    } else {
+      Gemm.bufferRows(data, cols, x, tokens, out, outStride, oFrom, oTo, scratch);
+    }
   }
 }

@@ -114,13 +114,13 @@ public abstract class WeightMatrix {
 
   /** Floats of scratch {@link #matmul} needs for a matrix of {@code cols} columns. */
   public static int scratchSize(int cols) {
-    return Gemm.SCRATCH + 2 * cols;
+    return Gemm.SCRATCH + 4 * cols;
   }
 
   /**
    * {@code out[t * outStride + o] = sum_i W[o][i] * x[t * cols + i]} for rows {@code o} in [oFrom,
    * oTo) and tokens t in [0, tokens). {@code scratch} holds at least {@link #scratchSize} floats:
-   * the kernels' accumulators, then two decoded rows.
+   * the kernels' accumulators, then up to four decoded rows.
    */
   public void matmul(
       float[] x, int tokens, float[] out, int outStride, int oFrom, int oTo, float[] scratch) {
@@ -128,7 +128,14 @@ public abstract class WeightMatrix {
     boolean paired = pairedOrder();
     int o = oFrom;
     // One token streams one row at a time (pairs of rows read at half the speed); a batch takes
-    // two rows per tile. Each output gets the same bits either way.
+    // four rows per tile where the CPU has the registers, else two. Each output gets the same bits
+    // either way.
+    for (; o + 4 <= oTo && tokens > 1 && !paired && Gemm.FOUR_ROW_TILES; o += 4) {
+      for (int r = 0; r < 4; r++) {
+        decodeRow(o + r, scratch, rowsAt + r * cols);
+      }
+      Gemm.rows4(scratch, rowsAt, cols, x, tokens, out, outStride, o, scratch);
+    }
     for (; o + 2 <= oTo && tokens > 1; o += 2) {
       decodeRow(o, scratch, rowsAt);
       decodeRow(o + 1, scratch, rowsAt + cols);

@@ -253,6 +253,29 @@ class GemmTest {
   }
 
   /**
+   * Four-row tiles give every output the bits of the two-row tiles, for every token count's mix of
+   * 4-, 2- and 1-token tiles. Run directly, so that a CPU which does not choose them (AVX2) tests
+   * them too.
+   */
+  @ParameterizedTest(name = "{0} cols, {1} tokens")
+  @CsvSource({"8, 1", "13, 2", "64, 3", "100, 4", "768, 5", "900, 7", "2056, 9", "96, 32"})
+  void fourRowTilesGiveTheTwoRowTilesBits(int cols, int tokens) {
+    Random rnd = new Random(cols * 17 + tokens);
+    float[] w = randoms(rnd, 4 * cols);
+    float[] x = randoms(rnd, tokens * cols);
+    float[] four = new float[tokens * 4];
+    float[] two = new float[tokens * 4];
+    Gemm.rows4(w, 0, cols, x, tokens, four, 4, 0, new float[Gemm.SCRATCH]);
+    Gemm.rows2(w, 0, cols, x, tokens, two, 4, 0, new float[Gemm.SCRATCH]);
+    Gemm.rows2(w, 2 * cols, cols, x, tokens, two, 4, 2, new float[Gemm.SCRATCH]);
+    for (int i = 0; i < four.length; i++) {
+      assertThat(Float.floatToRawIntBits(four[i]))
+          .as("token %d row %d", i / 4, i % 4)
+          .isEqualTo(Float.floatToRawIntBits(two[i]));
+    }
+  }
+
+  /**
    * A {@code rows x cols} matrix of {@code type}: Gaussian weights through the project's encoder,
    * or, for Q5_K, which it does not write, random values and sub-block scales under sane fp16
    * super-block scales.
