@@ -9,7 +9,7 @@ import jdk.incubator.vector.VectorSpecies;
  * (AVX2's 16 would spill). Each activation vector loaded serves four rows instead of {@link
  * GemmKernels}' two, which halves what a batch reads of its activations per row: a 4 x 4 tile ran
  * 76-100 GFLOP/s on one core of an AVX-512 EPYC where the 6 x 2 and 4 x 2 tiles ran 48-71 (32
- * tokens, 768 to 2048 columns).
+ * tokens, 768 to 2048 columns; a harness outside the repository).
  *
  * <p>Every output keeps {@link Gemm}'s order (one 8-lane accumulator over the row, lanes summed in
  * order, then the scalar tail), so these tiles give each output the bits the two-row tiles give.
