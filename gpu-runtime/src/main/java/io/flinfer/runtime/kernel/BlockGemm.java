@@ -13,103 +13,138 @@ import jdk.incubator.vector.VectorSpecies;
  * decode step streams the quantized bytes once and nothing else.
  *
  * <p>Each weight is {@code scale * value} rounded to a float, exactly as {@link
- * BlockWeights#decodeRow} gives it, and the output is reduced in {@link PairedGemm}'s order (even
- * and odd 8-value chunks in two accumulators). So a token gets the same bits here as in a batch,
- * where rows are decoded once and multiplied with all the batch's tokens by {@link PairedGemm}.
+ * BlockWeights#decodeRow} gives it, and each output is reduced as {@link Gemm} reduces a decoded
+ * row (one 8-lane accumulator, lanes summed in order). So a token gets the same bits here as in a
+ * batch, where rows are decoded once and multiplied with all the batch's tokens by the float tiles
+ * ({@link Gemm#rows4} where the CPU has the registers).
  */
 public final class BlockGemm {
   static final int BLOCK = 32;
   private static final VectorSpecies<Float> S = GemmKernels.S;
+  private static final int L = GemmKernels.LANES;
   private static final VectorSpecies<Byte> BYTES = ByteVector.SPECIES_64;
   private static final VectorSpecies<Integer> INTS = IntVector.SPECIES_256;
 
   private BlockGemm() {}
 
   /**
-   * Rows [oFrom, oTo) of {@code w} times the token {@code x}; {@code tmp} holds 16 floats. Q8_0
-   * rows go two side by side, one from each half of the range (two sequential streams for the
-   * prefetcher), each in its own two accumulators: the same order and bits, twice the independent
-   * chains (32000 x 768 on one core: 12.1 against 15.1 GB/s). A shorter second half repeats its
-   * last row.
+   * Rows [oFrom, oTo) of {@code w} times the token {@code x}; {@code tmp} holds 32 floats.
+   *
+   * <p>Rows go side by side, each in its own accumulator (its order and bits unchanged), so that
+   * independent chains of multiply-adds hide the latency one chain waits on, and each from its own
+   * part of the range, read straight through as a sequential stream the hardware prefetcher follows
+   * (as {@link HalfGemm#rows}): four Q8_0 rows from the four quarters, two Q4_0 rows from the
+   * halves (whose nibbles take more instructions: four rows' would not stay in registers). A part
+   * shorter than the first repeats its last row.
    */
   static void rows(BlockWeights w, float[] x, float[] out, int oFrom, int oTo, float[] tmp) {
+    int last = oTo - 1;
     if (w.nibbles()) {
-      singles(w, x, out, oFrom, oTo, tmp);
+      int half = (oTo - oFrom + 1) / 2;
+      for (int o = oFrom; o < oFrom + half; o++) {
+        int o1 = Math.min(o + half, last);
+        q4Rows2(w, x, o, o1, tmp);
+        out[o] = GemmKernels.sum8(tmp, 0);
+        out[o1] = GemmKernels.sum8(tmp, L);
+      }
       return;
     }
-    int half = (oTo - oFrom + 1) / 2;
-    for (int o = oFrom; o < oFrom + half; o++) {
-      q8Pair(w, x, out, o, Math.min(o + half, oTo - 1), tmp);
+    int quarter = (oTo - oFrom + 3) / 4;
+    for (int o = oFrom; o < oFrom + quarter; o++) {
+      int o1 = Math.min(o + quarter, last);
+      int o2 = Math.min(o + 2 * quarter, last);
+      int o3 = Math.min(o + 3 * quarter, last);
+      q8Rows4(w, x, o, o1, o2, o3, tmp);
+      out[o] = GemmKernels.sum8(tmp, 0);
+      out[o1] = GemmKernels.sum8(tmp, L);
+      out[o2] = GemmKernels.sum8(tmp, 2 * L);
+      out[o3] = GemmKernels.sum8(tmp, 3 * L);
     }
   }
 
-  /** Two Q8_0 rows; without Q4_0's branch, so that C2 keeps the vectors in registers. */
-  private static void q8Pair(BlockWeights w, float[] x, float[] out, int o0, int o1, float[] tmp) {
+  /** Four Q8_0 rows' accumulators into {@code tmp[0..32)}. */
+  private static void q8Rows4(
+      BlockWeights w, float[] x, int o0, int o1, int o2, int o3, float[] tmp) {
+    byte[] q = w.quants();
+    float[] d = w.scales();
+    int cols = w.cols();
+    int blocks = cols / BLOCK;
+    FloatVector a0 = FloatVector.zero(S);
+    FloatVector a1 = a0;
+    FloatVector a2 = a0;
+    FloatVector a3 = a0;
+    for (int b = 0; b < blocks; b++) {
+      float s0 = d[o0 * blocks + b];
+      float s1 = d[o1 * blocks + b];
+      float s2 = d[o2 * blocks + b];
+      float s3 = d[o3 * blocks + b];
+      for (int j = 0; j < BLOCK; j += L) {
+        int i = b * BLOCK + j;
+        FloatVector xv = FloatVector.fromArray(S, x, i);
+        a0 = int8(q, o0 * cols + i).mul(s0).fma(xv, a0);
+        a1 = int8(q, o1 * cols + i).mul(s1).fma(xv, a1);
+        a2 = int8(q, o2 * cols + i).mul(s2).fma(xv, a2);
+        a3 = int8(q, o3 * cols + i).mul(s3).fma(xv, a3);
+      }
+    }
+    a0.intoArray(tmp, 0);
+    a1.intoArray(tmp, L);
+    a2.intoArray(tmp, 2 * L);
+    a3.intoArray(tmp, 3 * L);
+  }
+
+  /** Two Q4_0 rows' accumulators into {@code tmp[0..16)}. */
+  private static void q4Rows2(BlockWeights w, float[] x, int o0, int o1, float[] tmp) {
     byte[] q = w.quants();
     float[] d = w.scales();
     int blocks = w.cols() / BLOCK;
-    int bb = w.blockBytes();
-    int r0 = o0 * blocks * bb;
-    int r1 = o1 * blocks * bb;
-    FloatVector even0 = FloatVector.zero(S);
-    FloatVector odd0 = even0;
-    FloatVector even1 = even0;
-    FloatVector odd1 = even0;
+    int bb = BLOCK / 2;
+    FloatVector a0 = FloatVector.zero(S);
+    FloatVector a1 = a0;
     for (int b = 0; b < blocks; b++) {
-      int p0 = r0 + b * bb;
-      int p1 = r1 + b * bb;
+      int p0 = (o0 * blocks + b) * bb;
+      int p1 = (o1 * blocks + b) * bb;
       int i = b * BLOCK;
       float s0 = d[o0 * blocks + b];
       float s1 = d[o1 * blocks + b];
-      FloatVector x0 = FloatVector.fromArray(S, x, i);
-      FloatVector x1 = FloatVector.fromArray(S, x, i + 8);
-      FloatVector x2 = FloatVector.fromArray(S, x, i + 16);
-      FloatVector x3 = FloatVector.fromArray(S, x, i + 24);
-      even0 = int8(q, p0).mul(s0).fma(x0, even0);
-      even1 = int8(q, p1).mul(s1).fma(x0, even1);
-      odd0 = int8(q, p0 + 8).mul(s0).fma(x1, odd0);
-      odd1 = int8(q, p1 + 8).mul(s1).fma(x1, odd1);
-      even0 = int8(q, p0 + 16).mul(s0).fma(x2, even0);
-      even1 = int8(q, p1 + 16).mul(s1).fma(x2, even1);
-      odd0 = int8(q, p0 + 24).mul(s0).fma(x3, odd0);
-      odd1 = int8(q, p1 + 24).mul(s1).fma(x3, odd1);
+      // Loops of two 8-value parts, low nibbles then high ones: written out, the vector calls
+      // exceed what C2 inlines (node count) and the vectors would be boxed.
+      for (int h = 0; h < bb; h += L) {
+        FloatVector xv = FloatVector.fromArray(S, x, i + h);
+        a0 = low(q, p0 + h).mul(s0).fma(xv, a0);
+        a1 = low(q, p1 + h).mul(s1).fma(xv, a1);
+      }
+      for (int h = 0; h < bb; h += L) {
+        FloatVector xv = FloatVector.fromArray(S, x, i + bb + h);
+        a0 = high(q, p0 + h).mul(s0).fma(xv, a0);
+        a1 = high(q, p1 + h).mul(s1).fma(xv, a1);
+      }
     }
-    even0.add(odd0).intoArray(tmp, 0);
-    even1.add(odd1).intoArray(tmp, 8);
-    out[o0] = GemmKernels.sum8(tmp, 0);
-    out[o1] = GemmKernels.sum8(tmp, 8);
+    a0.intoArray(tmp, 0);
+    a1.intoArray(tmp, L);
   }
 
   private static FloatVector int8(byte[] q, int p) {
     return (FloatVector) ByteVector.fromArray(BYTES, q, p).convertShape(VectorOperators.B2F, S, 0);
   }
 
-  /** One row at a time (Q4_0). */
-  private static void singles(
-      BlockWeights w, float[] x, float[] out, int oFrom, int oTo, float[] tmp) {
-    byte[] q = w.quants();
-    float[] d = w.scales();
-    int cols = w.cols();
-    int blocks = cols / BLOCK;
-    int bb = w.blockBytes();
-    boolean nibbles = w.nibbles();
-    for (int o = oFrom; o < oTo; o++) {
-      int r0 = o * blocks * bb;
-      FloatVector even = FloatVector.zero(S);
-      FloatVector odd = FloatVector.zero(S);
-      for (int b = 0; b < blocks; b++) {
-        int p = r0 + b * bb;
-        int i = b * BLOCK;
-        float scale = d[o * blocks + b];
-        // The four parts written out: C2 does not unroll a loop over them, which halves the speed.
-        even = part(q, p, 0, nibbles).mul(scale).fma(FloatVector.fromArray(S, x, i), even);
-        odd = part(q, p, 8, nibbles).mul(scale).fma(FloatVector.fromArray(S, x, i + 8), odd);
-        even = part(q, p, 16, nibbles).mul(scale).fma(FloatVector.fromArray(S, x, i + 16), even);
-        odd = part(q, p, 24, nibbles).mul(scale).fma(FloatVector.fromArray(S, x, i + 24), odd);
-      }
-      even.add(odd).intoArray(tmp, 0);
-      out[o] = GemmKernels.sum8(tmp, 0);
-    }
+  /** The low nibbles of the eight bytes at {@code q[p]} as Q4_0 values (offset by 8), floats. */
+  private static FloatVector low(byte[] q, int p) {
+    return (FloatVector) ints(q, p).and(0x0f).sub(8).convert(VectorOperators.I2F, 0);
+  }
+
+  /** The high nibbles of the eight bytes at {@code q[p]} as Q4_0 values, floats. */
+  private static FloatVector high(byte[] q, int p) {
+    return (FloatVector)
+        ints(q, p)
+            .lanewise(VectorOperators.ASHR, 4)
+            .and(0x0f)
+            .sub(8)
+            .convert(VectorOperators.I2F, 0);
+  }
+
+  private static IntVector ints(byte[] q, int p) {
+    return (IntVector) ByteVector.fromArray(BYTES, q, p).convertShape(VectorOperators.B2I, INTS, 0);
   }
 
   /**

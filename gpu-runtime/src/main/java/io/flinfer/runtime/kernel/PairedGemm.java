@@ -4,12 +4,11 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * Batched products over decoded rows of compact weights (quantized blocks, 16-bit floats), in the
- * order their one-token kernels ({@link BlockGemm}, {@link HalfGemm}) use: each output has two
- * 8-lane accumulators, one for the even 8-value chunks of the row and one for the odd ones, added
- * at the end, their lanes summed in order, then the scalar tail. Two accumulators halve the chain
- * of dependent multiply-adds that bounds a one-token product (measured 8 against 14 GB/s of Q8_0
- * weights on one core).
+ * Batched products over decoded rows of K-quant weights, in the order their one-token kernel
+ * ({@link KQuantGemm}) uses: each output has two 8-lane accumulators, one for the even 8-value
+ * chunks of the row and one for the odd ones, added at the end, their lanes summed in order, then
+ * the scalar tail. Two accumulators halve the chain of dependent multiply-adds that bounds a
+ * one-token product (measured 8 against 14 GB/s of Q8_0 weights on one core).
  */
 public final class PairedGemm {
   private static final VectorSpecies<Float> S = GemmKernels.S;

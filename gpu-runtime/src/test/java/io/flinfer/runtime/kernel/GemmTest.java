@@ -86,16 +86,19 @@ class GemmTest {
   }
 
   /**
-   * Q8_0 and Q4_0 products of one token run straight from the blocks, those of a batch from decoded
-   * rows: a token gets the same bits either way, and both are the reference product of the
-   * dequantized weights.
+   * Q8_0 and Q4_0 products of one token run straight from the blocks (rows side by side from parts
+   * of the range, a short last part repeating its last row), those of a batch from decoded rows: a
+   * token gets the same bits either way, and both are the reference product of the dequantized
+   * weights.
    */
   @ParameterizedTest(name = "{0}: {1} rows x {2} cols, {3} tokens")
   @CsvSource({
     "Q8_0, 1, 32, 2",
     "Q8_0, 9, 96, 5",
     "Q8_0, 64, 768, 9",
+    "Q8_0, 13, 160, 6",
     "Q4_0, 1, 32, 2",
+    "Q4_0, 7, 64, 5",
     "Q4_0, 9, 96, 5",
     "Q4_0, 64, 768, 9",
     "F16, 7, 13, 3",
