@@ -70,15 +70,6 @@ public final class BlockWeights implements CompactWeights {
     return nibbles ? BlockGemm.BLOCK / 2 : BlockGemm.BLOCK;
   }
 
-  /**
-   * One accumulator, as float rows: a batch's decoded rows go through the float tiles (four rows a
-   * tile on CPUs with the registers), and a token alone keeps four rows' chains side by side.
-   */
-  @Override
-  public boolean pairedOrder() {
-    return false;
-  }
-
   @Override
   public void multiplyToken(float[] x, float[] out, int oFrom, int oTo, float[] tmp) {
     BlockGemm.rows(this, x, out, oFrom, oTo, tmp);

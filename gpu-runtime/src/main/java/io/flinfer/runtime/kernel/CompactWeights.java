@@ -10,14 +10,9 @@ public interface CompactWeights {
   void decodeRow(int row, float[] dst, int off);
 
   /**
-   * {@code out[o] = sum_i W[o][i] * x[i]} for rows o in [oFrom, oTo) of one token, reduced as the
-   * decoded rows are (see {@link #pairedOrder}); {@code tmp} holds 32 floats.
+   * {@code out[o] = sum_i W[o][i] * x[i]} for rows o in [oFrom, oTo) of one token, each reduced as
+   * {@link Gemm} reduces a decoded row (one 8-lane accumulator, lanes summed in order, then the
+   * scalar tail); {@code tmp} holds 32 floats.
    */
   void multiplyToken(float[] x, float[] out, int oFrom, int oTo, float[] tmp);
-
-  /**
-   * Whether outputs reduce in {@link PairedGemm}'s order (two accumulators), else in {@link Gemm}'s
-   * (one).
-   */
-  boolean pairedOrder();
 }

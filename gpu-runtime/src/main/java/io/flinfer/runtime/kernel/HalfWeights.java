@@ -62,15 +62,6 @@ public final class HalfWeights implements CompactWeights {
     return bf16 ? HalfFloats.fromBf16(h) : HalfFloats.fromHalf(h);
   }
 
-  /**
-   * 16-bit rows: one accumulator, as {@link Gemm}'s; a one-token product streams near memory speed
-   * with it, and a batch keeps Gemm's wider tiles.
-   */
-  @Override
-  public boolean pairedOrder() {
-    return false;
-  }
-
   @Override
   public void multiplyToken(float[] x, float[] out, int oFrom, int oTo, float[] tmp) {
     HalfGemm.rows(this, x, out, oFrom, oTo, tmp);

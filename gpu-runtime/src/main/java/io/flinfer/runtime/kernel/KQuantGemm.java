@@ -12,13 +12,15 @@ import jdk.incubator.vector.VectorSpecies;
  * with the activations, so a decode step streams the quantized bytes once and writes nothing.
  *
  * <p>Each weight is rounded as the row decoders round it ({@code d * scale * q - dmin * min} for
- * Q4_K/Q5_K, {@code d * scale * (q - 32)} for Q6_K, the products of the scales first) and outputs
- * reduce in {@link PairedGemm}'s order, so a token gets the same bits here as in a batch, where
- * rows are decoded by {@link KQuantWeights#decodeRow} and multiplied by {@link PairedGemm}.
- * (Products with 8-bit activations, as ggml computes them, are {@link KQuantDots}'.)
+ * Q4_K/Q5_K, {@code d * scale * (q - 32)} for Q6_K, the products of the scales first) and each
+ * output is reduced as {@link Gemm} reduces a decoded row (one 8-lane accumulator, lanes summed in
+ * order), so a token gets the same bits here as in a batch, where rows are decoded by {@link
+ * KQuantWeights#decodeRow} and multiplied by the float tiles. (Products with 8-bit activations, as
+ * ggml computes them, are {@link KQuantDots}'.)
  */
 public final class KQuantGemm {
   private static final VectorSpecies<Float> S = GemmKernels.S;
+  private static final int L = GemmKernels.LANES;
   private static final VectorSpecies<Byte> BYTES = ByteVector.SPECIES_64;
   private static final VectorSpecies<Integer> INTS = IntVector.SPECIES_256;
 
@@ -114,94 +116,152 @@ public final class KQuantGemm {
     }
   }
 
-  /** Q4_K/Q5_K rows [oFrom, oTo) of {@code w} times the token {@code x}; {@code tmp}: 8 floats. */
+  /**
+   * Q4_K/Q5_K rows [oFrom, oTo) of {@code w} times the token {@code x}; {@code tmp}: 16 floats. Two
+   * rows go side by side, one from each half of the range, each in its own accumulator (two chains
+   * of multiply-adds, two sequential streams); a shorter second half repeats its last row.
+   */
   static void scaleMinRows(
       KQuantWeights w, float[] x, float[] out, int oFrom, int oTo, float[] tmp) {
-    byte[] q = w.bytes();
-    float[] s = w.scales();
-    int blocks = w.cols() / KQuantWeights.SUPER;
+    int half = (oTo - oFrom + 1) / 2;
     boolean fifthBits = w.format() == KQuantWeights.Format.Q5_K;
-    int bb = w.format().blockBytes;
-    for (int o = oFrom; o < oTo; o++) {
-      FloatVector even = FloatVector.zero(S);
-      FloatVector odd = FloatVector.zero(S);
-      for (int b = 0; b < blocks; b++) {
-        int k = o * blocks + b;
-        int p = k * bb;
-        int h = p + 16;
-        for (int g = 0; g < 4; g++) {
-          float d1 = s[2 * k] * q[p + 2 * g];
-          float m1 = s[2 * k + 1] * q[p + 8 + 2 * g];
-          float d2 = s[2 * k] * q[p + 2 * g + 1];
-          float m2 = s[2 * k + 1] * q[p + 8 + 2 * g + 1];
-          int i = b * KQuantWeights.SUPER + 64 * g;
-          // Chunks in the row's order: even ones to one accumulator, odd ones to the other.
-          if (fifthBits) {
-            int r = p + 48 + 32 * g;
-            for (int c = 0; c < 32; c += 16) {
-              even =
-                  weights(low(q, r + c).or(fifth(q, h + c, 2 * g)), d1, m1).fma(xs(x, i + c), even);
-              odd =
-                  weights(low(q, r + c + 8).or(fifth(q, h + c + 8, 2 * g)), d1, m1)
-                      .fma(xs(x, i + c + 8), odd);
-            }
-            for (int c = 0; c < 32; c += 16) {
-              even =
-                  weights(high(q, r + c).or(fifth(q, h + c, 2 * g + 1)), d2, m2)
-                      .fma(xs(x, i + 32 + c), even);
-              odd =
-                  weights(high(q, r + c + 8).or(fifth(q, h + c + 8, 2 * g + 1)), d2, m2)
-                      .fma(xs(x, i + 40 + c), odd);
-            }
-          } else {
-            int r = p + 16 + 32 * g;
-            for (int c = 0; c < 32; c += 16) {
-              even = weights(low(q, r + c), d1, m1).fma(xs(x, i + c), even);
-              odd = weights(low(q, r + c + 8), d1, m1).fma(xs(x, i + c + 8), odd);
-            }
-            for (int c = 0; c < 32; c += 16) {
-              even = weights(high(q, r + c), d2, m2).fma(xs(x, i + 32 + c), even);
-              odd = weights(high(q, r + c + 8), d2, m2).fma(xs(x, i + 40 + c), odd);
-            }
-          }
-        }
+    for (int o = oFrom; o < oFrom + half; o++) {
+      int o1 = Math.min(o + half, oTo - 1);
+      // One method per format: each loop holds fewer vector calls, which C2 inlines in full
+      // (past its node count it stops inlining, and the vectors would be boxed).
+      if (fifthBits) {
+        q5kRows2(w, x, o, o1, tmp);
+      } else {
+        q4kRows2(w, x, o, o1, tmp);
       }
-      even.add(odd).intoArray(tmp, 0);
       out[o] = GemmKernels.sum8(tmp, 0);
+      out[o1] = GemmKernels.sum8(tmp, L);
     }
   }
 
-  /** Q6_K rows [oFrom, oTo) of {@code w} times the token {@code x}; {@code tmp}: 8 floats. */
-  static void q6kRows(KQuantWeights w, float[] x, float[] out, int oFrom, int oTo, float[] tmp) {
+  /** Two Q4_K rows' accumulators into {@code tmp[0..16)}. */
+  private static void q4kRows2(KQuantWeights w, float[] x, int o0, int o1, float[] tmp) {
     byte[] q = w.bytes();
     float[] s = w.scales();
     int blocks = w.cols() / KQuantWeights.SUPER;
-    for (int o = oFrom; o < oTo; o++) {
-      FloatVector even = FloatVector.zero(S);
-      FloatVector odd = FloatVector.zero(S);
-      for (int b = 0; b < blocks; b++) {
-        int k = o * blocks + b;
-        int p = k * 210;
-        float d = s[k];
-        for (int half = 0; half < 2; half++) {
-          int ql = p + 64 * half;
-          int qh = p + 128 + 32 * half;
-          int sc = p + 192 + 8 * half;
-          for (int quarter = 0; quarter < 4; quarter++) {
-            float s0 = d * q[sc + 2 * quarter];
-            float s1 = d * q[sc + 2 * quarter + 1];
-            // Chunks in the row's order: even ones to one accumulator, odd ones to the other.
-            for (int j = 0; j < 2; j++) {
-              float scale = j == 0 ? s0 : s1;
-              int i = b * KQuantWeights.SUPER + 128 * half + 32 * quarter + 16 * j;
-              even = q6kChunk(q, ql, qh, quarter, 2 * j, scale).fma(xs(x, i), even);
-              odd = q6kChunk(q, ql, qh, quarter, 2 * j + 1, scale).fma(xs(x, i + 8), odd);
-            }
+    FloatVector a0 = FloatVector.zero(S);
+    FloatVector a1 = a0;
+    for (int b = 0; b < blocks; b++) {
+      int k0 = o0 * blocks + b;
+      int k1 = o1 * blocks + b;
+      int p0 = k0 * 144;
+      int p1 = k1 * 144;
+      for (int g = 0; g < 4; g++) {
+        int i = b * KQuantWeights.SUPER + 64 * g;
+        int r0 = p0 + 16 + 32 * g;
+        int r1 = p1 + 16 + 32 * g;
+        // Sub-block 2g in the low nibbles, then 2g + 1 in the high ones: the row's order.
+        float d0 = s[2 * k0] * q[p0 + 2 * g];
+        float m0 = s[2 * k0 + 1] * q[p0 + 8 + 2 * g];
+        float d1 = s[2 * k1] * q[p1 + 2 * g];
+        float m1 = s[2 * k1 + 1] * q[p1 + 8 + 2 * g];
+        for (int c = 0; c < 32; c += L) {
+          FloatVector xv = xs(x, i + c);
+          a0 = weights(low(q, r0 + c), d0, m0).fma(xv, a0);
+          a1 = weights(low(q, r1 + c), d1, m1).fma(xv, a1);
+        }
+        d0 = s[2 * k0] * q[p0 + 2 * g + 1];
+        m0 = s[2 * k0 + 1] * q[p0 + 8 + 2 * g + 1];
+        d1 = s[2 * k1] * q[p1 + 2 * g + 1];
+        m1 = s[2 * k1 + 1] * q[p1 + 8 + 2 * g + 1];
+        for (int c = 0; c < 32; c += L) {
+          FloatVector xv = xs(x, i + 32 + c);
+          a0 = weights(high(q, r0 + c), d0, m0).fma(xv, a0);
+          a1 = weights(high(q, r1 + c), d1, m1).fma(xv, a1);
+        }
+      }
+    }
+    a0.intoArray(tmp, 0);
+    a1.intoArray(tmp, L);
+  }
+
+  /** Two Q5_K rows' accumulators into {@code tmp[0..16)}. */
+  private static void q5kRows2(KQuantWeights w, float[] x, int o0, int o1, float[] tmp) {
+    byte[] q = w.bytes();
+    float[] s = w.scales();
+    int blocks = w.cols() / KQuantWeights.SUPER;
+    FloatVector a0 = FloatVector.zero(S);
+    FloatVector a1 = a0;
+    for (int b = 0; b < blocks; b++) {
+      int k0 = o0 * blocks + b;
+      int k1 = o1 * blocks + b;
+      int p0 = k0 * 176;
+      int p1 = k1 * 176;
+      for (int g = 0; g < 4; g++) {
+        int i = b * KQuantWeights.SUPER + 64 * g;
+        int r0 = p0 + 48 + 32 * g;
+        int r1 = p1 + 48 + 32 * g;
+        float d0 = s[2 * k0] * q[p0 + 2 * g];
+        float m0 = s[2 * k0 + 1] * q[p0 + 8 + 2 * g];
+        float d1 = s[2 * k1] * q[p1 + 2 * g];
+        float m1 = s[2 * k1 + 1] * q[p1 + 8 + 2 * g];
+        for (int c = 0; c < 32; c += L) {
+          FloatVector xv = xs(x, i + c);
+          a0 = weights(low(q, r0 + c).or(fifth(q, p0 + 16 + c, 2 * g)), d0, m0).fma(xv, a0);
+          a1 = weights(low(q, r1 + c).or(fifth(q, p1 + 16 + c, 2 * g)), d1, m1).fma(xv, a1);
+        }
+        d0 = s[2 * k0] * q[p0 + 2 * g + 1];
+        m0 = s[2 * k0 + 1] * q[p0 + 8 + 2 * g + 1];
+        d1 = s[2 * k1] * q[p1 + 2 * g + 1];
+        m1 = s[2 * k1 + 1] * q[p1 + 8 + 2 * g + 1];
+        for (int c = 0; c < 32; c += L) {
+          FloatVector xv = xs(x, i + 32 + c);
+          a0 = weights(high(q, r0 + c).or(fifth(q, p0 + 16 + c, 2 * g + 1)), d0, m0).fma(xv, a0);
+          a1 = weights(high(q, r1 + c).or(fifth(q, p1 + 16 + c, 2 * g + 1)), d1, m1).fma(xv, a1);
+        }
+      }
+    }
+    a0.intoArray(tmp, 0);
+    a1.intoArray(tmp, L);
+  }
+
+  /**
+   * Q6_K rows [oFrom, oTo) of {@code w} times the token {@code x}; {@code tmp}: 16 floats. Two rows
+   * side by side, as {@link #scaleMinRows}.
+   */
+  static void q6kRows(KQuantWeights w, float[] x, float[] out, int oFrom, int oTo, float[] tmp) {
+    int half = (oTo - oFrom + 1) / 2;
+    for (int o = oFrom; o < oFrom + half; o++) {
+      int o1 = Math.min(o + half, oTo - 1);
+      q6kRows2(w, x, o, o1, tmp);
+      out[o] = GemmKernels.sum8(tmp, 0);
+      out[o1] = GemmKernels.sum8(tmp, L);
+    }
+  }
+
+  /** Two Q6_K rows' accumulators into {@code tmp[0..16)}. */
+  private static void q6kRows2(KQuantWeights w, float[] x, int o0, int o1, float[] tmp) {
+    byte[] q = w.bytes();
+    float[] s = w.scales();
+    int blocks = w.cols() / KQuantWeights.SUPER;
+    FloatVector a0 = FloatVector.zero(S);
+    FloatVector a1 = a0;
+    for (int b = 0; b < blocks; b++) {
+      int k0 = o0 * blocks + b;
+      int k1 = o1 * blocks + b;
+      int p0 = k0 * 210;
+      int p1 = k1 * 210;
+      for (int half = 0; half < 2; half++) {
+        for (int quarter = 0; quarter < 4; quarter++) {
+          // Parts 0..3 of the quarter in the row's order, a scale for each two.
+          for (int part = 0; part < 4; part++) {
+            int i = b * KQuantWeights.SUPER + 128 * half + 32 * quarter + L * part;
+            int sc = 192 + 8 * half + 2 * quarter + (part >> 1);
+            float s0 = s[k0] * q[p0 + sc];
+            float s1 = s[k1] * q[p1 + sc];
+            FloatVector xv = xs(x, i);
+            a0 = q6kChunk(q, p0 + 64 * half, p0 + 128 + 32 * half, quarter, part, s0).fma(xv, a0);
+            a1 = q6kChunk(q, p1 + 64 * half, p1 + 128 + 32 * half, quarter, part, s1).fma(xv, a1);
           }
         }
       }
-      even.add(odd).intoArray(tmp, 0);
-      out[o] = GemmKernels.sum8(tmp, 0);
     }
+    a0.intoArray(tmp, 0);
+    a1.intoArray(tmp, L);
   }
 }

@@ -143,12 +143,6 @@ public final class KQuantWeights implements CompactWeights {
     return cols;
   }
 
-  /** Blocks: as {@link BlockWeights}, a one-token product is bound by its multiply-add chain. */
-  @Override
-  public boolean pairedOrder() {
-    return true;
-  }
-
   /** One token with float activations ({@link KQuantGemm}): the bits of the decoded rows. */
   @Override
   public void multiplyToken(float[] x, float[] out, int oFrom, int oTo, float[] tmp) {

@@ -8,7 +8,7 @@ import java.nio.ByteBuffer;
 /** A bfloat16 weight matrix. */
 final class Bf16Matrix extends CompactMatrix {
   Bf16Matrix(ByteBuffer data, int rows, int cols) {
-    super(data, rows, cols, HalfWeights::bf16, Bf16Matrix::decodeMapped, false);
+    super(data, rows, cols, HalfWeights::bf16, Bf16Matrix::decodeMapped);
   }
 
   @Override

@@ -8,7 +8,7 @@ import java.nio.ByteBuffer;
  * where the heap has room ({@link HeapBudget}), else left in the mapped file: a token alone is
  * multiplied by the heap copy's kernel, converting in registers; a batch, and every product of a
  * mapped matrix, goes through rows decoded once ({@link WeightMatrix#matmul}). All reduce in one
- * order ({@link #pairedOrder}), so a token gets the same bits wherever its weights live.
+ * order, so a token gets the same bits wherever its weights live.
  */
 abstract class CompactMatrix extends WeightMatrix {
   /** Reads a matrix's bytes into its heap form. */
@@ -27,18 +27,11 @@ abstract class CompactMatrix extends WeightMatrix {
   private final CompactWeights heap;
 
   private final MappedDecoder mapped;
-  private final boolean paired;
 
-  /** {@code paired}: whether the heap form reduces in two accumulators, as the mapped one must. */
-  CompactMatrix(
-      ByteBuffer data, int rows, int cols, Reader heap, MappedDecoder mapped, boolean paired) {
+  CompactMatrix(ByteBuffer data, int rows, int cols, Reader heap, MappedDecoder mapped) {
     super(data, rows, cols);
     this.heap = HeapBudget.admits(this.data.remaining()) ? heap.read(this.data, rows, cols) : null;
     this.mapped = mapped;
-    this.paired = paired;
-    if (this.heap != null && this.heap.pairedOrder() != paired) {
-      throw new IllegalStateException("heap and mapped forms must reduce alike");
-    }
   }
 
   @Override
@@ -54,11 +47,6 @@ abstract class CompactMatrix extends WeightMatrix {
   /** The heap copy, or null where the heap had no room. */
   protected final CompactWeights heap() {
     return heap;
-  }
-
-  @Override
-  protected boolean pairedOrder() {
-    return paired;
   }
 
   @Override

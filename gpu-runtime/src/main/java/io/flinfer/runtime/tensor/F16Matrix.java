@@ -8,7 +8,7 @@ import java.nio.ByteBuffer;
 /** An IEEE half-precision weight matrix. */
 final class F16Matrix extends CompactMatrix {
   F16Matrix(ByteBuffer data, int rows, int cols) {
-    super(data, rows, cols, HalfWeights::fp16, F16Matrix::decodeMapped, false);
+    super(data, rows, cols, HalfWeights::fp16, F16Matrix::decodeMapped);
   }
 
   @Override

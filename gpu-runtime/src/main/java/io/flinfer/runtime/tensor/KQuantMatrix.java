@@ -42,7 +42,7 @@ abstract class KQuantMatrix extends CompactMatrix {
       int cols,
       Reader heap,
       MappedDecoder mapped) {
-    super(data, rows, cols, heap, mapped, true);
+    super(data, rows, cols, heap, mapped);
     this.format = format;
     this.mappedRows = ThreadLocal.withInitial(() -> KQuantWeights.scratch(format, cols));
     String activations = System.getProperty(ACTIVATIONS, "f32");

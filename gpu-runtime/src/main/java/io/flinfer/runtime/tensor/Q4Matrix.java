@@ -13,7 +13,7 @@ import jdk.incubator.vector.VectorOperators;
  */
 final class Q4Matrix extends CompactMatrix {
   Q4Matrix(ByteBuffer data, int rows, int cols) {
-    super(data, rows, cols, BlockWeights::q4, Q4Matrix::decodeMapped, false);
+    super(data, rows, cols, BlockWeights::q4, Q4Matrix::decodeMapped);
   }
 
   @Override

@@ -8,7 +8,7 @@ import java.nio.ByteBuffer;
 /** A Q8_0 weight matrix: blocks of 32 int8 values sharing one fp16 scale. */
 final class Q8Matrix extends CompactMatrix {
   Q8Matrix(ByteBuffer data, int rows, int cols) {
-    super(data, rows, cols, BlockWeights::q8, Q8Matrix::decodeMapped, false);
+    super(data, rows, cols, BlockWeights::q8, Q8Matrix::decodeMapped);
   }
 
   @Override

@@ -1,7 +1,6 @@
 package io.flinfer.runtime.tensor;
 
 import io.flinfer.runtime.kernel.Gemm;
-import io.flinfer.runtime.kernel.PairedGemm;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
@@ -125,12 +124,10 @@ public abstract class WeightMatrix {
   public void matmul(
       float[] x, int tokens, float[] out, int outStride, int oFrom, int oTo, float[] scratch) {
     int rowsAt = Gemm.SCRATCH;
-    boolean paired = pairedOrder();
     int o = oFrom;
-    // One token streams one row at a time (pairs of rows read at half the speed); a batch takes
-    // four rows per tile where the CPU has the registers, else two. Each output gets the same bits
-    // either way.
-    for (; o + 4 <= oTo && tokens > 1 && !paired && Gemm.FOUR_ROW_TILES; o += 4) {
+    // A batch takes four rows per tile where the CPU has the registers, else two. Each output gets
+    // the same bits either way.
+    for (; o + 4 <= oTo && tokens > 1 && Gemm.FOUR_ROW_TILES; o += 4) {
       for (int r = 0; r < 4; r++) {
         decodeRow(o + r, scratch, rowsAt + r * cols);
       }
@@ -139,27 +136,11 @@ public abstract class WeightMatrix {
     for (; o + 2 <= oTo && tokens > 1; o += 2) {
       decodeRow(o, scratch, rowsAt);
       decodeRow(o + 1, scratch, rowsAt + cols);
-      if (paired) {
-        PairedGemm.rows2(scratch, rowsAt, cols, x, tokens, out, outStride, o, scratch);
-      } else {
-        Gemm.rows2(scratch, rowsAt, cols, x, tokens, out, outStride, o, scratch);
-      }
+      Gemm.rows2(scratch, rowsAt, cols, x, tokens, out, outStride, o, scratch);
     }
     for (; o < oTo; o++) {
       decodeRow(o, scratch, rowsAt);
-      if (paired) {
-        PairedGemm.rows1(scratch, rowsAt, cols, x, tokens, out, outStride, o, scratch);
-      } else {
-        Gemm.rows1(scratch, rowsAt, cols, x, tokens, out, outStride, o, scratch);
-      }
+      Gemm.rows1(scratch, rowsAt, cols, x, tokens, out, outStride, o, scratch);
     }
-  }
-
-  /**
-   * Whether the decoded rows are multiplied in {@link PairedGemm}'s order (two accumulators per
-   * output) rather than {@link Gemm}'s: the order this matrix's one-token product uses.
-   */
-  protected boolean pairedOrder() {
-    return false;
   }
 }

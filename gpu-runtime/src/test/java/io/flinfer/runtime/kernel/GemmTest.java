@@ -229,32 +229,6 @@ class GemmTest {
     }
   }
 
-  /** The paired kernels give each output the bits of their plain reference, whatever the tile. */
-  @ParameterizedTest(name = "{0} rows x {1} cols, {2} tokens")
-  @CsvSource({"1, 8, 1", "2, 24, 3", "5, 40, 7", "4, 768, 9", "3, 100, 4"})
-  void pairedKernelsGiveTheirReferencesBits(int rows, int cols, int tokens) {
-    Random rnd = new Random(rows * 7 + cols);
-    float[] w = randoms(rnd, rows * cols);
-    float[] x = randoms(rnd, tokens * cols);
-    float[] out = new float[tokens * rows];
-    float[] tmp = new float[Gemm.SCRATCH];
-    int o = 0;
-    for (; o + 2 <= rows; o += 2) {
-      PairedGemm.rows2(w, o * cols, cols, x, tokens, out, rows, o, tmp);
-    }
-    if (o < rows) {
-      PairedGemm.rows1(w, o * cols, cols, x, tokens, out, rows, o, tmp);
-    }
-    for (int t = 0; t < tokens; t++) {
-      for (int r = 0; r < rows; r++) {
-        assertThat(Float.floatToRawIntBits(out[t * rows + r]))
-            .as("token %d row %d", t, r)
-            .isEqualTo(
-                Float.floatToRawIntBits(PairedGemm.reference(w, r * cols, x, t * cols, cols)));
-      }
-    }
-  }
-
   /**
    * Four-row tiles give every output the bits of the two-row tiles, for every token count's mix of
    * 4-, 2- and 1-token tiles. Run directly, so that a CPU which does not choose them (AVX2) tests
