@@ -43,13 +43,12 @@ public final class BlockWeights implements CompactWeights {
     int qBytes = nibbles ? BlockGemm.BLOCK / 2 : BlockGemm.BLOCK;
     byte[] quants = new byte[blocks * qBytes];
     float[] scales = new float[blocks];
-    byte[] file = new byte[qBytes];
     for (int k = 0; k < blocks; k++) {
       int p = base + k * (2 + qBytes);
       scales[k] = HalfFloats.fromHalf(b.getShort(p));
       b.get(p + 2, quants, k * qBytes, qBytes);
       if (nibbles) {
-        regroup(quants, k * qBytes, file);
+        regroup(quants, k * qBytes);
       }
     }
     return new BlockWeights(quants, scales, nibbles, cols);
@@ -59,10 +58,10 @@ public final class BlockWeights implements CompactWeights {
    * A Q4_0 block's 16 bytes at {@code q[p..]} regrouped so that each 8-value part of the block sits
    * in one nibble of one 8-byte half: the file holds value k in the low nibble of byte k and value
    * k + 16 in its high one; here byte k (k < 8) holds values k and k + 8, byte 8 + k values 16 + k
-   * and 24 + k. One load of 8 bytes then gives two consecutive parts, low nibbles first. {@code f}:
-   * 16 bytes of scratch.
+   * and 24 + k. One load of 8 bytes then gives two consecutive parts, low nibbles first.
    */
-  private static void regroup(byte[] q, int p, byte[] f) {
+  private static void regroup(byte[] q, int p) {
+    byte[] f = new byte[8 * 2];
     System.arraycopy(q, p, f, 0, f.length);
     for (int k = 0; k < 8; k++) {
       q[p + k] = (byte) ((f[k] & 0x0f) | (f[k + 8] & 0x0f) << 4);
