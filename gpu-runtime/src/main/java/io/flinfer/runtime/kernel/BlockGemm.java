@@ -107,18 +107,17 @@ public final class BlockGemm {
       int i = b * BLOCK;
       float s0 = d[o0 * blocks + b];
       float s1 = d[o1 * blocks + b];
-      // Each 8 bytes hold two consecutive parts ({@link BlockWeights#regroup}): one load, low
-      // nibbles then high ones. A loop of two turns: written out, the vector calls exceed what C2
-      // inlines (node count) and the vectors would be boxed.
-      for (int h = 0; h < BLOCK; h += 2 * L) {
-        IntVector n0 = ints(q, p0 + h / 2);
-        IntVector n1 = ints(q, p1 + h / 2);
+      // Loops of two 8-value parts, low nibbles then high ones: written out, the vector calls
+      // exceed what C2 inlines (node count) and the vectors would be boxed.
+      for (int h = 0; h < bb; h += L) {
         FloatVector xv = FloatVector.fromArray(S, x, i + h);
-        a0 = low(n0).mul(s0).fma(xv, a0);
-        a1 = low(n1).mul(s1).fma(xv, a1);
-        xv = FloatVector.fromArray(S, x, i + h + L);
-        a0 = high(n0).mul(s0).fma(xv, a0);
-        a1 = high(n1).mul(s1).fma(xv, a1);
+        a0 = low(q, p0 + h).mul(s0).fma(xv, a0);
+        a1 = low(q, p1 + h).mul(s1).fma(xv, a1);
+      }
+      for (int h = 0; h < bb; h += L) {
+        FloatVector xv = FloatVector.fromArray(S, x, i + bb + h);
+        a0 = high(q, p0 + h).mul(s0).fma(xv, a0);
+        a1 = high(q, p1 + h).mul(s1).fma(xv, a1);
       }
     }
     a0.intoArray(tmp, 0);
@@ -129,15 +128,19 @@ public final class BlockGemm {
     return (FloatVector) ByteVector.fromArray(BYTES, q, p).convertShape(VectorOperators.B2F, S, 0);
   }
 
-  /** The low nibbles of {@code n}'s lanes as Q4_0 values (offset by 8), floats. */
-  private static FloatVector low(IntVector n) {
-    return (FloatVector) n.and(0x0f).sub(8).convert(VectorOperators.I2F, 0);
+  /** The low nibbles of the eight bytes at {@code q[p]} as Q4_0 values (offset by 8), floats. */
+  private static FloatVector low(byte[] q, int p) {
+    return (FloatVector) ints(q, p).and(0x0f).sub(8).convert(VectorOperators.I2F, 0);
   }
 
-  /** The high nibbles of {@code n}'s lanes (bytes, sign-extended) as Q4_0 values, floats. */
-  private static FloatVector high(IntVector n) {
+  /** The high nibbles of the eight bytes at {@code q[p]} as Q4_0 values, floats. */
+  private static FloatVector high(byte[] q, int p) {
     return (FloatVector)
-        n.lanewise(VectorOperators.ASHR, 4).and(0x0f).sub(8).convert(VectorOperators.I2F, 0);
+        ints(q, p)
+            .lanewise(VectorOperators.ASHR, 4)
+            .and(0x0f)
+            .sub(8)
+            .convert(VectorOperators.I2F, 0);
   }
 
   private static IntVector ints(byte[] q, int p) {
@@ -146,15 +149,19 @@ public final class BlockGemm {
 
   /**
    * Values {@code j .. j + 8} of the block whose integers start at {@code q[p]}, as floats: int8
-   * values, or 4-bit values offset by 8 in {@link BlockWeights#regroup}'s layout (part {@code j /
-   * 8} in the low nibbles of bytes {@code (j / 16) * 8..} for even parts, the high ones for odd).
+   * values, or 4-bit values offset by 8, value {@code j} in the low nibble of byte {@code j} and
+   * value {@code j + 16} in its high nibble.
    */
   static FloatVector part(byte[] q, int p, int j, boolean nibbles) {
     if (!nibbles) {
       return (FloatVector)
           ByteVector.fromArray(BYTES, q, p + j).convertShape(VectorOperators.B2F, S, 0);
     }
-    IntVector v = ints(q, p + (j >> 4) * L);
-    return (j & L) == 0 ? low(v) : high(v);
+    // Nibbles are cut from int lanes, after the widening that the conversion needs anyway.
+    IntVector v =
+        (IntVector)
+            ByteVector.fromArray(BYTES, q, p + (j & 15)).convertShape(VectorOperators.B2I, INTS, 0);
+    IntVector n = j < 16 ? v.and(0x0f) : v.lanewise(VectorOperators.ASHR, 4).and(0x0f);
+    return (FloatVector) n.sub(8).convert(VectorOperators.I2F, 0);
   }
 }

@@ -6,9 +6,8 @@ import java.nio.ByteOrder;
 
 /**
  * A matrix of 32-value blocks that share a scale (Q8_0, Q4_0), split for {@link BlockGemm}: the
- * blocks' integers, row after row (Q8_0's as the file stores them, Q4_0's nibbles regrouped by
- * {@link #regroup}), and their fp16 scales as floats (exact). Lives on the heap; the quantized
- * values are never widened in memory.
+ * blocks' integers exactly as the file stores them, row after row, and their fp16 scales as floats
+ * (exact). Lives on the heap; the quantized values are never widened in memory.
  */
 public final class BlockWeights implements CompactWeights {
   private final byte[] quants;
@@ -47,26 +46,8 @@ public final class BlockWeights implements CompactWeights {
       int p = base + k * (2 + qBytes);
       scales[k] = HalfFloats.fromHalf(b.getShort(p));
       b.get(p + 2, quants, k * qBytes, qBytes);
-      if (nibbles) {
-        regroup(quants, k * qBytes);
-      }
     }
     return new BlockWeights(quants, scales, nibbles, cols);
-  }
-
-  /**
-   * A Q4_0 block's 16 bytes at {@code q[p..]} regrouped so that each 8-value part of the block sits
-   * in one nibble of one 8-byte half: the file holds value k in the low nibble of byte k and value
-   * k + 16 in its high one; here byte k (k < 8) holds values k and k + 8, byte 8 + k values 16 + k
-   * and 24 + k. One load of 8 bytes then gives two consecutive parts, low nibbles first.
-   */
-  private static void regroup(byte[] q, int p) {
-    byte[] f = new byte[8 * 2];
-    System.arraycopy(q, p, f, 0, f.length);
-    for (int k = 0; k < 8; k++) {
-      q[p + k] = (byte) ((f[k] & 0x0f) | (f[k + 8] & 0x0f) << 4);
-      q[p + 8 + k] = (byte) ((f[k] & 0xf0) >>> 4 | (f[k + 8] & 0xf0));
-    }
   }
 
   int cols() {
