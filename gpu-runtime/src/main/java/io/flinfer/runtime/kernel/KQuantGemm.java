@@ -77,8 +77,8 @@ public final class KQuantGemm {
    * nibbles (ql), 32 bytes of bit pairs (qh) and 8 signed scales of 16 values; quarter k of a half
    * takes the low (k < 2) or high nibbles of ql[32 (k & 1)..] and bit pair k of qh.
    *
-   * Loops go two 8-value chunks a turn: more written out cut C2's inlining short (node count) and
-   * the vectors would be boxed.
+   * Loops go one 8-value chunk of each of two rows a turn: more written out cut C2's inlining
+   * short (node count) and the vectors would be boxed.
    */
 
   /**
