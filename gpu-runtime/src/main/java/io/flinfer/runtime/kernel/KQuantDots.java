@@ -18,7 +18,7 @@ import jdk.incubator.vector.VectorSpecies;
  * <p>Products of 4-6-bit weights and 8-bit activations fit in 16 bits, so each 16 values are one
  * 256-bit short multiply; sums of a sub-block are widened to ints before they are scaled. The row
  * is in {@link KQuantWeights}' heap layout: Q4_K/Q5_K blocks start with their 8 scales and 8 mins
- * unpacked to bytes; Q6_K blocks are as the file has them.
+ * unpacked to bytes; Q6_K blocks hold their 16 scales, then their values {@code q - 32} as bytes.
  */
 public final class KQuantDots {
   private static final VectorSpecies<Byte> B16 = ByteVector.SPECIES_128;
@@ -141,26 +141,9 @@ public final class KQuantDots {
    */
   static void q6kFloats(byte[] q, int k0, int blocks, float[] dst, int off) {
     for (int b = 0; b < blocks; b++) {
-      int p = (k0 + b) * 210;
-      for (int half = 0; half < 2; half++) {
-        int ql = p + 64 * half;
-        int qh = p + 128 + 32 * half;
-        int sc = p + 192 + 8 * half;
-        int o = off + SPAN * b + 128 * half;
-        for (int g = 0; g < 8; g++) {
-          int quarter = g >> 1;
-          int l = 16 * (g & 1);
-          ShortVector low =
-              shorts(q, ql + 32 * (quarter & 1) + l)
-                  .lanewise(VectorOperators.ASHR, 4 * (quarter >> 1))
-                  .and((short) 0x0f);
-          ShortVector high =
-              shorts(q, qh + l)
-                  .lanewise(VectorOperators.ASHR, 2 * quarter)
-                  .and((short) 3)
-                  .lanewise(VectorOperators.LSHL, 4);
-          store(low.or(high).sub((short) 32).mul((short) q[sc + g]), dst, o + 32 * quarter + l);
-        }
+      int p = (k0 + b) * 272;
+      for (int g = 0; g < 16; g++) {
+        store(shorts(q, p + 16 + 16 * g).mul((short) q[p + g]), dst, off + SPAN * b + 16 * g);
       }
     }
   }
@@ -271,8 +254,8 @@ public final class KQuantDots {
   }
 
   /**
-   * Row of Q6_K super-blocks {@code k0..k0 + blocks} of {@code q} (210 bytes each; d of block k at
-   * {@code s[k]}) times token {@code t} of {@code a}.
+   * Row of Q6_K super-blocks {@code k0..k0 + blocks} of {@code q} (272 bytes each in the heap form;
+   * d of block k at {@code s[k]}) times token {@code t} of {@code a}.
    */
   static float q6k(byte[] q, float[] s, int k0, int blocks, Q8KActivations a, int t) {
     short[] av = a.values();
@@ -280,53 +263,16 @@ public final class KQuantDots {
     float sum = 0;
     for (int b = 0; b < blocks; b++) {
       int k = k0 + b;
-      int p = k * 210;
+      int p = k * 272;
       int x = (t * cb + b) * 256;
       IntVector acc = IntVector.zero(INTS);
-      for (int half = 0; half < 2; half++) {
-        int ql = p + 64 * half;
-        int qh = p + 128 + 32 * half;
-        int sc = p + 192 + 8 * half;
-        int y = x + 128 * half;
-        // Two groups of 16 values a turn, which share their bytes (quarter k's low nibbles and
-        // quarter k + 2's high ones): written out further, the vector calls exceed what C2
-        // inlines (node count) and the vectors would be boxed.
-        for (int g = 0; g < 4; g++) {
-          int quarter = g >> 1;
-          int l = 16 * (g & 1);
-          ShortVector n = shorts(q, ql + 32 * quarter + l);
-          ShortVector h = shorts(q, qh + l);
-          acc =
-              acc.add(
-                  q6Group(
-                      n.and((short) 0x0f),
-                      h,
-                      2 * quarter,
-                      av,
-                      y + 32 * quarter + l,
-                      q[sc + 2 * quarter + (g & 1)]));
-          acc =
-              acc.add(
-                  q6Group(
-                      n.lanewise(VectorOperators.ASHR, 4).and((short) 0x0f),
-                      h,
-                      2 * quarter + 4,
-                      av,
-                      y + 32 * quarter + 64 + l,
-                      q[sc + 2 * quarter + 4 + (g & 1)]));
-        }
+      for (int g = 0; g < 16; g++) {
+        ShortVector v = shorts(q, p + 16 + 16 * g).mul(acts(av, x + 16 * g));
+        acc = acc.add(widen(v).mul(q[p + g]));
       }
       sum = combine(q, s, k, p, false, acc.reduceLanes(VectorOperators.ADD), a, t, b, sum);
     }
     return sum;
-  }
-
-  /** Sixteen Q6_K values (low nibbles, bit pair at {@code shift} of h) times activations. */
-  private static IntVector q6Group(
-      ShortVector low, ShortVector h, int shift, short[] av, int i, int scale) {
-    ShortVector high =
-        h.lanewise(VectorOperators.ASHR, shift).and((short) 3).lanewise(VectorOperators.LSHL, 4);
-    return widen(low.or(high).sub((short) 32).mul(acts(av, i))).mul(scale);
   }
 
   /** As {@link #q6k}, value by value: the reference the vector kernel is tested against. */
@@ -335,23 +281,15 @@ public final class KQuantDots {
     float sum = 0;
     for (int b = 0; b < blocks; b++) {
       int k = k0 + b;
-      int p = k * 210;
+      int p = k * 272;
       int x = (t * cb + b) * 256;
       int isum = 0;
-      for (int half = 0; half < 2; half++) {
-        for (int quarter = 0; quarter < 4; quarter++) {
-          for (int part = 0; part < 2; part++) {
-            int dot = 0;
-            for (int l = 16 * part; l < 16 * part + 16; l++) {
-              int low = q[p + 64 * half + 32 * (quarter & 1) + l] & 0xff;
-              low = quarter < 2 ? low & 0x0f : low >>> 4;
-              int high = ((q[p + 128 + 32 * half + l] & 0xff) >>> (2 * quarter)) & 3;
-              int v = (low | high << 4) - 32;
-              dot += v * a.values()[x + 128 * half + 32 * quarter + l];
-            }
-            isum += q[p + 192 + 8 * half + 2 * quarter + part] * dot;
-          }
+      for (int g = 0; g < 16; g++) {
+        int dot = 0;
+        for (int l = 0; l < 16; l++) {
+          dot += q[p + 16 + 16 * g + l] * a.values()[x + 16 * g + l];
         }
+        isum += q[p + g] * dot;
       }
       sum += (s[k] * a.scales()[t * cb + b]) * isum;
     }

@@ -51,17 +51,9 @@ public final class KQuantGemm {
     return ((FloatVector) n.convert(VectorOperators.I2F, 0)).mul(scale).sub(min);
   }
 
-  /**
-   * Q6_K: values {@code 8 * part ..} of quarter {@code k} of a half-block, whose low nibbles (high
-   * ones for {@code k >= 2}) start at {@code q[ql + 32 * (k & 1)]} and bit pairs (pair {@code k})
-   * at {@code q[qh]}: {@code scale * (q - 32)}.
-   */
-  static FloatVector q6kChunk(byte[] q, int ql, int qh, int k, int part, float scale) {
-    IntVector a = ints(q, ql + 32 * (k & 1) + 8 * part);
-    IntVector low = a.lanewise(VectorOperators.ASHR, (k >> 1) * 4).and(0x0f);
-    IntVector h = ints(q, qh + 8 * part).lanewise(VectorOperators.ASHR, 2 * k).and(3);
-    IntVector v = low.or(h.lanewise(VectorOperators.LSHL, 4)).sub(32);
-    return ((FloatVector) v.convert(VectorOperators.I2F, 0)).mul(scale);
+  /** Q6_K: the eight values {@code q - 32} at {@code q[p]} (heap form) times {@code scale}. */
+  static FloatVector q6kChunk(byte[] q, int p, float scale) {
+    return ((FloatVector) ints(q, p).convert(VectorOperators.I2F, 0)).mul(scale);
   }
 
   private static FloatVector xs(float[] x, int i) {
@@ -73,9 +65,8 @@ public final class KQuantGemm {
    * d and dmin, and 12 bytes KScales unpacks), [Q5_K: 32 bytes of fifth bits,] then 4 runs of 32
    * bytes, run g holding
    * sub-block 2g in its low nibbles and 2g + 1 in its high ones; sub-block j's fifth bits are bit j
-   * of the fifth-bit bytes. Q6_K super-block: two halves of 128 values, each 64 bytes of low
-   * nibbles (ql), 32 bytes of bit pairs (qh) and 8 signed scales of 16 values; quarter k of a half
-   * takes the low (k < 2) or high nibbles of ql[32 (k & 1)..] and bit pair k of qh.
+   * of the fifth-bit bytes. Q6_K super-block: 16 signed scales, one for each 16 values, then the
+   * 256 values q - 32 as signed bytes.
    *
    * Loops go one 8-value chunk of each of two rows a turn: more written out cut C2's inlining
    * short (node count) and the vectors would be boxed.
@@ -103,16 +94,10 @@ public final class KQuantGemm {
 
   /** Q6_K super-block {@code q[p..]} with scale {@code d} as floats into {@code dst[o..]}. */
   static void q6kBlock(byte[] q, int p, float d, float[] dst, int o) {
-    for (int half = 0; half < 2; half++) {
-      int ql = p + 64 * half;
-      int qh = p + 128 + 32 * half;
-      int sc = p + 192 + 8 * half;
-      for (int k = 0; k < 4; k++) {
-        for (int part = 0; part < 4; part++) {
-          float scale = d * q[sc + 2 * k + (part >> 1)];
-          q6kChunk(q, ql, qh, k, part, scale).intoArray(dst, o + 128 * half + 32 * k + 8 * part);
-        }
-      }
+    for (int g = 0; g < 16; g++) {
+      float scale = d * q[p + g];
+      q6kChunk(q, p + 16 + 16 * g, scale).intoArray(dst, o + 16 * g);
+      q6kChunk(q, p + 24 + 16 * g, scale).intoArray(dst, o + 16 * g + L);
     }
   }
 
@@ -244,20 +229,16 @@ public final class KQuantGemm {
     for (int b = 0; b < blocks; b++) {
       int k0 = o0 * blocks + b;
       int k1 = o1 * blocks + b;
-      int p0 = k0 * 210;
-      int p1 = k1 * 210;
-      for (int half = 0; half < 2; half++) {
-        for (int quarter = 0; quarter < 4; quarter++) {
-          // Parts 0..3 of the quarter in the row's order, a scale for each two.
-          for (int part = 0; part < 4; part++) {
-            int i = b * KQuantWeights.SUPER + 128 * half + 32 * quarter + L * part;
-            int sc = 192 + 8 * half + 2 * quarter + (part >> 1);
-            float s0 = s[k0] * q[p0 + sc];
-            float s1 = s[k1] * q[p1 + sc];
-            FloatVector xv = xs(x, i);
-            a0 = q6kChunk(q, p0 + 64 * half, p0 + 128 + 32 * half, quarter, part, s0).fma(xv, a0);
-            a1 = q6kChunk(q, p1 + 64 * half, p1 + 128 + 32 * half, quarter, part, s1).fma(xv, a1);
-          }
+      int p0 = k0 * 272;
+      int p1 = k1 * 272;
+      for (int g = 0; g < 16; g++) {
+        int i = b * KQuantWeights.SUPER + 16 * g;
+        float s0 = s[k0] * q[p0 + g];
+        float s1 = s[k1] * q[p1 + g];
+        for (int c = 0; c < 16; c += L) {
+          FloatVector xv = xs(x, i + c);
+          a0 = q6kChunk(q, p0 + 16 + 16 * g + c, s0).fma(xv, a0);
+          a1 = q6kChunk(q, p1 + 16 + 16 * g + c, s1).fma(xv, a1);
         }
       }
     }

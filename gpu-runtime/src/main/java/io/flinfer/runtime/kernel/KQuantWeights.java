@@ -3,40 +3,58 @@ package io.flinfer.runtime.kernel;
 import io.flinfer.memcache.HalfFloats;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
 
 /**
  * A K-quant matrix (Q4_K, Q5_K, Q6_K) on the heap: the file's super-blocks with each one's fp16
- * scales read once into floats (exact), and, for Q4_K/Q5_K, the 12 bytes of packed 6-bit sub-block
- * scales and mins unpacked in place into 8 scale and 8 min bytes (the 16 bytes the fp16 scales and
- * the packing took, so a block keeps its size). The values stay 4, 5 or 6 bits: rows become floats
- * only in vector registers ({@link KQuantGemm}), in a row of scratch for a batch, or, with 8-bit
+ * scales read once into floats (exact). For Q4_K/Q5_K, the 12 bytes of packed 6-bit sub-block
+ * scales and mins are unpacked in place into 8 scale and 8 min bytes (the 16 bytes the fp16 scales
+ * and the packing took, so a block keeps its size), and the values stay 4 or 5 bits. A Q6_K block
+ * becomes its 16 scale bytes and then its 256 values {@code q - 32} as signed bytes, in the row's
+ * order (272 bytes for the file's 210): joining each value's two bit fields cost more vector
+ * operations than the product itself, so the heap holds them joined. Rows become floats only in
+ * vector registers ({@link KQuantGemm}), in a row of scratch for a batch, or, with 8-bit
  * activations, as scaled integers for a batch's tile ({@link KQuantDots}, {@link KQuantTile}).
  */
 public final class KQuantWeights implements CompactWeights {
   /** The formats, by how a super-block's values are scaled. */
   public enum Format {
     /** Q4_K: d * scale * q - dmin * min, 4-bit q, 144 bytes a super-block. */
-    Q4_K(144, 2),
+    Q4_K(144, 144, 2),
     /** Q5_K: as Q4_K with a fifth bit per value, 176 bytes a super-block. */
-    Q5_K(176, 2),
-    /** Q6_K: d * scale * (q - 32), 6-bit q, signed 8-bit scales of 16 values, 210 bytes. */
-    Q6_K(210, 1);
+    Q5_K(176, 176, 2),
+    /**
+     * Q6_K: d * scale * (q - 32), 6-bit q, signed 8-bit scales of 16 values, 210 bytes in the file
+     * and 272 on the heap.
+     */
+    Q6_K(210, 272, 1);
 
     final int blockBytes;
+    final int heapBytes;
     final int scalesPerBlock;
 
-    Format(int blockBytes, int scalesPerBlock) {
+    Format(int blockBytes, int heapBytes, int scalesPerBlock) {
       this.blockBytes = blockBytes;
+      this.heapBytes = heapBytes;
       this.scalesPerBlock = scalesPerBlock;
     }
 
-    /** Bytes of a super-block of 256 values. */
+    /** Bytes of a super-block of 256 values in the file. */
     public int blockBytes() {
       return blockBytes;
+    }
+
+    /** Bytes a super-block of 256 values takes on the heap, its float scales included. */
+    public int heapBytesPerBlock() {
+      return heapBytes + 4 * scalesPerBlock;
     }
   }
 
   static final int SUPER = 256;
+
+  private static final VectorSpecies<Byte> B32 = ByteVector.SPECIES_256;
 
   private final Format format;
   private final int cols;
@@ -74,7 +92,7 @@ public final class KQuantWeights implements CompactWeights {
     KQuantWeights w =
         new KQuantWeights(
             format,
-            new byte[Math.multiplyExact(blocks, format.blockBytes)],
+            new byte[Math.multiplyExact(blocks, format.heapBytes)],
             new float[blocks * format.scalesPerBlock],
             cols);
     w.fill(data, 0, rows);
@@ -97,29 +115,61 @@ public final class KQuantWeights implements CompactWeights {
     ByteBuffer b = data.duplicate().order(ByteOrder.LITTLE_ENDIAN);
     int perRow = cols / SUPER;
     int blocks = count * perRow;
-    if (bytes.length < blocks * format.blockBytes) {
-      bytes = new byte[blocks * format.blockBytes];
+    if (bytes.length < blocks * format.heapBytes) {
+      bytes = new byte[blocks * format.heapBytes];
       scales = new float[blocks * format.scalesPerBlock];
     }
     int start = b.position() + from * perRow * format.blockBytes;
+    if (format == Format.Q6_K) {
+      for (int k = 0; k < blocks; k++) {
+        int p = start + k * format.blockBytes;
+        scales[k] = HalfFloats.fromHalf(b.getShort(p + 208));
+        joinQ6k(b, p, bytes, k * format.heapBytes);
+      }
+      return this;
+    }
     b.get(start, bytes, 0, blocks * format.blockBytes);
     for (int k = 0; k < blocks; k++) {
       int p = k * format.blockBytes;
-      if (format == Format.Q6_K) {
-        scales[k] = HalfFloats.fromHalf(b.getShort(start + p + 208));
-      } else {
-        scales[2 * k] = HalfFloats.fromHalf(b.getShort(start + p));
-        scales[2 * k + 1] = HalfFloats.fromHalf(b.getShort(start + p + 2));
-        long low8 = b.getLong(start + p + 4);
-        int high4 = b.getInt(start + p + 12);
-        for (int j = 0; j < 8; j++) {
-          int sm = KScales.scaleMin(low8, high4, j);
-          bytes[p + j] = (byte) (sm & 0xff);
-          bytes[p + 8 + j] = (byte) (sm >>> 8);
-        }
+      scales[2 * k] = HalfFloats.fromHalf(b.getShort(start + p));
+      scales[2 * k + 1] = HalfFloats.fromHalf(b.getShort(start + p + 2));
+      long low8 = b.getLong(start + p + 4);
+      int high4 = b.getInt(start + p + 12);
+      for (int j = 0; j < 8; j++) {
+        int sm = KScales.scaleMin(low8, high4, j);
+        bytes[p + j] = (byte) (sm & 0xff);
+        bytes[p + 8 + j] = (byte) (sm >>> 8);
       }
     }
     return this;
+  }
+
+  /**
+   * The file's Q6_K super-block at {@code b[p..]} in the heap form at {@code dst[o..]}: its 16
+   * scales, then each value's low nibble and bit pair joined, less 32. A half of 128 values has 64
+   * bytes of nibbles (quarter k: low nibbles of bytes 32 (k & 1).., high ones for k >= 2) and 32
+   * bytes of bit pairs (pair k for quarter k).
+   */
+  private static void joinQ6k(ByteBuffer b, int p, byte[] dst, int o) {
+    b.get(p + 192, dst, o, 16);
+    for (int half = 0; half < 2; half++) {
+      ByteVector a = ByteVector.fromByteBuffer(B32, b, p + 64 * half, ByteOrder.LITTLE_ENDIAN);
+      ByteVector c = ByteVector.fromByteBuffer(B32, b, p + 64 * half + 32, ByteOrder.LITTLE_ENDIAN);
+      ByteVector h =
+          ByteVector.fromByteBuffer(B32, b, p + 128 + 32 * half, ByteOrder.LITTLE_ENDIAN);
+      int y = o + 16 + 128 * half;
+      joined(a.and((byte) 0x0f), h, 0).intoArray(dst, y);
+      joined(c.and((byte) 0x0f), h, 2).intoArray(dst, y + 32);
+      joined(a.lanewise(VectorOperators.LSHR, 4), h, 4).intoArray(dst, y + 64);
+      joined(c.lanewise(VectorOperators.LSHR, 4), h, 6).intoArray(dst, y + 96);
+    }
+  }
+
+  /** Nibbles {@code low} with the bit pairs at {@code shift} of {@code h} above them, less 32. */
+  private static ByteVector joined(ByteVector low, ByteVector h, int shift) {
+    ByteVector high =
+        h.lanewise(VectorOperators.LSHR, shift).and((byte) 3).lanewise(VectorOperators.LSHL, 4);
+    return low.or(high).sub((byte) 32);
   }
 
   /** Whether super-blocks have mins (Q4_K, Q5_K). */
@@ -220,11 +270,11 @@ public final class KQuantWeights implements CompactWeights {
       int k = row * blocks + b;
       int o = off + b * SUPER;
       if (format == Format.Q6_K) {
-        KQuantGemm.q6kBlock(bytes, k * format.blockBytes, scales[k], dst, o);
+        KQuantGemm.q6kBlock(bytes, k * format.heapBytes, scales[k], dst, o);
       } else {
         KQuantGemm.scaleMinBlock(
             bytes,
-            k * format.blockBytes,
+            k * format.heapBytes,
             format == Format.Q5_K,
             scales[2 * k],
             scales[2 * k + 1],

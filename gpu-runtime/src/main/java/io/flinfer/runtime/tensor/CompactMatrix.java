@@ -29,8 +29,15 @@ abstract class CompactMatrix extends WeightMatrix {
   private final MappedDecoder mapped;
 
   CompactMatrix(ByteBuffer data, int rows, int cols, Reader heap, MappedDecoder mapped) {
+    this(data, rows, cols, -1, heap, mapped);
+  }
+
+  /** {@code heapBytes}: what the heap form takes, where that is not the file's size (-1). */
+  CompactMatrix(
+      ByteBuffer data, int rows, int cols, long heapBytes, Reader heap, MappedDecoder mapped) {
     super(data, rows, cols);
-    this.heap = HeapBudget.admits(this.data.remaining()) ? heap.read(this.data, rows, cols) : null;
+    long size = heapBytes < 0 ? this.data.remaining() : heapBytes;
+    this.heap = HeapBudget.admits(size) ? heap.read(this.data, rows, cols) : null;
     this.mapped = mapped;
   }
 

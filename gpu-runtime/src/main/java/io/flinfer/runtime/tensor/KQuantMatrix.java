@@ -42,7 +42,13 @@ abstract class KQuantMatrix extends CompactMatrix {
       int cols,
       Reader heap,
       MappedDecoder mapped) {
-    super(data, rows, cols, heap, mapped);
+    super(
+        data,
+        rows,
+        cols,
+        (long) rows * (cols / KQuants.SUPER) * format.heapBytesPerBlock(),
+        heap,
+        mapped);
     this.format = format;
     this.mappedRows = ThreadLocal.withInitial(() -> KQuantWeights.scratch(format, cols));
     String activations = System.getProperty(ACTIVATIONS, "f32");
