@@ -100,11 +100,12 @@ public final class HalfVectors {
 
   /**
    * Lanes {@code 8 * part .. 8 * part + 7} of signed byte values, as floats times {@code scale}
-   * minus {@code min} (two roundings, as the scalar {@code scale * q - min}), into {@code dst}.
+   * minus {@code min} (one multiply-add, as the scalar {@code Math.fma(scale, q, -min)}), into
+   * {@code dst}.
    */
   public static void scaled(ByteVector q, int part, float scale, float min, float[] dst, int off) {
     FloatVector v = (FloatVector) q.convertShape(VectorOperators.B2F, S, part);
-    v.mul(scale).sub(min).intoArray(dst, off);
+    v.fma(scale, -min).intoArray(dst, off);
   }
 
   /** As {@link #scaled} without a min. */

@@ -12,11 +12,11 @@ import jdk.incubator.vector.VectorSpecies;
  * with the activations, so a decode step streams the quantized bytes once and writes nothing.
  *
  * <p>Each weight is rounded as the row decoders round it ({@code d * scale * q - dmin * min} for
- * Q4_K/Q5_K, {@code d * scale * (q - 32)} for Q6_K, the products of the scales first) and each
- * output is reduced as {@link Gemm} reduces a decoded row (one 8-lane accumulator, lanes summed in
- * order), so a token gets the same bits here as in a batch, where rows are decoded by {@link
- * KQuantWeights#decodeRow} and multiplied by the float tiles. (Products with 8-bit activations, as
- * ggml computes them, are {@link KQuantDots}'.)
+ * Q4_K/Q5_K as one multiply-add, {@code d * scale * (q - 32)} for Q6_K, the products of the scales
+ * first) and each output is reduced as {@link Gemm} reduces a decoded row (one 8-lane accumulator,
+ * lanes summed in order), so a token gets the same bits here as in a batch, where rows are decoded
+ * by {@link KQuantWeights#decodeRow} and multiplied by the float tiles. (Products with 8-bit
+ * activations, as ggml computes them, are {@link KQuantDots}'.)
  */
 public final class KQuantGemm {
   private static final VectorSpecies<Float> S = GemmKernels.S;
@@ -46,9 +46,12 @@ public final class KQuantGemm {
     return ints(q, p).lanewise(VectorOperators.ASHR, bit).and(1).lanewise(VectorOperators.LSHL, 4);
   }
 
-  /** {@code scale * n - min} in float lanes, rounded twice as the scalar decoders round it. */
+  /**
+   * {@code scale * n - min} in float lanes, one multiply-add (one rounding) as the scalar decoders
+   * compute it: an instruction fewer than a product and a difference.
+   */
   private static FloatVector weights(IntVector n, float scale, float min) {
-    return ((FloatVector) n.convert(VectorOperators.I2F, 0)).mul(scale).sub(min);
+    return ((FloatVector) n.convert(VectorOperators.I2F, 0)).fma(scale, -min);
   }
 
   /** Q6_K: the eight values {@code q - 32} at {@code q[p]} (heap form) times {@code scale}. */

@@ -11,8 +11,10 @@ import jdk.incubator.vector.VectorOperators;
  * Q4_K and Q5_K weight matrices: super-blocks of 256 values with an fp16 scale d and min dmin, 8
  * sub-blocks of 32 with 6-bit scales and mins ({@link KQuants#scaleMin}), and 4-bit values (Q4_K:
  * 144 bytes a block) plus, in Q5_K, a fifth bit per value in 32 bytes before them (176 bytes).
- * Value = d * scale * q - dmin * min. Each 32-byte run of nibbles holds two sub-blocks, the low
- * nibbles then the high ones; sub-block pair g's fifth bits are bits 2g and 2g+1 of the bit bytes.
+ * Value = d * scale * q - dmin * min, the products of the scales rounded first and the value's
+ * multiply-add once (one instruction in the kernels). Each 32-byte run of nibbles holds two
+ * sub-blocks, the low nibbles then the high ones; sub-block pair g's fifth bits are bits 2g and
+ * 2g+1 of the bit bytes.
  */
 final class ScaleMinKMatrix extends KQuantMatrix {
   private final GgmlType type;
@@ -103,8 +105,9 @@ final class ScaleMinKMatrix extends KQuantMatrix {
         for (int l = 0; l < 32; l++) {
           int q = data.get(qs + 32 * g + l) & 0xff;
           int h = fifthBit ? data.get(qh + l) & 0xff : 0;
-          dst[o + 64 * g + l] = d1 * ((q & 0x0f) | (((h >>> (2 * g)) & 1) << 4)) - m1;
-          dst[o + 64 * g + 32 + l] = d2 * ((q >>> 4) | (((h >>> (2 * g + 1)) & 1) << 4)) - m2;
+          dst[o + 64 * g + l] = Math.fma(d1, (q & 0x0f) | (((h >>> (2 * g)) & 1) << 4), -m1);
+          dst[o + 64 * g + 32 + l] =
+              Math.fma(d2, (q >>> 4) | (((h >>> (2 * g + 1)) & 1) << 4), -m2);
         }
       }
     }
