@@ -13,6 +13,11 @@ final class HeapBudget {
     if ("false".equalsIgnoreCase(System.getProperty("flinfer.weights.heap"))) {
       return false;
     }
+    // One matrix is one array, which holds fewer than 2^31 bytes (a heap form may be larger than
+    // its file slice: Q6_K's is).
+    if (bytes > Integer.MAX_VALUE - 16) {
+      return false;
+    }
     Runtime rt = Runtime.getRuntime();
     long used = rt.totalMemory() - rt.freeMemory();
     return used + bytes <= rt.maxMemory() - rt.maxMemory() / 4;
