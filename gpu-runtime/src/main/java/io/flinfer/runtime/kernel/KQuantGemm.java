@@ -55,7 +55,7 @@ public final class KQuantGemm {
   }
 
   /** Q6_K: the eight values {@code q - 32} at {@code q[p]} (heap form) times {@code scale}. */
-  static FloatVector q6kChunk(byte[] q, int p, float scale) {
+  private static FloatVector q6kChunk(byte[] q, int p, float scale) {
     return ((FloatVector) ints(q, p).convert(VectorOperators.I2F, 0)).mul(scale);
   }
 

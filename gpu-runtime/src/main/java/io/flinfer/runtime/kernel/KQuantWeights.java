@@ -5,7 +5,6 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.VectorOperators;
-import jdk.incubator.vector.VectorSpecies;
 
 /**
  * A K-quant matrix (Q4_K, Q5_K, Q6_K) on the heap: the file's super-blocks with each one's fp16
@@ -53,8 +52,6 @@ public final class KQuantWeights implements CompactWeights {
   }
 
   static final int SUPER = 256;
-
-  private static final VectorSpecies<Byte> B32 = ByteVector.SPECIES_256;
 
   private final Format format;
   private final int cols;
@@ -153,20 +150,22 @@ public final class KQuantWeights implements CompactWeights {
   private static void joinQ6k(ByteBuffer b, int p, byte[] dst, int o) {
     b.get(p + 192, dst, o, 16);
     for (int half = 0; half < 2; half++) {
-      ByteVector a = ByteVector.fromByteBuffer(B32, b, p + 64 * half, ByteOrder.LITTLE_ENDIAN);
-      ByteVector c = ByteVector.fromByteBuffer(B32, b, p + 64 * half + 32, ByteOrder.LITTLE_ENDIAN);
-      ByteVector h =
-          ByteVector.fromByteBuffer(B32, b, p + 128 + 32 * half, ByteOrder.LITTLE_ENDIAN);
+      ByteVector a = HalfVectors.bytes32(b, p + 64 * half);
+      ByteVector c = HalfVectors.bytes32(b, p + 64 * half + 32);
+      ByteVector h = HalfVectors.bytes32(b, p + 128 + 32 * half);
       int y = o + 16 + 128 * half;
-      joined(a.and((byte) 0x0f), h, 0).intoArray(dst, y);
-      joined(c.and((byte) 0x0f), h, 2).intoArray(dst, y + 32);
-      joined(a.lanewise(VectorOperators.LSHR, 4), h, 4).intoArray(dst, y + 64);
-      joined(c.lanewise(VectorOperators.LSHR, 4), h, 6).intoArray(dst, y + 96);
+      joinedQ6k(a.and((byte) 0x0f), h, 0).intoArray(dst, y);
+      joinedQ6k(c.and((byte) 0x0f), h, 2).intoArray(dst, y + 32);
+      joinedQ6k(a.lanewise(VectorOperators.LSHR, 4), h, 4).intoArray(dst, y + 64);
+      joinedQ6k(c.lanewise(VectorOperators.LSHR, 4), h, 6).intoArray(dst, y + 96);
     }
   }
 
-  /** Nibbles {@code low} with the bit pairs at {@code shift} of {@code h} above them, less 32. */
-  private static ByteVector joined(ByteVector low, ByteVector h, int shift) {
+  /**
+   * Q6_K values: nibbles {@code low} with the bit pairs at {@code shift} of {@code h} above them,
+   * less 32 (the heap form's bytes, and the mapped decoder's).
+   */
+  public static ByteVector joinedQ6k(ByteVector low, ByteVector h, int shift) {
     ByteVector high =
         h.lanewise(VectorOperators.LSHR, shift).and((byte) 3).lanewise(VectorOperators.LSHL, 4);
     return low.or(high).sub((byte) 32);

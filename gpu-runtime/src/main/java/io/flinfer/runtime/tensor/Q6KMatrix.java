@@ -38,10 +38,10 @@ final class Q6KMatrix extends KQuantMatrix {
         ByteVector a = HalfVectors.bytes32(data, p + 64 * half);
         ByteVector c = HalfVectors.bytes32(data, p + 64 * half + 32);
         ByteVector h = HalfVectors.bytes32(data, p + 128 + 32 * half);
-        ByteVector q1 = a.and((byte) 0x0f).or(h.and((byte) 3).lanewise(VectorOperators.LSHL, 4));
-        ByteVector q2 = c.and((byte) 0x0f).or(bits(h, 2));
-        ByteVector q3 = a.lanewise(VectorOperators.LSHR, 4).or(bits(h, 4));
-        ByteVector q4 = c.lanewise(VectorOperators.LSHR, 4).or(bits(h, 6));
+        ByteVector q1 = KQuantWeights.joinedQ6k(a.and((byte) 0x0f), h, 0);
+        ByteVector q2 = KQuantWeights.joinedQ6k(c.and((byte) 0x0f), h, 2);
+        ByteVector q3 = KQuantWeights.joinedQ6k(a.lanewise(VectorOperators.LSHR, 4), h, 4);
+        ByteVector q4 = KQuantWeights.joinedQ6k(c.lanewise(VectorOperators.LSHR, 4), h, 6);
         // Quarter k of the half holds values 32k..32k+31; its two 16-value sub-blocks' scales
         // are sc[2k] and sc[2k+1].
         quarter(q1, d * data.get(sc), d * data.get(sc + 1), dst, y);
@@ -52,14 +52,8 @@ final class Q6KMatrix extends KQuantMatrix {
     }
   }
 
-  /** The high bit pair at {@code shift} of each byte of {@code h}, moved to bits 4 and 5. */
-  private static ByteVector bits(ByteVector h, int shift) {
-    return h.lanewise(VectorOperators.LSHR, shift).and((byte) 3).lanewise(VectorOperators.LSHL, 4);
-  }
-
-  /** 32 six-bit values less 32, the first 16 times {@code s0} and the rest times {@code s1}. */
-  private static void quarter(ByteVector q, float s0, float s1, float[] dst, int o) {
-    ByteVector v = q.sub((byte) 32);
+  /** 32 values {@code q - 32}, the first 16 times {@code s0} and the rest times {@code s1}. */
+  private static void quarter(ByteVector v, float s0, float s1, float[] dst, int o) {
     HalfVectors.scaled(v, 0, s0, dst, o);
     HalfVectors.scaled(v, 1, s0, dst, o + 8);
     HalfVectors.scaled(v, 2, s1, dst, o + 16);
