@@ -2,19 +2,19 @@ package io.flinfer.runtime.tensor;
 
 import io.flinfer.runtime.kernel.Gemm;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorSpecies;
+import java.nio.FloatBuffer;
 
 /**
  * A float32 weight matrix, multiplied straight from its (mapped) buffer, or, for a batch on a CPU
  * with four-row tiles, from rows copied out of it.
  */
 final class F32Matrix extends WeightMatrix {
-  private static final VectorSpecies<Float> LANES = FloatVector.SPECIES_256;
+  /** The same bytes as floats (little-endian, as {@link #data}); absolute reads only. */
+  private final FloatBuffer floats;
 
   F32Matrix(ByteBuffer data, int rows, int cols) {
     super(data, rows, cols);
+    this.floats = this.data.asFloatBuffer();
   }
 
   @Override
@@ -32,18 +32,10 @@ final class F32Matrix extends WeightMatrix {
 
   @Override
   public void decodeRow(int row, float[] dst, int off) {
-    // Vector loads straight from the buffer: a batch copies every row of every product once per
-    // step, where a slice and a float view per row would be garbage on the hot path.
-    int base = row * cols * 4;
-    int colsV = cols - cols % LANES.length();
-    int i = 0;
-    for (; i < colsV; i += LANES.length()) {
-      FloatVector.fromByteBuffer(LANES, data, base + i * 4, ByteOrder.LITTLE_ENDIAN)
-          .intoArray(dst, off + i);
-    }
-    for (; i < cols; i++) {
-      dst[off + i] = data.getFloat(base + i * 4);
-    }
+    // One bulk copy (a memory copy where the file is mapped): a batch copies every row of every
+    // product once per step, and this measured twice a vector loop's speed from L2 and 1.5x from
+    // memory (11 and 4.1 against 5.5 and 2.8 billion floats/s, one core of an AVX-512 EPYC).
+    floats.get(row * cols, dst, off, cols);
   }
 
   @Override

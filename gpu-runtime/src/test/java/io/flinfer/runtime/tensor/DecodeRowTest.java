@@ -13,7 +13,7 @@ import net.jqwik.api.constraints.LongRange;
 /**
  * Every format's fast row decoding gives the plain reference decoding's bits, on random bytes: any
  * scale, any value, any half-precision pattern (subnormals, infinities, NaNs), and rows whose
- * length is not a multiple of the vector width.
+ * length is not a multiple of the vector width; from heap and from direct (mapped) buffers.
  */
 class DecodeRowTest {
   @Property(tries = 200)
@@ -23,11 +23,16 @@ class DecodeRowTest {
       @ForAll @IntRange(min = 1, max = 3) int blocks,
       @ForAll @IntRange(min = 0, max = 7) int extra,
       @ForAll @LongRange long seed,
-      @ForAll boolean mapped) {
+      @ForAll boolean mapped,
+      @ForAll boolean direct) {
     int cols = type.blockSize() == 1 ? 8 * blocks + extra : type.blockSize() * blocks;
     int bytes = (int) type.bytes((long) rows * cols);
     ByteBuffer data = ByteBuffer.allocate(bytes).order(ByteOrder.LITTLE_ENDIAN);
     new Random(seed).nextBytes(data.array());
+    if (direct) {
+      // A mapped file is a direct buffer: some decoders copy from it in bulk.
+      data = ByteBuffer.allocateDirect(bytes).order(ByteOrder.LITTLE_ENDIAN).put(data).flip();
+    }
     // Compact types decode from a heap copy, or from the mapping when the heap has no room.
     WeightMatrix m;
     if (mapped) {
