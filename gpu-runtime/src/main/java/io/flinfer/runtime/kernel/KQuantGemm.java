@@ -43,7 +43,12 @@ public final class KQuantGemm {
 
   /** Bit {@code bit} of the eight bytes at {@code q[p]}, moved to bit 4: Q5_K's fifth bits. */
   private static IntVector fifth(byte[] q, int p, int bit) {
-    return ints(q, p).lanewise(VectorOperators.ASHR, bit).and(1).lanewise(VectorOperators.LSHL, 4);
+    return fifthOf(ints(q, p), bit);
+  }
+
+  /** Bit {@code bit} of the fifth-bit bytes {@code h}, moved to bit 4. */
+  private static IntVector fifthOf(IntVector h, int bit) {
+    return h.lanewise(VectorOperators.ASHR, bit).and(1).lanewise(VectorOperators.LSHL, 4);
   }
 
   /**
@@ -81,16 +86,24 @@ public final class KQuantGemm {
   static void scaleMinBlock(
       byte[] q, int p, boolean fifthBits, float d, float dmin, float[] dst, int o) {
     int qs = fifthBits ? p + 48 : p + 16;
-    for (int j = 0; j < 8; j++) {
-      float scale = d * q[p + j];
-      float min = dmin * q[p + 8 + j];
-      int r = qs + 32 * (j >> 1);
+    // Sub-blocks 2g (low nibbles) and 2g + 1 (high nibbles) from one load of their 32 bytes.
+    for (int g = 0; g < 4; g++) {
+      float scaleLo = d * q[p + 2 * g];
+      float minLo = dmin * q[p + 8 + 2 * g];
+      float scaleHi = d * q[p + 2 * g + 1];
+      float minHi = dmin * q[p + 9 + 2 * g];
+      int r = qs + 32 * g;
       for (int part = 0; part < 4; part++) {
-        IntVector n = (j & 1) == 0 ? low(q, r + 8 * part) : high(q, r + 8 * part);
+        IntVector n = ints(q, r + 8 * part);
+        IntVector lo = n.and(0x0f);
+        IntVector hi = n.lanewise(VectorOperators.ASHR, 4).and(0x0f);
         if (fifthBits) {
-          n = n.or(fifth(q, p + 16 + 8 * part, j));
+          IntVector h = ints(q, p + 16 + 8 * part);
+          lo = lo.or(fifthOf(h, 2 * g));
+          hi = hi.or(fifthOf(h, 2 * g + 1));
         }
-        weights(n, scale, min).intoArray(dst, o + 32 * j + 8 * part);
+        weights(lo, scaleLo, minLo).intoArray(dst, o + 64 * g + 8 * part);
+        weights(hi, scaleHi, minHi).intoArray(dst, o + 64 * g + 32 + 8 * part);
       }
     }
   }
