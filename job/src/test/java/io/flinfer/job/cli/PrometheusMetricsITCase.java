@@ -94,20 +94,20 @@ class PrometheusMetricsITCase {
     }
   }
 
-  /** Scrapes until {@code metric} satisfies {@code until}; the scrape. */
+  /**
+   * Scrapes until {@code metric} satisfies {@code until}; then one scrape more, which it returns. A
+   * scrape reads the metric families one by one in no fixed order, so a request that ran while one
+   * was read can be counted in one family and not yet in another; the scrape after holds it in all.
+   */
   private static String awaitMetric(
       String url, String metric, DoublePredicate until, BackgroundRun run) throws Exception {
     long end = System.currentTimeMillis() + 180_000;
     String last = "";
     while (System.currentTimeMillis() < end && !run.isDone()) {
       try {
-        last =
-            HTTP.send(
-                    HttpRequest.newBuilder(URI.create(url)).GET().build(),
-                    HttpResponse.BodyHandlers.ofString())
-                .body();
+        last = scrape(url);
         if (series(last, metric) != null && until.test(value(last, metric))) {
-          return last;
+          return scrape(url);
         }
       } catch (java.io.IOException notYet) {
         // the reporter starts with the job
@@ -120,6 +120,13 @@ class PrometheusMetricsITCase {
             + run.isDone()
             + "); last scrape:\n"
             + last);
+  }
+
+  private static String scrape(String url) throws Exception {
+    return HTTP.send(
+            HttpRequest.newBuilder(URI.create(url)).GET().build(),
+            HttpResponse.BodyHandlers.ofString())
+        .body();
   }
 
   /** The line of the inference metric {@code name} (Flink's scope before it), or null. */
