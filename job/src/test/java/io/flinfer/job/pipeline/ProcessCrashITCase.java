@@ -46,6 +46,10 @@ class ProcessCrashITCase {
     cmd.add("jdk.incubator.vector");
     cmd.add("--add-opens=java.base/java.util=ALL-UNNAMED");
     cmd.add("-Xmx1g");
+    // Flink unpacks its RPC system into the temporary folder and a killed JVM never deletes it:
+    // the test's folder, removed with it.
+    Path tmp = Files.createDirectories(log.resolveSibling("tmp"));
+    cmd.add("-Djava.io.tmpdir=" + tmp);
     cmd.add("-cp");
     cmd.add(System.getProperty("java.class.path"));
     cmd.add(FlinferCommand.class.getName());
