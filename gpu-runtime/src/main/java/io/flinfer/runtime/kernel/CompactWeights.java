@@ -15,4 +15,15 @@ public interface CompactWeights {
    * scalar tail); {@code tmp} holds 32 floats.
    */
   void multiplyToken(float[] x, float[] out, int oFrom, int oTo, float[] tmp);
+
+  /**
+   * As {@link #multiplyToken} for {@code tokens} tokens ({@code out[t * outStride + o]}), where
+   * this form has a kernel for that batch on this CPU, with the same bits; false, computing
+   * nothing, where the batch should go through decoded rows. {@code tmp} holds {@link Gemm#SCRATCH}
+   * floats.
+   */
+  default boolean multiplyTokens(
+      float[] x, int tokens, float[] out, int outStride, int oFrom, int oTo, float[] tmp) {
+    return false;
+  }
 }

@@ -68,6 +68,16 @@ public final class HalfWeights implements CompactWeights {
     HalfGemm.rows(this, x, out, oFrom, oTo, tmp);
   }
 
+  @Override
+  public boolean multiplyTokens(
+      float[] x, int tokens, float[] out, int outStride, int oFrom, int oTo, float[] tmp) {
+    if (!HalfQuadGemm.takes(this, tokens)) {
+      return false;
+    }
+    HalfQuadGemm.rows(this, x, tokens, out, outStride, oFrom, oTo, tmp);
+    return true;
+  }
+
   /** Row {@code row} as floats into {@code dst[off..off + cols)}, converted in vector registers. */
   @Override
   public void decodeRow(int row, float[] dst, int off) {

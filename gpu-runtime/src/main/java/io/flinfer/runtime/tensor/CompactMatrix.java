@@ -5,10 +5,11 @@ import java.nio.ByteBuffer;
 
 /**
  * A matrix in a compact form (quantized blocks, 16-bit floats), copied onto the heap once at load
- * where the heap has room ({@link HeapBudget}), else left in the mapped file: a token alone is
- * multiplied by the heap copy's kernel, converting in registers; a batch, and every product of a
- * mapped matrix, goes through rows decoded once ({@link WeightMatrix#matmul}). All reduce in one
- * order, so a token gets the same bits wherever its weights live.
+ * where the heap has room ({@link HeapBudget}), else left in the mapped file: a token alone, and a
+ * small batch where the heap form has a kernel for it, is multiplied by the heap copy's kernel,
+ * converting in registers; other batches, and every product of a mapped matrix, go through rows
+ * decoded once ({@link WeightMatrix#matmul}). All reduce in one order, so a token gets the same
+ * bits wherever its weights live.
  */
 abstract class CompactMatrix extends WeightMatrix {
   /** Reads a matrix's bytes into its heap form. */
@@ -46,7 +47,8 @@ abstract class CompactMatrix extends WeightMatrix {
       float[] x, int tokens, float[] out, int outStride, int oFrom, int oTo, float[] scratch) {
     if (tokens == 1 && heap != null) {
       heap.multiplyToken(x, out, oFrom, oTo, scratch);
-    } else {
+    } else if (heap == null
+        || !heap.multiplyTokens(x, tokens, out, outStride, oFrom, oTo, scratch)) {
       super.matmul(x, tokens, out, outStride, oFrom, oTo, scratch);
     }
   }

@@ -6,6 +6,7 @@ import io.flinfer.runtime.gguf.GgufWriter;
 import io.flinfer.runtime.tensor.GgmlType;
 import io.flinfer.runtime.tensor.WeightMatrix;
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 import java.util.Random;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -109,6 +110,10 @@ class GemmTest {
     "BF16, 9, 100, 5",
     "BF16, 64, 768, 9",
     "BF16, 7, 2048, 2",
+    "F16, 13, 96, 15",
+    "F16, 64, 768, 16",
+    "F16, 5, 24, 7",
+    "BF16, 11, 100, 12",
     "Q4_K, 9, 256, 5",
     "Q4_K, 16, 768, 9",
     "Q5_K, 9, 512, 5",
@@ -249,6 +254,44 @@ class GemmTest {
       assertThat(Float.floatToRawIntBits(four[i]))
           .as("token %d row %d", i / 4, i % 4)
           .isEqualTo(Float.floatToRawIntBits(two[i]));
+    }
+  }
+
+  /**
+   * Tiles of a few tokens by four rows of 16-bit floats converted in registers give every output
+   * the bits the token gets alone, for every mix of 4-, 2- and 1-token tiles and for ranges whose
+   * last quarter repeats a row. Run directly, so that a CPU which does not choose them (AVX2) tests
+   * them too.
+   */
+  @ParameterizedTest(name = "{0}: rows [{1}, {2}) of {3} x {4}, {5} tokens")
+  @CsvSource({
+    "F16, 0, 8, 8, 64, 4",
+    "F16, 3, 12, 14, 100, 7",
+    "F16, 0, 5, 5, 13, 3",
+    "BF16, 1, 10, 10, 768, 9",
+    "BF16, 0, 7, 7, 2056, 15",
+    "F16, 0, 1, 1, 32, 2"
+  })
+  void halfQuadTilesGiveTheBitsATokenGetsAlone(
+      GgmlType type, int oFrom, int oTo, int rows, int cols, int tokens) {
+    Random rnd = new Random(rows * 31 + cols + tokens);
+    ByteBuffer bytes = ByteBuffer.wrap(GgufWriter.encode(type, randoms(rnd, rows * cols)));
+    HalfWeights w =
+        type == GgmlType.F16
+            ? HalfWeights.fp16(bytes, rows, cols)
+            : HalfWeights.bf16(bytes, rows, cols);
+    float[] x = randoms(rnd, tokens * cols);
+    float[] tiles = new float[tokens * rows];
+    HalfQuadGemm.rows(w, x, tokens, tiles, rows, oFrom, oTo, new float[Gemm.SCRATCH]);
+    for (int t = 0; t < tokens; t++) {
+      float[] one = new float[rows];
+      float[] xt = Arrays.copyOfRange(x, t * cols, (t + 1) * cols);
+      w.multiplyToken(xt, one, oFrom, oTo, new float[Gemm.SCRATCH]);
+      for (int o = 0; o < rows; o++) {
+        assertThat(Float.floatToRawIntBits(tiles[t * rows + o]))
+            .as("token %d row %d", t, o)
+            .isEqualTo(Float.floatToRawIntBits(o >= oFrom && o < oTo ? one[o] : 0f));
+      }
     }
   }
 
