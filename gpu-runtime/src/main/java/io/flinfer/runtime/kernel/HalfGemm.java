@@ -39,7 +39,9 @@ public final class HalfGemm {
       rows4(
           w,
           x,
+          0,
           out,
+          0,
           o,
           Math.min(o + quarter, last),
           Math.min(o + 2 * quarter, last),
@@ -69,13 +71,25 @@ public final class HalfGemm {
         acc = v.fma(FloatVector.fromArray(S, x, i), acc);
       }
       acc.intoArray(tmp, 0);
-      out[o] = finish(w, o, tmp, 0, x, colsV, cols);
+      out[o] = finish(w, o, tmp, 0, x, 0, colsV);
     }
   }
 
-  /** Four rows of bfloat16 or of halves with no infinity or NaN. */
-  private static void rows4(
-      HalfWeights w, float[] x, float[] out, int o0, int o1, int o2, int o3, float[] tmp) {
+  /**
+   * Four rows of bfloat16 or of halves with no infinity or NaN times the token at {@code
+   * x[xRow..]}, into {@code out[outAt + o]}.
+   */
+  static void rows4(
+      HalfWeights w,
+      float[] x,
+      int xRow,
+      float[] out,
+      int outAt,
+      int o0,
+      int o1,
+      int o2,
+      int o3,
+      float[] tmp) {
     short[] h = w.halves();
     boolean bf16 = w.isBf16();
     int cols = w.cols();
@@ -89,7 +103,7 @@ public final class HalfGemm {
     FloatVector a2 = a0;
     FloatVector a3 = a0;
     for (int i = 0; i < colsV; i += L) {
-      FloatVector xv = FloatVector.fromArray(S, x, i);
+      FloatVector xv = FloatVector.fromArray(S, x, xRow + i);
       a0 = (bf16 ? HalfVectors.bf16(h, r0 + i) : HalfVectors.fp16Finite(h, r0 + i)).fma(xv, a0);
       a1 = (bf16 ? HalfVectors.bf16(h, r1 + i) : HalfVectors.fp16Finite(h, r1 + i)).fma(xv, a1);
       a2 = (bf16 ? HalfVectors.bf16(h, r2 + i) : HalfVectors.fp16Finite(h, r2 + i)).fma(xv, a2);
@@ -100,32 +114,35 @@ public final class HalfGemm {
     a1.intoArray(tmp, 8);
     a2.intoArray(tmp, 16);
     a3.intoArray(tmp, 24);
-    finish4(w, x, out, o0, o1, o2, o3, colsV, tmp);
+    finish4(w, x, xRow, out, outAt, o0, o1, o2, o3, colsV, tmp);
   }
 
   private static void finish4(
       HalfWeights w,
       float[] x,
+      int xRow,
       float[] out,
+      int outAt,
       int o0,
       int o1,
       int o2,
       int o3,
       int colsV,
       float[] tmp) {
-    int cols = w.cols();
-    out[o0] = finish(w, o0, tmp, 0, x, colsV, cols);
-    out[o1] = finish(w, o1, tmp, 8, x, colsV, cols);
-    out[o2] = finish(w, o2, tmp, 16, x, colsV, cols);
-    out[o3] = finish(w, o3, tmp, 24, x, colsV, cols);
+    out[outAt + o0] = finish(w, o0, tmp, 0, x, xRow, colsV);
+    out[outAt + o1] = finish(w, o1, tmp, 8, x, xRow, colsV);
+    out[outAt + o2] = finish(w, o2, tmp, 16, x, xRow, colsV);
+    out[outAt + o3] = finish(w, o3, tmp, 24, x, xRow, colsV);
   }
 
-  /** The lanes in order, then the scalar tail, as {@link GemmKernels} finishes a row. */
-  private static float finish(
-      HalfWeights w, int o, float[] tmp, int k, float[] x, int colsV, int cols) {
+  /**
+   * Row {@code o}'s output for the token at {@code x[xRow..]}: the lanes at {@code tmp[k..k+8)} in
+   * order, then the scalar tail, as {@link GemmKernels} finishes a row.
+   */
+  static float finish(HalfWeights w, int o, float[] tmp, int k, float[] x, int xRow, int colsV) {
     float s = GemmKernels.sum8(tmp, k);
-    for (int i = colsV; i < cols; i++) {
-      s += w.value(o, i) * x[i];
+    for (int i = colsV; i < w.cols(); i++) {
+      s += w.value(o, i) * x[xRow + i];
     }
     return s;
   }

@@ -69,7 +69,7 @@ final class HalfQuadGemm {
         t2r4(w, x, t, out, outStride, o0, o1, o2, o3, tmp);
       }
       if (t < tokens) {
-        t1r4(w, x, t, out, outStride, o0, o1, o2, o3, tmp);
+        HalfGemm.rows4(w, x, t * w.cols(), out, t * outStride, o0, o1, o2, o3, tmp);
       }
     }
   }
@@ -216,49 +216,6 @@ final class HalfQuadGemm {
     finish(w, x, t, 2, out, outStride, o0, o1, o2, o3, colsV, tmp);
   }
 
-  private static void t1r4(
-      HalfWeights w,
-      float[] x,
-      int t,
-      float[] out,
-      int outStride,
-      int o0,
-      int o1,
-      int o2,
-      int o3,
-      float[] tmp) {
-    short[] h = w.halves();
-    boolean bf16 = w.isBf16();
-    int cols = w.cols();
-    int colsV = cols - cols % L;
-    int r0 = o0 * cols;
-    int r1 = o1 * cols;
-    int r2 = o2 * cols;
-    int r3 = o3 * cols;
-    int x0 = (t + 0) * cols;
-    FloatVector a00 = FloatVector.zero(S);
-    FloatVector a01 = a00;
-    FloatVector a02 = a00;
-    FloatVector a03 = a00;
-    for (int i = 0; i < colsV; i += L) {
-      FloatVector v0 = (bf16 ? HalfVectors.bf16(h, r0 + i) : HalfVectors.fp16Finite(h, r0 + i));
-      FloatVector v1 = (bf16 ? HalfVectors.bf16(h, r1 + i) : HalfVectors.fp16Finite(h, r1 + i));
-      FloatVector v2 = (bf16 ? HalfVectors.bf16(h, r2 + i) : HalfVectors.fp16Finite(h, r2 + i));
-      FloatVector v3 = (bf16 ? HalfVectors.bf16(h, r3 + i) : HalfVectors.fp16Finite(h, r3 + i));
-      FloatVector u0 = FloatVector.fromArray(S, x, x0 + i);
-      a00 = v0.fma(u0, a00);
-      a01 = v1.fma(u0, a01);
-      a02 = v2.fma(u0, a02);
-      a03 = v3.fma(u0, a03);
-    }
-    // Through the scratch: vectors handed to a helper would be boxed.
-    a00.intoArray(tmp, 0);
-    a01.intoArray(tmp, 8);
-    a02.intoArray(tmp, 16);
-    a03.intoArray(tmp, 24);
-    finish(w, x, t, 1, out, outStride, o0, o1, o2, o3, colsV, tmp);
-  }
-
   /**
    * Outputs of tokens [t, t + tokens) and rows {@code o} from their accumulators' lanes in {@code
    * tmp} (token-major, eight floats each), as {@link HalfGemm} finishes a row.
@@ -279,19 +236,10 @@ final class HalfQuadGemm {
     for (int k = 0; k < tokens; k++) {
       int at = (t + k) * outStride;
       int xRow = (t + k) * w.cols();
-      out[at + o0] = finishRow(w, o0, x, xRow, colsV, tmp, 8 * (4 * k));
-      out[at + o1] = finishRow(w, o1, x, xRow, colsV, tmp, 8 * (4 * k + 1));
-      out[at + o2] = finishRow(w, o2, x, xRow, colsV, tmp, 8 * (4 * k + 2));
-      out[at + o3] = finishRow(w, o3, x, xRow, colsV, tmp, 8 * (4 * k + 3));
+      out[at + o0] = HalfGemm.finish(w, o0, tmp, 8 * (4 * k), x, xRow, colsV);
+      out[at + o1] = HalfGemm.finish(w, o1, tmp, 8 * (4 * k + 1), x, xRow, colsV);
+      out[at + o2] = HalfGemm.finish(w, o2, tmp, 8 * (4 * k + 2), x, xRow, colsV);
+      out[at + o3] = HalfGemm.finish(w, o3, tmp, 8 * (4 * k + 3), x, xRow, colsV);
     }
-  }
-
-  private static float finishRow(
-      HalfWeights w, int o, float[] x, int xRow, int colsV, float[] tmp, int k) {
-    float s = GemmKernels.sum8(tmp, k);
-    for (int i = colsV; i < w.cols(); i++) {
-      s += w.value(o, i) * x[xRow + i];
-    }
-    return s;
   }
 }
