@@ -43,7 +43,7 @@ public final class BlockGemm {
       int half = (oTo - oFrom + 1) / 2;
       for (int o = oFrom; o < oFrom + half; o++) {
         int o1 = Math.min(o + half, last);
-        q4Rows2(w, x, o, o1, tmp);
+        q4Rows2(w, x, 0, o, o1, tmp, 0);
         out[o] = GemmKernels.sum8(tmp, 0);
         out[o1] = GemmKernels.sum8(tmp, L);
       }
@@ -54,7 +54,7 @@ public final class BlockGemm {
       int o1 = Math.min(o + quarter, last);
       int o2 = Math.min(o + 2 * quarter, last);
       int o3 = Math.min(o + 3 * quarter, last);
-      q8Rows4(w, x, o, o1, o2, o3, tmp);
+      q8Rows4(w, x, 0, o, o1, o2, o3, tmp);
       out[o] = GemmKernels.sum8(tmp, 0);
       out[o1] = GemmKernels.sum8(tmp, L);
       out[o2] = GemmKernels.sum8(tmp, 2 * L);
@@ -62,9 +62,23 @@ public final class BlockGemm {
     }
   }
 
+  /**
+   * Rows o0..o3 of {@code w} times the token at {@code x[xOff..]}: their accumulators' lanes into
+   * {@code tmp[0..32)}, row after row, for {@link GemmKernels#sum8}.
+   */
+  static void rows4(
+      BlockWeights w, float[] x, int xOff, int o0, int o1, int o2, int o3, float[] tmp) {
+    if (w.nibbles()) {
+      q4Rows2(w, x, xOff, o0, o1, tmp, 0);
+      q4Rows2(w, x, xOff, o2, o3, tmp, 2 * L);
+    } else {
+      q8Rows4(w, x, xOff, o0, o1, o2, o3, tmp);
+    }
+  }
+
   /** Four Q8_0 rows' accumulators into {@code tmp[0..32)}. */
   private static void q8Rows4(
-      BlockWeights w, float[] x, int o0, int o1, int o2, int o3, float[] tmp) {
+      BlockWeights w, float[] x, int xOff, int o0, int o1, int o2, int o3, float[] tmp) {
     byte[] q = w.quants();
     float[] d = w.scales();
     int cols = w.cols();
@@ -80,7 +94,7 @@ public final class BlockGemm {
       float s3 = d[o3 * blocks + b];
       for (int j = 0; j < BLOCK; j += L) {
         int i = b * BLOCK + j;
-        FloatVector xv = FloatVector.fromArray(S, x, i);
+        FloatVector xv = FloatVector.fromArray(S, x, xOff + i);
         a0 = int8(q, o0 * cols + i).mul(s0).fma(xv, a0);
         a1 = int8(q, o1 * cols + i).mul(s1).fma(xv, a1);
         a2 = int8(q, o2 * cols + i).mul(s2).fma(xv, a2);
@@ -93,8 +107,9 @@ public final class BlockGemm {
     a3.intoArray(tmp, 3 * L);
   }
 
-  /** Two Q4_0 rows' accumulators into {@code tmp[0..16)}. */
-  private static void q4Rows2(BlockWeights w, float[] x, int o0, int o1, float[] tmp) {
+  /** Two Q4_0 rows' accumulators into {@code tmp[at..at + 16)}. */
+  private static void q4Rows2(
+      BlockWeights w, float[] x, int xOff, int o0, int o1, float[] tmp, int at) {
     byte[] q = w.quants();
     float[] d = w.scales();
     int blocks = w.cols() / BLOCK;
@@ -104,43 +119,52 @@ public final class BlockGemm {
     for (int b = 0; b < blocks; b++) {
       int p0 = (o0 * blocks + b) * bb;
       int p1 = (o1 * blocks + b) * bb;
-      int i = b * BLOCK;
+      int i = xOff + b * BLOCK;
       float s0 = d[o0 * blocks + b];
       float s1 = d[o1 * blocks + b];
+      float m0 = offset(s0);
+      float m1 = offset(s1);
       // Loops of two 8-value parts, low nibbles then high ones: written out, the vector calls
       // exceed what C2 inlines (node count) and the vectors would be boxed.
       for (int h = 0; h < bb; h += L) {
         FloatVector xv = FloatVector.fromArray(S, x, i + h);
-        a0 = low(q, p0 + h).mul(s0).fma(xv, a0);
-        a1 = low(q, p1 + h).mul(s1).fma(xv, a1);
+        a0 = low(q, p0 + h).fma(s0, m0).fma(xv, a0);
+        a1 = low(q, p1 + h).fma(s1, m1).fma(xv, a1);
       }
       for (int h = 0; h < bb; h += L) {
         FloatVector xv = FloatVector.fromArray(S, x, i + bb + h);
-        a0 = high(q, p0 + h).mul(s0).fma(xv, a0);
-        a1 = high(q, p1 + h).mul(s1).fma(xv, a1);
+        a0 = high(q, p0 + h).fma(s0, m0).fma(xv, a0);
+        a1 = high(q, p1 + h).fma(s1, m1).fma(xv, a1);
       }
     }
-    a0.intoArray(tmp, 0);
-    a1.intoArray(tmp, L);
+    a0.intoArray(tmp, at);
+    a1.intoArray(tmp, at + L);
   }
 
-  private static FloatVector int8(byte[] q, int p) {
+  static FloatVector int8(byte[] q, int p) {
     return (FloatVector) ByteVector.fromArray(BYTES, q, p).convertShape(VectorOperators.B2F, S, 0);
   }
 
-  /** The low nibbles of the eight bytes at {@code q[p]} as Q4_0 values (offset by 8), floats. */
-  private static FloatVector low(byte[] q, int p) {
-    return (FloatVector) ints(q, p).and(0x0f).sub(8).convert(VectorOperators.I2F, 0);
+  /**
+   * What a Q4_0 block with scale {@code scale} adds to each raw nibble's product: {@code -8 *
+   * scale}, exact. So {@code n * scale + offset(scale)} in one multiply-add is {@code (n - 8) *
+   * scale} rounded once, an instruction fewer than a difference and a product: the weight's bits,
+   * but for the sign of a zero weight, which no product sees (its accumulator starts at +0 and
+   * adding a zero of either sign to it, or to anything else, changes nothing).
+   */
+  static float offset(float scale) {
+    return -8 * scale;
   }
 
-  /** The high nibbles of the eight bytes at {@code q[p]} as Q4_0 values, floats. */
-  private static FloatVector high(byte[] q, int p) {
+  /** The low nibbles of the eight bytes at {@code q[p]}, raw (0-15), as floats. */
+  static FloatVector low(byte[] q, int p) {
+    return (FloatVector) ints(q, p).and(0x0f).convert(VectorOperators.I2F, 0);
+  }
+
+  /** The high nibbles of the eight bytes at {@code q[p]}, raw (0-15), as floats. */
+  static FloatVector high(byte[] q, int p) {
     return (FloatVector)
-        ints(q, p)
-            .lanewise(VectorOperators.ASHR, 4)
-            .and(0x0f)
-            .sub(8)
-            .convert(VectorOperators.I2F, 0);
+        ints(q, p).lanewise(VectorOperators.ASHR, 4).and(0x0f).convert(VectorOperators.I2F, 0);
   }
 
   private static IntVector ints(byte[] q, int p) {
@@ -148,20 +172,27 @@ public final class BlockGemm {
   }
 
   /**
+   * Values {@code j .. j + 8} of a Q4_0 block whose nibbles start at {@code q[p]}, raw (0-15), as
+   * floats: value {@code j} in the low nibble of byte {@code j}, value {@code j + 16} in its high
+   * nibble.
+   */
+  static FloatVector nibbles(byte[] q, int p, int j) {
+    // Nibbles are cut from int lanes, after the widening that the conversion needs anyway.
+    IntVector v = ints(q, p + (j & 15));
+    IntVector n = j < 16 ? v.and(0x0f) : v.lanewise(VectorOperators.ASHR, 4).and(0x0f);
+    return (FloatVector) n.convert(VectorOperators.I2F, 0);
+  }
+
+  /**
    * Values {@code j .. j + 8} of the block whose integers start at {@code q[p]}, as floats: int8
-   * values, or 4-bit values offset by 8, value {@code j} in the low nibble of byte {@code j} and
-   * value {@code j + 16} in its high nibble.
+   * values, or 4-bit values offset by 8. The rows' decoder: it keeps the exact product's sign of
+   * zero, which the multiply-add of {@link #offset} does not (a product's accumulator, which starts
+   * at +0, never tells them apart).
    */
   static FloatVector part(byte[] q, int p, int j, boolean nibbles) {
     if (!nibbles) {
-      return (FloatVector)
-          ByteVector.fromArray(BYTES, q, p + j).convertShape(VectorOperators.B2F, S, 0);
+      return int8(q, p + j);
     }
-    // Nibbles are cut from int lanes, after the widening that the conversion needs anyway.
-    IntVector v =
-        (IntVector)
-            ByteVector.fromArray(BYTES, q, p + (j & 15)).convertShape(VectorOperators.B2I, INTS, 0);
-    IntVector n = j < 16 ? v.and(0x0f) : v.lanewise(VectorOperators.ASHR, 4).and(0x0f);
-    return (FloatVector) n.sub(8).convert(VectorOperators.I2F, 0);
+    return nibbles(q, p, j).sub(8);
   }
 }

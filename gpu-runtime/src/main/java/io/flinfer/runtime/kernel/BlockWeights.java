@@ -75,6 +75,16 @@ public final class BlockWeights implements CompactWeights {
     BlockGemm.rows(this, x, out, oFrom, oTo, tmp);
   }
 
+  @Override
+  public boolean multiplyTokens(
+      float[] x, int tokens, float[] out, int outStride, int oFrom, int oTo, float[] tmp) {
+    if (!BlockQuadGemm.takes(this, tokens)) {
+      return false;
+    }
+    BlockQuadGemm.rows(this, x, tokens, out, outStride, oFrom, oTo, tmp);
+    return true;
+  }
+
   /**
    * Row {@code row} as floats into {@code dst[off..off + cols)}, each {@code scale * value} rounded
    * once, converted in vector registers.

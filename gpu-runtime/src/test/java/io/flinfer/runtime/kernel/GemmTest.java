@@ -102,6 +102,15 @@ class GemmTest {
     "Q4_0, 7, 64, 5",
     "Q4_0, 9, 96, 5",
     "Q4_0, 64, 768, 9",
+    "Q8_0, 11, 96, 2",
+    "Q8_0, 64, 768, 4",
+    "Q8_0, 13, 160, 7",
+    "Q8_0, 9, 64, 15",
+    "Q8_0, 64, 768, 16",
+    "Q4_0, 11, 96, 2",
+    "Q4_0, 64, 768, 3",
+    "Q4_0, 13, 160, 4",
+    "Q4_0, 9, 64, 5",
     "F16, 7, 13, 3",
     "F16, 64, 768, 9",
     "F16, 9, 96, 5",
@@ -258,10 +267,10 @@ class GemmTest {
   }
 
   /**
-   * Tiles of a few tokens by four rows of 16-bit floats converted in registers give every output
-   * the bits the token gets alone, for every mix of 4-, 2- and 1-token tiles and for ranges whose
-   * last quarter repeats a row. Run directly, so that a CPU which does not choose them (AVX2) tests
-   * them too.
+   * Tiles of a few tokens by four rows converted in registers (16-bit floats, Q8_0, Q4_0) give
+   * every output the bits the token gets alone, for every mix of 4-, 2- and 1-token tiles and for
+   * ranges whose last quarter repeats a row. Run directly, so that a CPU which does not choose them
+   * (AVX2) tests them too.
    */
   @ParameterizedTest(name = "{0}: rows [{1}, {2}) of {3} x {4}, {5} tokens")
   @CsvSource({
@@ -270,19 +279,43 @@ class GemmTest {
     "F16, 0, 5, 5, 13, 3",
     "BF16, 1, 10, 10, 768, 9",
     "BF16, 0, 7, 7, 2056, 15",
-    "F16, 0, 1, 1, 32, 2"
+    "F16, 0, 1, 1, 32, 2",
+    "Q8_0, 0, 8, 8, 64, 4",
+    "Q8_0, 3, 12, 14, 96, 7",
+    "Q8_0, 0, 5, 5, 32, 3",
+    "Q8_0, 1, 10, 10, 768, 15",
+    "Q4_0, 0, 8, 8, 64, 4",
+    "Q4_0, 3, 12, 14, 96, 7",
+    "Q4_0, 0, 5, 5, 32, 3",
+    "Q4_0, 1, 10, 10, 768, 9",
+    "Q4_0, 0, 1, 1, 32, 2"
   })
-  void halfQuadTilesGiveTheBitsATokenGetsAlone(
+  void quadTilesGiveTheBitsATokenGetsAlone(
       GgmlType type, int oFrom, int oTo, int rows, int cols, int tokens) {
     Random rnd = new Random(rows * 31 + cols + tokens);
-    ByteBuffer bytes = ByteBuffer.wrap(GgufWriter.encode(type, randoms(rnd, rows * cols)));
-    HalfWeights w =
-        type == GgmlType.F16
-            ? HalfWeights.fp16(bytes, rows, cols)
-            : HalfWeights.bf16(bytes, rows, cols);
+    ByteBuffer bytes = ByteBuffer.wrap(encoded(type, rnd, rows, cols));
     float[] x = randoms(rnd, tokens * cols);
     float[] tiles = new float[tokens * rows];
-    HalfQuadGemm.rows(w, x, tokens, tiles, rows, oFrom, oTo, new float[Gemm.SCRATCH]);
+    CompactWeights w;
+    float[] tmp = new float[Gemm.SCRATCH];
+    switch (type) {
+      case F16, BF16 -> {
+        HalfWeights h =
+            type == GgmlType.F16
+                ? HalfWeights.fp16(bytes, rows, cols)
+                : HalfWeights.bf16(bytes, rows, cols);
+        HalfQuadGemm.rows(h, x, tokens, tiles, rows, oFrom, oTo, tmp);
+        w = h;
+      }
+      default -> {
+        BlockWeights b =
+            type == GgmlType.Q8_0
+                ? BlockWeights.q8(bytes, rows, cols)
+                : BlockWeights.q4(bytes, rows, cols);
+        BlockQuadGemm.rows(b, x, tokens, tiles, rows, oFrom, oTo, tmp);
+        w = b;
+      }
+    }
     for (int t = 0; t < tokens; t++) {
       float[] one = new float[rows];
       float[] xt = Arrays.copyOfRange(x, t * cols, (t + 1) * cols);
