@@ -46,6 +46,31 @@ public final class Gemm {
     GemmKernels.bufferRows(w, cols, x, tokens, out, outStride, oFrom, oTo, tmp);
   }
 
+  /**
+   * Whether {@link #bufferTiles} takes a batch of {@code tokens}: a few tokens on a CPU with the
+   * registers for four-row tiles.
+   */
+  public static boolean takesBufferTiles(int tokens) {
+    return BufferQuadGemm.takes(tokens);
+  }
+
+  /**
+   * As {@link #bufferRows} for a batch {@link #takesBufferTiles} takes: four rows by up to four
+   * tokens a tile, straight from the buffer; the same bits.
+   */
+  public static void bufferTiles(
+      ByteBuffer w,
+      int cols,
+      float[] x,
+      int tokens,
+      float[] out,
+      int outStride,
+      int oFrom,
+      int oTo,
+      float[] tmp) {
+    BufferQuadGemm.rows(w, cols, x, tokens, out, outStride, oFrom, oTo, tmp);
+  }
+
   /** Rows o and o + 1, decoded to {@code w[wOff..wOff + 2 * cols)}. */
   public static void rows2(
       float[] w,

@@ -54,7 +54,7 @@ final class GemmKernels {
     return s;
   }
 
-  private static float finishBuffer(
+  static float finishBuffer(
       float[] tmp, int k, ByteBuffer w, int wRow, float[] x, int xRow, int colsV, int cols) {
     float s = sum8(tmp, k);
     for (int i = colsV; i < cols; i++) {
@@ -104,7 +104,9 @@ final class GemmKernels {
             w,
             cols,
             x,
+            0,
             out,
+            0,
             o,
             Math.min(o + quarter, last),
             Math.min(o + 2 * quarter, last),
@@ -319,8 +321,22 @@ final class GemmKernels {
   }
 
   /** One token times rows o0..o3 (a quarter shorter than the first repeats its last row). */
-  private static void bufT1Q4(
-      ByteBuffer w, int cols, float[] x, float[] out, int o0, int o1, int o2, int o3, float[] tmp) {
+  /**
+   * Rows o0..o3 of {@code w} times the token at {@code x[xOff..]}, into {@code out[at + o]}: four
+   * rows side by side, each in its own accumulator.
+   */
+  static void bufT1Q4(
+      ByteBuffer w,
+      int cols,
+      float[] x,
+      int xOff,
+      float[] out,
+      int at,
+      int o0,
+      int o1,
+      int o2,
+      int o3,
+      float[] tmp) {
     int colsV = cols - cols % LANES;
     int w0 = o0 * cols * 4;
     int w1 = o1 * cols * 4;
@@ -331,7 +347,7 @@ final class GemmKernels {
     FloatVector a2 = a0;
     FloatVector a3 = a0;
     for (int i = 0; i < colsV; i += LANES) {
-      FloatVector u = FloatVector.fromArray(S, x, i);
+      FloatVector u = FloatVector.fromArray(S, x, xOff + i);
       a0 = FloatVector.fromByteBuffer(S, w, w0 + i * 4, ByteOrder.LITTLE_ENDIAN).fma(u, a0);
       a1 = FloatVector.fromByteBuffer(S, w, w1 + i * 4, ByteOrder.LITTLE_ENDIAN).fma(u, a1);
       a2 = FloatVector.fromByteBuffer(S, w, w2 + i * 4, ByteOrder.LITTLE_ENDIAN).fma(u, a2);
@@ -341,10 +357,10 @@ final class GemmKernels {
     a1.intoArray(tmp, 8);
     a2.intoArray(tmp, 16);
     a3.intoArray(tmp, 24);
-    out[o0] = finishBuffer(tmp, 0, w, w0, x, 0, colsV, cols);
-    out[o1] = finishBuffer(tmp, 8, w, w1, x, 0, colsV, cols);
-    out[o2] = finishBuffer(tmp, 16, w, w2, x, 0, colsV, cols);
-    out[o3] = finishBuffer(tmp, 24, w, w3, x, 0, colsV, cols);
+    out[at + o0] = finishBuffer(tmp, 0, w, w0, x, xOff, colsV, cols);
+    out[at + o1] = finishBuffer(tmp, 8, w, w1, x, xOff, colsV, cols);
+    out[at + o2] = finishBuffer(tmp, 16, w, w2, x, xOff, colsV, cols);
+    out[at + o3] = finishBuffer(tmp, 24, w, w3, x, xOff, colsV, cols);
   }
 
   private static void bufT1R1(

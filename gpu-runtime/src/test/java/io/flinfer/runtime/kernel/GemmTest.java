@@ -102,6 +102,9 @@ class GemmTest {
     "Q4_0, 7, 64, 5",
     "Q4_0, 9, 96, 5",
     "Q4_0, 64, 768, 9",
+    "F32, 11, 100, 2",
+    "F32, 64, 768, 4",
+    "F32, 13, 96, 5",
     "Q8_0, 11, 96, 2",
     "Q8_0, 64, 768, 4",
     "Q8_0, 13, 160, 7",
@@ -320,6 +323,34 @@ class GemmTest {
       float[] one = new float[rows];
       float[] xt = Arrays.copyOfRange(x, t * cols, (t + 1) * cols);
       w.multiplyToken(xt, one, oFrom, oTo, new float[Gemm.SCRATCH]);
+      for (int o = 0; o < rows; o++) {
+        assertThat(Float.floatToRawIntBits(tiles[t * rows + o]))
+            .as("token %d row %d", t, o)
+            .isEqualTo(Float.floatToRawIntBits(o >= oFrom && o < oTo ? one[o] : 0f));
+      }
+    }
+  }
+
+  /**
+   * Tiles of a few tokens by four float32 rows read straight from the buffer give every output the
+   * bits the token gets alone, with and without a scalar tail, for ranges whose last quarter
+   * repeats a row. Run directly, so that a CPU which does not choose them (AVX2) tests them too.
+   */
+  @ParameterizedTest(name = "rows [{0}, {1}) of {2} x {3}, {4} tokens")
+  @CsvSource({"0, 8, 8, 64, 4", "3, 12, 14, 100, 7", "0, 5, 5, 13, 3", "0, 1, 1, 32, 2"})
+  void bufferQuadTilesGiveTheBitsATokenGetsAlone(
+      int oFrom, int oTo, int rows, int cols, int tokens) {
+    Random rnd = new Random(rows * 41 + cols + tokens);
+    ByteBuffer w =
+        ByteBuffer.wrap(GgufWriter.encode(GgmlType.F32, randoms(rnd, rows * cols)))
+            .order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    float[] x = randoms(rnd, tokens * cols);
+    float[] tiles = new float[tokens * rows];
+    Gemm.bufferTiles(w, cols, x, tokens, tiles, rows, oFrom, oTo, new float[Gemm.SCRATCH]);
+    for (int t = 0; t < tokens; t++) {
+      float[] one = new float[rows];
+      float[] xt = Arrays.copyOfRange(x, t * cols, (t + 1) * cols);
+      Gemm.bufferRows(w, cols, xt, 1, one, rows, oFrom, oTo, new float[Gemm.SCRATCH]);
       for (int o = 0; o < rows; o++) {
         assertThat(Float.floatToRawIntBits(tiles[t * rows + o]))
             .as("token %d row %d", t, o)
