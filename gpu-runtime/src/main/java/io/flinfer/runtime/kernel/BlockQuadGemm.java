@@ -46,6 +46,7 @@ final class BlockQuadGemm {
    */
   static boolean takes(BlockWeights w, int tokens) {
     return QuadRowGemm.AVAILABLE
+        && w.kernelsTake()
         && tokens > 1
         && tokens < (w.nibbles() ? MAX_NIBBLE_TOKENS : MAX_TOKENS);
   }

@@ -8,6 +8,7 @@ import io.flinfer.runtime.tensor.WeightMatrix;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.Random;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -202,6 +203,53 @@ class GemmTest {
             .isCloseTo(
                 expected[o],
                 org.assertj.core.data.Offset.offset(1e-4f * (1 + Math.abs(expected[o]))));
+      }
+    }
+  }
+
+  /**
+   * Q4_0 blocks whose scale is infinite or NaN: a token alone gets the bits it gets in a batch of
+   * every size (the 4-bit kernels' offset, added in the multiply-add that scales, would turn an
+   * infinite weight into a NaN).
+   */
+  @Test
+  void q4BlocksWithAnInfiniteOrNaNScaleGiveTheBatchBitsAlone() {
+    int rows = 9;
+    int cols = 64;
+    Random rnd = new Random(29);
+    byte[] bytes = encoded(GgmlType.Q4_0, rnd, rows, cols);
+    ByteBuffer b = ByteBuffer.wrap(bytes).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    int blockBytes = 18;
+    b.putShort(2 * 2 * blockBytes, (short) 0x7c00); // row 2, block 0: +infinity
+    for (int j = 0; j < 16; j++) {
+      bytes[2 * 2 * blockBytes + 2 + j] = (byte) 0xff; // its values all 15 - 8: +infinity
+    }
+    b.putShort((6 * 2 + 1) * blockBytes, (short) 0x7e00); // row 6, block 1: NaN
+    WeightMatrix m = WeightMatrix.of(GgmlType.Q4_0, ByteBuffer.wrap(bytes), rows, cols);
+    for (int tokens : new int[] {2, 3, 4, 9}) {
+      float[] x = randoms(rnd, tokens * cols);
+      for (int i = 0; i < x.length; i++) {
+        x[i] = Math.abs(x[i]) + 0.01f; // positive, so row 2 sums to +infinity
+      }
+      float[] batch = new float[tokens * rows];
+      m.matmul(x, tokens, batch, rows, 0, rows, new float[WeightMatrix.scratchSize(cols)]);
+      for (int t = 0; t < tokens; t++) {
+        float[] one = new float[rows];
+        m.matmul(
+            Arrays.copyOfRange(x, t * cols, (t + 1) * cols),
+            1,
+            one,
+            rows,
+            0,
+            rows,
+            new float[WeightMatrix.scratchSize(cols)]);
+        assertThat(one[2]).as("the row with an infinite scale").isEqualTo(Float.POSITIVE_INFINITY);
+        assertThat(one[6]).as("the row with a NaN scale").isNaN();
+        for (int o = 0; o < rows; o++) {
+          assertThat(Float.compare(one[o], batch[t * rows + o]))
+              .as("%d tokens: token %d row %d alone against in the batch", tokens, t, o)
+              .isZero();
+        }
       }
     }
   }
