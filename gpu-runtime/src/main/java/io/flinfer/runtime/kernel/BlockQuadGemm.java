@@ -89,7 +89,7 @@ final class BlockQuadGemm {
       }
       if (t < tokens) {
         BlockGemm.rows4(w, x, t * w.cols(), o0, o1, o2, o3, tmp);
-        finish(t, 1, out, outStride, o0, o1, o2, o3, tmp);
+        GemmKernels.finishQuad(t, 1, out, outStride, o0, o1, o2, o3, tmp);
       }
     }
   }
@@ -179,7 +179,7 @@ final class BlockQuadGemm {
     a31.intoArray(tmp, 104);
     a32.intoArray(tmp, 112);
     a33.intoArray(tmp, 120);
-    finish(t, 4, out, outStride, o0, o1, o2, o3, tmp);
+    GemmKernels.finishQuad(t, 4, out, outStride, o0, o1, o2, o3, tmp);
   }
 
   private static void q8Tokens2(
@@ -239,7 +239,7 @@ final class BlockQuadGemm {
     a11.intoArray(tmp, 40);
     a12.intoArray(tmp, 48);
     a13.intoArray(tmp, 56);
-    finish(t, 2, out, outStride, o0, o1, o2, o3, tmp);
+    GemmKernels.finishQuad(t, 2, out, outStride, o0, o1, o2, o3, tmp);
   }
 
   private static void q4Tokens4(
@@ -335,7 +335,7 @@ final class BlockQuadGemm {
     a31.intoArray(tmp, 104);
     a32.intoArray(tmp, 112);
     a33.intoArray(tmp, 120);
-    finish(t, 4, out, outStride, o0, o1, o2, o3, tmp);
+    GemmKernels.finishQuad(t, 4, out, outStride, o0, o1, o2, o3, tmp);
   }
 
   private static void q4Tokens2(
@@ -403,21 +403,6 @@ final class BlockQuadGemm {
     a11.intoArray(tmp, 40);
     a12.intoArray(tmp, 48);
     a13.intoArray(tmp, 56);
-    finish(t, 2, out, outStride, o0, o1, o2, o3, tmp);
-  }
-
-  /**
-   * Outputs of tokens [t, t + tokens) and rows {@code o} from their accumulators' lanes in {@code
-   * tmp} (token-major, eight floats each).
-   */
-  private static void finish(
-      int t, int tokens, float[] out, int outStride, int o0, int o1, int o2, int o3, float[] tmp) {
-    for (int k = 0; k < tokens; k++) {
-      int at = (t + k) * outStride;
-      out[at + o0] = GemmKernels.sum8(tmp, 8 * (4 * k));
-      out[at + o1] = GemmKernels.sum8(tmp, 8 * (4 * k + 1));
-      out[at + o2] = GemmKernels.sum8(tmp, 8 * (4 * k + 2));
-      out[at + o3] = GemmKernels.sum8(tmp, 8 * (4 * k + 3));
-    }
+    GemmKernels.finishQuad(t, 2, out, outStride, o0, o1, o2, o3, tmp);
   }
 }

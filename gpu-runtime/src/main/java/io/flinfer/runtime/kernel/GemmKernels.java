@@ -63,6 +63,21 @@ final class GemmKernels {
     return s;
   }
 
+  /**
+   * Outputs of tokens [t, t + tokens) and rows o0..o3 of a tile with no scalar tail, from their
+   * accumulators' lanes in {@code tmp} (token-major, row after row, eight floats each).
+   */
+  static void finishQuad(
+      int t, int tokens, float[] out, int outStride, int o0, int o1, int o2, int o3, float[] tmp) {
+    for (int k = 0; k < tokens; k++) {
+      int at = (t + k) * outStride;
+      out[at + o0] = sum8(tmp, 8 * (4 * k));
+      out[at + o1] = sum8(tmp, 8 * (4 * k + 1));
+      out[at + o2] = sum8(tmp, 8 * (4 * k + 2));
+      out[at + o3] = sum8(tmp, 8 * (4 * k + 3));
+    }
+  }
+
   static float finishArray(
       float[] tmp, int k, float[] w, int wRow, float[] x, int xRow, int colsV, int cols) {
     float s = sum8(tmp, k);

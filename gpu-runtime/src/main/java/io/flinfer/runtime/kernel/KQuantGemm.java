@@ -27,7 +27,7 @@ public final class KQuantGemm {
   private KQuantGemm() {}
 
   /** Eight bytes at {@code q[p]}, sign-extended to int lanes. */
-  private static IntVector ints(byte[] q, int p) {
+  static IntVector ints(byte[] q, int p) {
     return (IntVector) ByteVector.fromArray(BYTES, q, p).convertShape(VectorOperators.B2I, INTS, 0);
   }
 
@@ -55,12 +55,12 @@ public final class KQuantGemm {
    * {@code scale * n - min} in float lanes, one multiply-add (one rounding) as the scalar decoders
    * compute it: an instruction fewer than a product and a difference.
    */
-  private static FloatVector weights(IntVector n, float scale, float min) {
+  static FloatVector weights(IntVector n, float scale, float min) {
     return ((FloatVector) n.convert(VectorOperators.I2F, 0)).fma(scale, -min);
   }
 
   /** Q6_K: the eight values {@code q - 32} at {@code q[p]} (heap form) times {@code scale}. */
-  private static FloatVector q6kChunk(byte[] q, int p, float scale) {
+  static FloatVector q6kChunk(byte[] q, int p, float scale) {
     return ((FloatVector) ints(q, p).convert(VectorOperators.I2F, 0)).mul(scale);
   }
 
@@ -133,15 +133,31 @@ public final class KQuantGemm {
       if (fifthBits) {
         q5kRows2(w, x, o, o1, tmp);
       } else {
-        q4kRows2(w, x, o, o1, tmp);
+        q4kRows2(w, x, 0, o, o1, tmp, 0);
       }
       out[o] = GemmKernels.sum8(tmp, 0);
       out[o1] = GemmKernels.sum8(tmp, L);
     }
   }
 
-  /** Two Q4_K rows' accumulators into {@code tmp[0..16)}. */
-  private static void q4kRows2(KQuantWeights w, float[] x, int o0, int o1, float[] tmp) {
+  /**
+   * Rows o0..o3 of Q4_K or Q6_K weights {@code w} times the token at {@code x[xOff..]}: their
+   * accumulators' lanes into {@code tmp[0..32)}, row after row, for {@link GemmKernels#sum8}.
+   */
+  static void rows4(
+      KQuantWeights w, float[] x, int xOff, int o0, int o1, int o2, int o3, float[] tmp) {
+    if (w.format() == KQuantWeights.Format.Q6_K) {
+      q6kRows2(w, x, xOff, o0, o1, tmp, 0);
+      q6kRows2(w, x, xOff, o2, o3, tmp, 2 * L);
+    } else {
+      q4kRows2(w, x, xOff, o0, o1, tmp, 0);
+      q4kRows2(w, x, xOff, o2, o3, tmp, 2 * L);
+    }
+  }
+
+  /** Two Q4_K rows' accumulators into {@code tmp[at..at + 16)}. */
+  private static void q4kRows2(
+      KQuantWeights w, float[] x, int xOff, int o0, int o1, float[] tmp, int at) {
     byte[] q = w.bytes();
     float[] s = w.scales();
     int blocks = w.cols() / KQuantWeights.SUPER;
@@ -153,7 +169,7 @@ public final class KQuantGemm {
       int p0 = k0 * 144;
       int p1 = k1 * 144;
       for (int g = 0; g < 4; g++) {
-        int i = b * KQuantWeights.SUPER + 64 * g;
+        int i = xOff + b * KQuantWeights.SUPER + 64 * g;
         int r0 = p0 + 16 + 32 * g;
         int r1 = p1 + 16 + 32 * g;
         // Sub-block 2g in the low nibbles, then 2g + 1 in the high ones: the row's order.
@@ -177,8 +193,8 @@ public final class KQuantGemm {
         }
       }
     }
-    a0.intoArray(tmp, 0);
-    a1.intoArray(tmp, L);
+    a0.intoArray(tmp, at);
+    a1.intoArray(tmp, at + L);
   }
 
   /** Two Q5_K rows' accumulators into {@code tmp[0..16)}. */
@@ -229,14 +245,15 @@ public final class KQuantGemm {
     int half = (oTo - oFrom + 1) / 2;
     for (int o = oFrom; o < oFrom + half; o++) {
       int o1 = Math.min(o + half, oTo - 1);
-      q6kRows2(w, x, o, o1, tmp);
+      q6kRows2(w, x, 0, o, o1, tmp, 0);
       out[o] = GemmKernels.sum8(tmp, 0);
       out[o1] = GemmKernels.sum8(tmp, L);
     }
   }
 
-  /** Two Q6_K rows' accumulators into {@code tmp[0..16)}. */
-  private static void q6kRows2(KQuantWeights w, float[] x, int o0, int o1, float[] tmp) {
+  /** Two Q6_K rows' accumulators into {@code tmp[at..at + 16)}. */
+  private static void q6kRows2(
+      KQuantWeights w, float[] x, int xOff, int o0, int o1, float[] tmp, int at) {
     byte[] q = w.bytes();
     float[] s = w.scales();
     int blocks = w.cols() / KQuantWeights.SUPER;
@@ -248,7 +265,7 @@ public final class KQuantGemm {
       int p0 = k0 * 272;
       int p1 = k1 * 272;
       for (int g = 0; g < 16; g++) {
-        int i = b * KQuantWeights.SUPER + 16 * g;
+        int i = xOff + b * KQuantWeights.SUPER + 16 * g;
         float s0 = s[k0] * q[p0 + g];
         float s1 = s[k1] * q[p1 + g];
         for (int c = 0; c < 16; c += L) {
@@ -258,7 +275,7 @@ public final class KQuantGemm {
         }
       }
     }
-    a0.intoArray(tmp, 0);
-    a1.intoArray(tmp, L);
+    a0.intoArray(tmp, at);
+    a1.intoArray(tmp, at + L);
   }
 }

@@ -202,6 +202,16 @@ public final class KQuantWeights implements CompactWeights {
     }
   }
 
+  @Override
+  public boolean multiplyTokens(
+      float[] x, int tokens, float[] out, int outStride, int oFrom, int oTo, float[] tmp) {
+    if (!KQuantQuadGemm.takes(this, tokens)) {
+      return false;
+    }
+    KQuantQuadGemm.rows(this, x, tokens, out, outStride, oFrom, oTo, tmp);
+    return true;
+  }
+
   /** Row {@code row} times token {@code t} of {@code a} ({@link KQuantDots}). */
   public float dot(int row, Q8KActivations a, int t) {
     int blocks = cols / SUPER;

@@ -129,6 +129,13 @@ class GemmTest {
     "BF16, 11, 100, 12",
     "Q4_K, 9, 256, 5",
     "Q4_K, 16, 768, 9",
+    "Q4_K, 11, 256, 2",
+    "Q4_K, 16, 512, 3",
+    "Q4_K, 9, 256, 4",
+    "Q6_K, 11, 256, 2",
+    "Q6_K, 16, 512, 7",
+    "Q6_K, 9, 256, 15",
+    "Q6_K, 16, 256, 16",
     "Q5_K, 9, 512, 5",
     "Q6_K, 9, 256, 5",
     "Q6_K, 16, 768, 9"
@@ -318,10 +325,10 @@ class GemmTest {
   }
 
   /**
-   * Tiles of a few tokens by four rows converted in registers (16-bit floats, Q8_0, Q4_0) give
-   * every output the bits the token gets alone, for every mix of 4-, 2- and 1-token tiles and for
-   * ranges whose last quarter repeats a row. Run directly, so that a CPU which does not choose them
-   * (AVX2) tests them too.
+   * Tiles of a few tokens by four rows converted in registers (16-bit floats, Q8_0, Q4_0, Q4_K,
+   * Q6_K) give every output the bits the token gets alone, for every mix of 4-, 2- and 1-token
+   * tiles and for ranges whose last quarter repeats a row. Run directly, so that a CPU which does
+   * not choose them (AVX2) tests them too.
    */
   @ParameterizedTest(name = "{0}: rows [{1}, {2}) of {3} x {4}, {5} tokens")
   @CsvSource({
@@ -339,7 +346,13 @@ class GemmTest {
     "Q4_0, 3, 12, 14, 96, 7",
     "Q4_0, 0, 5, 5, 32, 3",
     "Q4_0, 1, 10, 10, 768, 9",
-    "Q4_0, 0, 1, 1, 32, 2"
+    "Q4_0, 0, 1, 1, 32, 2",
+    "Q4_K, 0, 8, 8, 256, 4",
+    "Q4_K, 3, 12, 14, 512, 3",
+    "Q4_K, 0, 1, 1, 256, 2",
+    "Q6_K, 0, 8, 8, 256, 4",
+    "Q6_K, 3, 12, 14, 512, 7",
+    "Q6_K, 1, 10, 10, 768, 9"
   })
   void quadTilesGiveTheBitsATokenGetsAlone(
       GgmlType type, int oFrom, int oTo, int rows, int cols, int tokens) {
@@ -357,6 +370,14 @@ class GemmTest {
                 : HalfWeights.bf16(bytes, rows, cols);
         HalfQuadGemm.rows(h, x, tokens, tiles, rows, oFrom, oTo, tmp);
         w = h;
+      }
+      case Q4_K, Q6_K -> {
+        KQuantWeights k =
+            type == GgmlType.Q4_K
+                ? KQuantWeights.q4k(bytes, rows, cols)
+                : KQuantWeights.q6k(bytes, rows, cols);
+        KQuantQuadGemm.rows(k, x, tokens, tiles, rows, oFrom, oTo, tmp);
+        w = k;
       }
       default -> {
         BlockWeights b =
