@@ -1,6 +1,7 @@
 package io.flinfer.runtime.gguf;
 
 import io.flinfer.runtime.chat.ChatTemplate;
+import io.flinfer.runtime.kernel.VectorApiSupport;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.model.LlamaWeights;
 import io.flinfer.runtime.model.ModelConfig;
@@ -60,6 +61,7 @@ public final class GgufModelLoader {
   private GgufModelLoader() {}
 
   public static LlamaModel load(Path path) {
+    VectorApiSupport.require();
     GgufFile f = GgufFile.open(path);
     String name = path.toString();
     String arch = f.getString("general.architecture", null);

@@ -1,5 +1,6 @@
 package io.flinfer.runtime.llama2c;
 
+import io.flinfer.runtime.kernel.VectorApiSupport;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.model.LlamaWeights;
 import io.flinfer.runtime.model.ModelConfig;
@@ -32,6 +33,7 @@ public final class Llama2cCheckpointLoader {
 
   /** Loads the weights, taking the tokenizer from {@code tokenizerFor(vocabSize)}. */
   public static LlamaModel load(Path checkpoint, IntFunction<Tokenizer> tokenizerFor) {
+    VectorApiSupport.require();
     String name = checkpoint.toString();
     try (FileChannel ch = FileChannel.open(checkpoint, StandardOpenOption.READ)) {
       long size = ch.size();
