@@ -122,19 +122,17 @@ public final class BlockGemm {
       int i = xOff + b * BLOCK;
       float s0 = d[o0 * blocks + b];
       float s1 = d[o1 * blocks + b];
-      float m0 = offset(s0);
-      float m1 = offset(s1);
       // Loops of two 8-value parts, low nibbles then high ones: written out, the vector calls
       // exceed what C2 inlines (node count) and the vectors would be boxed.
       for (int h = 0; h < bb; h += L) {
         FloatVector xv = FloatVector.fromArray(S, x, i + h);
-        a0 = low(q, p0 + h).fma(s0, m0).fma(xv, a0);
-        a1 = low(q, p1 + h).fma(s1, m1).fma(xv, a1);
+        a0 = low(q, p0 + h).mul(s0).fma(xv, a0);
+        a1 = low(q, p1 + h).mul(s1).fma(xv, a1);
       }
       for (int h = 0; h < bb; h += L) {
         FloatVector xv = FloatVector.fromArray(S, x, i + bb + h);
-        a0 = high(q, p0 + h).fma(s0, m0).fma(xv, a0);
-        a1 = high(q, p1 + h).fma(s1, m1).fma(xv, a1);
+        a0 = high(q, p0 + h).mul(s0).fma(xv, a0);
+        a1 = high(q, p1 + h).mul(s1).fma(xv, a1);
       }
     }
     a0.intoArray(tmp, at);
@@ -145,26 +143,19 @@ public final class BlockGemm {
     return (FloatVector) ByteVector.fromArray(BYTES, q, p).convertShape(VectorOperators.B2F, S, 0);
   }
 
-  /**
-   * What a Q4_0 block with scale {@code scale} adds to each raw nibble's product: {@code -8 *
-   * scale}, exact. So {@code n * scale + offset(scale)} in one multiply-add is {@code (n - 8) *
-   * scale} rounded once, an instruction fewer than a difference and a product: the weight's bits,
-   * but for the sign of a zero weight, which no product sees (its accumulator starts at +0 and
-   * adding a zero of either sign to it, or to anything else, changes nothing).
-   */
-  static float offset(float scale) {
-    return -8 * scale;
+  /** The low nibbles of the eight bytes at {@code q[p]} as Q4_0 values (offset by 8), floats. */
+  private static FloatVector low(byte[] q, int p) {
+    return (FloatVector) ints(q, p).and(0x0f).sub(8).convert(VectorOperators.I2F, 0);
   }
 
-  /** The low nibbles of the eight bytes at {@code q[p]}, raw (0-15), as floats. */
-  static FloatVector low(byte[] q, int p) {
-    return (FloatVector) ints(q, p).and(0x0f).convert(VectorOperators.I2F, 0);
-  }
-
-  /** The high nibbles of the eight bytes at {@code q[p]}, raw (0-15), as floats. */
-  static FloatVector high(byte[] q, int p) {
+  /** The high nibbles of the eight bytes at {@code q[p]} as Q4_0 values, floats. */
+  private static FloatVector high(byte[] q, int p) {
     return (FloatVector)
-        ints(q, p).lanewise(VectorOperators.ASHR, 4).and(0x0f).convert(VectorOperators.I2F, 0);
+        ints(q, p)
+            .lanewise(VectorOperators.ASHR, 4)
+            .and(0x0f)
+            .sub(8)
+            .convert(VectorOperators.I2F, 0);
   }
 
   private static IntVector ints(byte[] q, int p) {
@@ -172,27 +163,19 @@ public final class BlockGemm {
   }
 
   /**
-   * Values {@code j .. j + 8} of a Q4_0 block whose nibbles start at {@code q[p]}, raw (0-15), as
-   * floats: value {@code j} in the low nibble of byte {@code j}, value {@code j + 16} in its high
-   * nibble.
-   */
-  static FloatVector nibbles(byte[] q, int p, int j) {
-    // Nibbles are cut from int lanes, after the widening that the conversion needs anyway.
-    IntVector v = ints(q, p + (j & 15));
-    IntVector n = j < 16 ? v.and(0x0f) : v.lanewise(VectorOperators.ASHR, 4).and(0x0f);
-    return (FloatVector) n.convert(VectorOperators.I2F, 0);
-  }
-
-  /**
    * Values {@code j .. j + 8} of the block whose integers start at {@code q[p]}, as floats: int8
-   * values, or 4-bit values offset by 8. The rows' decoder: it keeps the exact product's sign of
-   * zero, which the multiply-add of {@link #offset} does not (a product's accumulator, which starts
-   * at +0, never tells them apart).
+   * values, or 4-bit values offset by 8, value {@code j} in the low nibble of byte {@code j} and
+   * value {@code j + 16} in its high nibble.
    */
   static FloatVector part(byte[] q, int p, int j, boolean nibbles) {
     if (!nibbles) {
       return int8(q, p + j);
     }
-    return nibbles(q, p, j).sub(8);
+    // Nibbles are cut from int lanes, after the widening that the conversion needs anyway.
+    IntVector v =
+        (IntVector)
+            ByteVector.fromArray(BYTES, q, p + (j & 15)).convertShape(VectorOperators.B2I, INTS, 0);
+    IntVector n = j < 16 ? v.and(0x0f) : v.lanewise(VectorOperators.ASHR, 4).and(0x0f);
+    return (FloatVector) n.sub(8).convert(VectorOperators.I2F, 0);
   }
 }

@@ -46,7 +46,6 @@ final class BlockQuadGemm {
    */
   static boolean takes(BlockWeights w, int tokens) {
     return QuadRowGemm.AVAILABLE
-        && w.kernelsTake()
         && tokens > 1
         && tokens < (w.nibbles() ? MAX_NIBBLE_TOKENS : MAX_TOKENS);
   }
@@ -280,22 +279,18 @@ final class BlockQuadGemm {
     for (int b = 0; b < blocks; b++) {
       int i = b * BLOCK;
       float s0 = d[o0 * blocks + b];
-      float m0 = BlockGemm.offset(s0);
       int p0 = (o0 * blocks + b) * HALF;
       float s1 = d[o1 * blocks + b];
-      float m1 = BlockGemm.offset(s1);
       int p1 = (o1 * blocks + b) * HALF;
       float s2 = d[o2 * blocks + b];
-      float m2 = BlockGemm.offset(s2);
       int p2 = (o2 * blocks + b) * HALF;
       float s3 = d[o3 * blocks + b];
-      float m3 = BlockGemm.offset(s3);
       int p3 = (o3 * blocks + b) * HALF;
       for (int j = 0; j < BLOCK; j += L) {
-        FloatVector v0 = BlockGemm.nibbles(q, p0, j).fma(s0, m0);
-        FloatVector v1 = BlockGemm.nibbles(q, p1, j).fma(s1, m1);
-        FloatVector v2 = BlockGemm.nibbles(q, p2, j).fma(s2, m2);
-        FloatVector v3 = BlockGemm.nibbles(q, p3, j).fma(s3, m3);
+        FloatVector v0 = BlockGemm.part(q, p0, j, true).mul(s0);
+        FloatVector v1 = BlockGemm.part(q, p1, j, true).mul(s1);
+        FloatVector v2 = BlockGemm.part(q, p2, j, true).mul(s2);
+        FloatVector v3 = BlockGemm.part(q, p3, j, true).mul(s3);
         FloatVector u0 = FloatVector.fromArray(S, x, x0 + i + j);
         a00 = v0.fma(u0, a00);
         a01 = v1.fma(u0, a01);
@@ -366,22 +361,18 @@ final class BlockQuadGemm {
     for (int b = 0; b < blocks; b++) {
       int i = b * BLOCK;
       float s0 = d[o0 * blocks + b];
-      float m0 = BlockGemm.offset(s0);
       int p0 = (o0 * blocks + b) * HALF;
       float s1 = d[o1 * blocks + b];
-      float m1 = BlockGemm.offset(s1);
       int p1 = (o1 * blocks + b) * HALF;
       float s2 = d[o2 * blocks + b];
-      float m2 = BlockGemm.offset(s2);
       int p2 = (o2 * blocks + b) * HALF;
       float s3 = d[o3 * blocks + b];
-      float m3 = BlockGemm.offset(s3);
       int p3 = (o3 * blocks + b) * HALF;
       for (int j = 0; j < BLOCK; j += L) {
-        FloatVector v0 = BlockGemm.nibbles(q, p0, j).fma(s0, m0);
-        FloatVector v1 = BlockGemm.nibbles(q, p1, j).fma(s1, m1);
-        FloatVector v2 = BlockGemm.nibbles(q, p2, j).fma(s2, m2);
-        FloatVector v3 = BlockGemm.nibbles(q, p3, j).fma(s3, m3);
+        FloatVector v0 = BlockGemm.part(q, p0, j, true).mul(s0);
+        FloatVector v1 = BlockGemm.part(q, p1, j, true).mul(s1);
+        FloatVector v2 = BlockGemm.part(q, p2, j, true).mul(s2);
+        FloatVector v3 = BlockGemm.part(q, p3, j, true).mul(s3);
         FloatVector u0 = FloatVector.fromArray(S, x, x0 + i + j);
         a00 = v0.fma(u0, a00);
         a01 = v1.fma(u0, a01);

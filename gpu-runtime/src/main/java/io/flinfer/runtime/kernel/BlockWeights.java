@@ -15,23 +15,11 @@ public final class BlockWeights implements CompactWeights {
   private final boolean nibbles;
   private final int cols;
 
-  /**
-   * Whether the 4-bit kernels may add the offset in the multiply-add that scales ({@link
-   * BlockGemm#offset}): not where a scale is infinite or NaN, as {@code (n - 8) * scale} and that
-   * multiply-add then differ (an infinity against a NaN). Checked once here.
-   */
-  private final boolean offsetInMultiplyAdd;
-
   private BlockWeights(byte[] quants, float[] scales, boolean nibbles, int cols) {
     this.quants = quants;
     this.scales = scales;
     this.nibbles = nibbles;
     this.cols = cols;
-    boolean finite = true;
-    for (float s : scales) {
-      finite &= Float.isFinite(s);
-    }
-    this.offsetInMultiplyAdd = !nibbles || finite;
   }
 
   /** Q8_0 blocks (fp16 scale, 32 int8 values) from {@code data}. */
@@ -82,24 +70,8 @@ public final class BlockWeights implements CompactWeights {
     return nibbles ? BlockGemm.BLOCK / 2 : BlockGemm.BLOCK;
   }
 
-  /** Whether the block kernels take these weights (else rows decoded as a batch's are). */
-  boolean kernelsTake() {
-    return offsetInMultiplyAdd;
-  }
-
-  /**
-   * {@inheritDoc} {@code tmp} holds {@link Gemm#SCRATCH} floats and, for Q4_0 with an infinite or
-   * NaN scale, a decoded row after them.
-   */
   @Override
   public void multiplyToken(float[] x, float[] out, int oFrom, int oTo, float[] tmp) {
-    if (!offsetInMultiplyAdd) {
-      for (int o = oFrom; o < oTo; o++) {
-        decodeRow(o, tmp, Gemm.SCRATCH);
-        Gemm.rows1(tmp, Gemm.SCRATCH, cols, x, 1, out, 0, o, tmp);
-      }
-      return;
-    }
     BlockGemm.rows(this, x, out, oFrom, oTo, tmp);
   }
 

@@ -216,8 +216,9 @@ class GemmTest {
 
   /**
    * Q4_0 blocks whose scale is infinite or NaN: a token alone gets the bits it gets in a batch of
-   * every size (the 4-bit kernels' offset, added in the multiply-add that scales, would turn an
-   * infinite weight into a NaN).
+   * every size, the kernels rounding {@code (n - 8) * scale} as the row decoder does (an offset
+   * added in the multiply-add that scales, {@code n * scale - 8 * scale}, would turn an infinite
+   * weight into a NaN).
    */
   @Test
   void q4BlocksWithAnInfiniteOrNaNScaleGiveTheBatchBitsAlone() {
