@@ -42,6 +42,33 @@ final class KvVectors {
     }
   }
 
+  /**
+   * Values {@code element .. element + count} of a layer's rows as floats in {@code dst[0..count)},
+   * each as {@link #load} gives it; {@code count} a multiple of eight. The store type is looked at
+   * once, so a kernel that stages a row here keeps the type's branches out of its own loop.
+   */
+  static void toFloats(KvRows rows, int element, float[] dst, int count) {
+    switch (rows.type()) {
+      case FP32:
+        System.arraycopy(rows.floats(), element, dst, 0, count);
+        break;
+      case BF16:
+        for (int i = 0; i < count; i += 8) {
+          HalfVectors.bf16(rows.halves(), element + i).intoArray(dst, i);
+        }
+        break;
+      case FP16:
+        for (int i = 0; i < count; i += 8) {
+          HalfVectors.fp16(rows.halves(), element + i).intoArray(dst, i);
+        }
+        break;
+      default:
+        for (int i = 0; i < count; i += 8) {
+          load(rows, element + i).intoArray(dst, i);
+        }
+    }
+  }
+
   /** Eight FP8 codes as unsigned ints. */
   private static IntVector codes(byte[] a, int element) {
     return signedCodes(a, element).and(0xFF);

@@ -2,6 +2,8 @@ package io.flinfer.runtime.kernel;
 
 import io.flinfer.memcache.KvPool;
 import io.flinfer.memcache.KvRows;
+import io.flinfer.memcache.KvStoreType;
+import java.util.Arrays;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorSpecies;
@@ -33,7 +35,8 @@ public final class TokenAttention {
   private final float[] scores;
   private final float[] products;
   private final float[] sums;
-  private final float[] keyRow = new float[4 * LANES];
+  private final float[] maxima;
+  private final float[] staged;
   private final int[] pairWeight = new int[LANES];
   private final int[] pairOffset = new int[LANES];
 
@@ -54,6 +57,8 @@ public final class TokenAttention {
     this.scores = new float[maxContext * stride];
     this.products = new float[stride * LANES];
     this.sums = new float[stride];
+    this.maxima = new float[stride];
+    this.staged = new float[rowWidth];
   }
 
   /** Whether this kernel can serve a pool: as {@link QueryTileAttention#supports}. */
@@ -89,17 +94,13 @@ public final class TokenAttention {
     int firstHead = firstKvHead * group;
     int stride = padded(heads);
     int kvOff = firstKvHead * headDim;
-    scores(
-        kv.keys(layer),
-        q,
-        qOff + firstHead * headDim,
-        heads,
-        group,
-        stride,
-        reqToToken,
-        rowBase,
-        kvOff,
-        contextLen);
+    KvRows keys = kv.keys(layer);
+    int queries = qOff + firstHead * headDim;
+    if (headDim == LANES && group == 2 && heads == LANES) {
+      scoresPairs(keys, q, queries, reqToToken, rowBase, kvOff, contextLen);
+    } else {
+      scores(keys, q, queries, heads, group, stride, reqToToken, rowBase, kvOff, contextLen);
+    }
     softmax(stride, contextLen);
     int pairs = heads * (headDim / LANES);
     KvRows values = kv.values(layer);
@@ -121,7 +122,8 @@ public final class TokenAttention {
 
   /**
    * {@code scores[j * stride + k]}: head k's scaled score at position j; lanes past the last head
-   * hold zero, so every vector pass below stays finite.
+   * hold zero, so every vector pass below stays finite. Each lane's maximum goes to {@link
+   * #maxima}.
    */
   private void scores(
       KvRows keys,
@@ -134,20 +136,22 @@ public final class TokenAttention {
       int rowBase,
       int kvOff,
       int contextLen) {
-    if (headDim == LANES && group == 2 && heads == LANES) {
-      scoresPairs(keys, q, qOff, reqToToken, rowBase, kvOff, contextLen);
-      return;
-    }
+    boolean direct = keys.type() == KvStoreType.FP32;
+    float[] src = direct ? keys.floats() : staged;
+    int width = heads / group * headDim;
+    Arrays.fill(maxima, 0, stride, Float.NEGATIVE_INFINITY);
     for (int j = 0; j < contextLen; j++) {
       int e = reqToToken[rowBase + j] * rowWidth + kvOff;
+      int at = direct ? e : stage(keys, e, width);
       // KV head by KV head: no division in the loop (an integer division costs tens of cycles).
       for (int g = 0, k = 0; k < heads; g++) {
-        int ke = e + g * headDim;
+        int ke = at + g * headDim;
         for (int m = 0; m < group; m++, k++) {
           int qk = qOff + k * headDim;
           FloatVector acc = FloatVector.zero(S);
           for (int i = 0; i < headDim; i += LANES) {
-            acc = FloatVector.fromArray(S, q, qk + i).fma(load(keys, ke + i), acc);
+            acc =
+                FloatVector.fromArray(S, q, qk + i).fma(FloatVector.fromArray(S, src, ke + i), acc);
           }
           acc.intoArray(products, k * LANES);
         }
@@ -159,6 +163,11 @@ public final class TokenAttention {
       for (int k = heads; k < stride; k++) {
         scores[sb + k] = 0f;
       }
+      for (int b = 0; b < stride; b += LANES) {
+        FloatVector.fromArray(S, maxima, b)
+            .max(FloatVector.fromArray(S, scores, sb + b))
+            .intoArray(maxima, b);
+      }
     }
   }
 
@@ -167,7 +176,8 @@ public final class TokenAttention {
    * heads' scores computed side by side, lane h holding head h, with no horizontal sums. Element i
    * of every head's product is one vector, the queries' element i times each lane's key element i
    * (four broadcasts blended); the eight are added left to right, the order {@link
-   * GemmKernels#sum8} adds one head's lanes.
+   * GemmKernels#sum8} adds one head's lanes. Keys are read where they lie (an fp32 pool) or from a
+   * row staged as floats, so the loop holds no branch on the store type.
    */
   private void scoresPairs(
       KvRows keys, float[] q, int qOff, int[] reqToToken, int rowBase, int kvOff, int contextLen) {
@@ -185,38 +195,54 @@ public final class TokenAttention {
     FloatVector q6 = FloatVector.fromArray(S, products, 6 * LANES);
     FloatVector q7 = FloatVector.fromArray(S, products, 7 * LANES);
     FloatVector zero = FloatVector.zero(S);
+    FloatVector max = FloatVector.broadcast(S, Float.NEGATIVE_INFINITY);
+    boolean direct = keys.type() == KvStoreType.FP32;
+    float[] src = direct ? keys.floats() : staged;
     for (int j = 0; j < contextLen; j++) {
       int e = reqToToken[rowBase + j] * rowWidth + kvOff;
-      load(keys, e).intoArray(keyRow, 0);
-      load(keys, e + 8).intoArray(keyRow, LANES);
-      load(keys, e + 16).intoArray(keyRow, 2 * LANES);
-      load(keys, e + 24).intoArray(keyRow, 3 * LANES);
+      int at = direct ? e : stage(keys, e, 4 * LANES);
       FloatVector s =
-          q0.fma(keyColumn(0), zero)
-              .add(q1.fma(keyColumn(1), zero))
-              .add(q2.fma(keyColumn(2), zero))
-              .add(q3.fma(keyColumn(3), zero))
-              .add(q4.fma(keyColumn(4), zero))
-              .add(q5.fma(keyColumn(5), zero))
-              .add(q6.fma(keyColumn(6), zero))
-              .add(q7.fma(keyColumn(7), zero))
+          q0.fma(keyColumn(src, at), zero)
+              .add(q1.fma(keyColumn(src, at + 1), zero))
+              .add(q2.fma(keyColumn(src, at + 2), zero))
+              .add(q3.fma(keyColumn(src, at + 3), zero))
+              .add(q4.fma(keyColumn(src, at + 4), zero))
+              .add(q5.fma(keyColumn(src, at + 5), zero))
+              .add(q6.fma(keyColumn(src, at + 6), zero))
+              .add(q7.fma(keyColumn(src, at + 7), zero))
               .mul(scale);
       s.intoArray(scores, j * LANES);
+      max = max.max(s);
     }
+    max.intoArray(maxima, 0);
   }
 
-  /** Element i of each lane's key: lanes 2g and 2g + 1 read KV head g. */
-  private FloatVector keyColumn(int i) {
-    return FloatVector.broadcast(S, keyRow[i])
-        .blend(FloatVector.broadcast(S, keyRow[LANES + i]), PAIR_1)
-        .blend(FloatVector.broadcast(S, keyRow[2 * LANES + i]), PAIR_2)
-        .blend(FloatVector.broadcast(S, keyRow[3 * LANES + i]), PAIR_3);
+  /**
+   * Element i of each lane's key, from {@code src[at]} (i = 0): lanes 2g and 2g + 1 read KV head g.
+   */
+  private static FloatVector keyColumn(float[] src, int at) {
+    return FloatVector.broadcast(S, src[at])
+        .blend(FloatVector.broadcast(S, src[at + LANES]), PAIR_1)
+        .blend(FloatVector.broadcast(S, src[at + 2 * LANES]), PAIR_2)
+        .blend(FloatVector.broadcast(S, src[at + 3 * LANES]), PAIR_3);
   }
 
-  /** Each lane's softmax over positions, in place: weights, each already times 1 / sum. */
+  /**
+   * Converts {@code count} values of a row from {@code element} on into {@link #staged}; returns
+   * where they start there.
+   */
+  private int stage(KvRows rows, int element, int count) {
+    KvVectors.toFloats(rows, element, staged, count);
+    return 0;
+  }
+
+  /**
+   * Each lane's softmax over positions, in place: weights, each already times 1 / sum. The maxima
+   * come from the scores' pass (the maximum of a set does not depend on the order it is taken in).
+   */
   private void softmax(int stride, int contextLen) {
     for (int b = 0; b < stride; b += LANES) {
-      FloatVector max = LaneMax.of(scores, b, contextLen, stride);
+      FloatVector max = FloatVector.fromArray(S, maxima, b);
       // Subtract, exponentiate, store and sum (in position order) in one pass.
       FloatVector sum = FloatVector.zero(S);
       for (int j = 0; j < contextLen; j++) {
@@ -240,7 +266,8 @@ public final class TokenAttention {
   /**
    * Eight (head, slice of eight elements) pairs from {@code first}, each its own accumulator, the
    * weighted values summed in position order. Pairs past the last are served as the last one and
-   * not written.
+   * not written. Values are read where they lie (an fp32 pool) or from the part of the row these
+   * pairs read, staged as floats.
    */
   private void values(
       KvRows values,
@@ -255,11 +282,33 @@ public final class TokenAttention {
       int kvOff,
       int contextLen) {
     int slices = headDim / LANES;
+    int lo = Integer.MAX_VALUE;
+    int hi = 0;
     for (int k = 0; k < LANES; k++) {
       int p = Math.min(first + k, pairs - 1);
       pairWeight[k] = p / slices;
       pairOffset[k] = valueOffset(p / slices, p % slices, group);
+      lo = Math.min(lo, pairOffset[k]);
+      hi = Math.max(hi, pairOffset[k] + LANES);
     }
+    boolean direct = values.type() == KvStoreType.FP32;
+    float[] src = direct ? values.floats() : staged;
+    int o0 = pairOffset[0];
+    int o1 = pairOffset[1];
+    int o2 = pairOffset[2];
+    int o3 = pairOffset[3];
+    int o4 = pairOffset[4];
+    int o5 = pairOffset[5];
+    int o6 = pairOffset[6];
+    int o7 = pairOffset[7];
+    int w0 = pairWeight[0];
+    int w1 = pairWeight[1];
+    int w2 = pairWeight[2];
+    int w3 = pairWeight[3];
+    int w4 = pairWeight[4];
+    int w5 = pairWeight[5];
+    int w6 = pairWeight[6];
+    int w7 = pairWeight[7];
     FloatVector a0 = FloatVector.zero(S);
     FloatVector a1 = FloatVector.zero(S);
     FloatVector a2 = FloatVector.zero(S);
@@ -270,15 +319,17 @@ public final class TokenAttention {
     FloatVector a7 = FloatVector.zero(S);
     for (int j = 0; j < contextLen; j++) {
       int e = reqToToken[rowBase + j] * rowWidth + kvOff;
+      // Offset o of the first KV head's row lies at src[at + o].
+      int at = direct ? e : stage(values, e + lo, hi - lo) - lo;
       int sb = j * stride;
-      a0 = load(values, e + pairOffset[0]).fma(weight(sb + pairWeight[0]), a0);
-      a1 = load(values, e + pairOffset[1]).fma(weight(sb + pairWeight[1]), a1);
-      a2 = load(values, e + pairOffset[2]).fma(weight(sb + pairWeight[2]), a2);
-      a3 = load(values, e + pairOffset[3]).fma(weight(sb + pairWeight[3]), a3);
-      a4 = load(values, e + pairOffset[4]).fma(weight(sb + pairWeight[4]), a4);
-      a5 = load(values, e + pairOffset[5]).fma(weight(sb + pairWeight[5]), a5);
-      a6 = load(values, e + pairOffset[6]).fma(weight(sb + pairWeight[6]), a6);
-      a7 = load(values, e + pairOffset[7]).fma(weight(sb + pairWeight[7]), a7);
+      a0 = FloatVector.fromArray(S, src, at + o0).fma(weight(sb + w0), a0);
+      a1 = FloatVector.fromArray(S, src, at + o1).fma(weight(sb + w1), a1);
+      a2 = FloatVector.fromArray(S, src, at + o2).fma(weight(sb + w2), a2);
+      a3 = FloatVector.fromArray(S, src, at + o3).fma(weight(sb + w3), a3);
+      a4 = FloatVector.fromArray(S, src, at + o4).fma(weight(sb + w4), a4);
+      a5 = FloatVector.fromArray(S, src, at + o5).fma(weight(sb + w5), a5);
+      a6 = FloatVector.fromArray(S, src, at + o6).fma(weight(sb + w6), a6);
+      a7 = FloatVector.fromArray(S, src, at + o7).fma(weight(sb + w7), a7);
     }
     // Pair p is head p / slices, elements (p % slices) * 8 onwards: out[outOff + p * 8 ..).
     int at = outOff + first * LANES;
@@ -314,11 +365,6 @@ public final class TokenAttention {
 
   private FloatVector weight(int at) {
     return FloatVector.broadcast(S, scores[at]);
-  }
-
-  /** Eight values of a pool buffer as floats, in the pool's store type. */
-  private FloatVector load(KvRows buffer, int element) {
-    return KvVectors.load(buffer, element);
   }
 
   private static VectorMask<Float> pair(int g) {

@@ -22,6 +22,8 @@ class TokenAttentionTest {
   @ParameterizedTest(name = "headDim {0}, {1} kv heads, group {2}, KV {3}")
   @CsvSource({
     "8, 4, 2, FP32",
+    "8, 4, 2, FP16",
+    "8, 4, 2, FP8_E4M3",
     "8, 2, 1, BF16",
     "8, 3, 3, FP16",
     "16, 2, 4, FP32",
