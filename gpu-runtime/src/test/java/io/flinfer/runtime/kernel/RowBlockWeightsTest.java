@@ -1,0 +1,65 @@
+package io.flinfer.runtime.kernel;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.flinfer.runtime.gguf.GgufWriter;
+import io.flinfer.runtime.tensor.GgmlType;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Random;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.constraints.LongRange;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Float32 rows in blocks of eight give every output of a token the bits of the one-accumulator
+ * kernel over the buffer, for any shape (scalar tails, partial last blocks), any range of rows
+ * (blocks cut at either end), and any values, infinities and NaNs among them; rows outside the
+ * range are not written.
+ */
+class RowBlockWeightsTest {
+  @Property(tries = 300)
+  void aTokenGetsTheBufferKernelsBits(
+      @ForAll @IntRange(min = 1, max = 40) int rows,
+      @ForAll @IntRange(min = 1, max = 90) int cols,
+      @ForAll @IntRange(min = 0, max = 40) int a,
+      @ForAll @IntRange(min = 0, max = 40) int b,
+      @ForAll boolean specials,
+      @ForAll @LongRange long seed) {
+    int oFrom = Math.min(a, b) % (rows + 1);
+    int oTo = Math.max(oFrom, Math.max(a, b) % (rows + 1));
+    Random rnd = new Random(seed);
+    float[] values = GemmTest.randoms(rnd, rows * cols);
+    float[] x = GemmTest.randoms(rnd, cols);
+    if (specials) {
+      float[] odd = {Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, Float.NaN, -0f, 1e38f};
+      for (int k = 0; k < 3; k++) {
+        values[rnd.nextInt(values.length)] = odd[rnd.nextInt(odd.length)];
+      }
+    }
+    ByteBuffer w =
+        ByteBuffer.wrap(GgufWriter.encode(GgmlType.F32, values)).order(ByteOrder.LITTLE_ENDIAN);
+    float[] expected = new float[rows];
+    Gemm.bufferRows(w, cols, x, 1, expected, rows, oFrom, oTo, new float[Gemm.SCRATCH]);
+    float[] out = new float[rows];
+    java.util.Arrays.fill(out, 7f);
+    RowBlockWeights.of(w, rows, cols).multiplyToken(x, out, oFrom, oTo, new float[8]);
+    for (int o = 0; o < rows; o++) {
+      float want = o >= oFrom && o < oTo ? expected[o] : 7f;
+      assertThat(Float.floatToRawIntBits(out[o]))
+          .as("row %d of [%d, %d): %s against %s", o, oFrom, oTo, out[o], want)
+          .isEqualTo(Float.floatToRawIntBits(want));
+    }
+  }
+
+  @Test
+  void refusesRowsOutsideTheMatrix() {
+    RowBlockWeights m =
+        RowBlockWeights.of(ByteBuffer.wrap(GgufWriter.encode(GgmlType.F32, new float[24])), 3, 8);
+    assertThatThrownBy(() -> m.multiplyToken(new float[8], new float[8], 0, 4, new float[8]))
+        .isInstanceOf(IndexOutOfBoundsException.class);
+  }
+}
