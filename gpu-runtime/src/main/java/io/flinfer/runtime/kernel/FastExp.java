@@ -74,7 +74,7 @@ public final class FastExp {
    */
   public static double expSum(
       float[] in, int from, int to, float shift, float scale, float[] out, int outFrom) {
-    return apply(in, from, to, shift, scale, out, outFrom, null, true);
+    return apply(in, from, to, shift, scale, out, outFrom, true);
   }
 
   /**
@@ -82,17 +82,55 @@ public final class FastExp {
    * with scale 1; {@code out} may be {@code in}.
    */
   public static void exp(float[] in, int from, int to, float shift, float[] out) {
-    apply(in, from, to, shift, 1f, out, from, null, false);
-  }
-
-  /** SwiGLU: {@code a[i] = silu(a[i]) * b[i]} for i in [from, to). */
-  public static void swiGlu(float[] a, float[] b, int from, int to) {
-    apply(a, from, to, 0f, -1f, a, from, b, false);
+    apply(in, from, to, shift, 1f, out, from, false);
   }
 
   /**
-   * The one vector loop: {@code e = exp((in[i] - shift) * scale)}, then either stored and summed,
-   * or (with {@code gate}) {@code out[i] = in[i] * (1 / (1 + e)) * gate[i]}.
+   * SwiGLU: {@code a[i] = silu(a[i]) * b[i]} for i in [from, to), {@code silu(v) = v * (1 / (1 +
+   * exp((v - 0) * -1)))}, the same bits in the vector body and the scalar tail (which elements fall
+   * in the tail depends on the batch). The exponential is written out with its constants in locals
+   * and no call of this class's in the loop: the loop is small, so the compiler inlines it into the
+   * forward pass, where the node budget runs out and a helper left as a call would return a boxed
+   * vector on every turn.
+   */
+  public static void swiGlu(float[] a, float[] b, int from, int to) {
+    FloatVector lnHi = FloatVector.broadcast(S, -LN2_HI);
+    FloatVector lnLo = FloatVector.broadcast(S, -LN2_LO);
+    FloatVector c7 = FloatVector.broadcast(S, C7);
+    FloatVector c6 = FloatVector.broadcast(S, C6);
+    FloatVector c5 = FloatVector.broadcast(S, C5);
+    FloatVector c4 = FloatVector.broadcast(S, C4);
+    FloatVector c3 = FloatVector.broadcast(S, C3);
+    FloatVector c2 = FloatVector.broadcast(S, C2);
+    FloatVector one = FloatVector.broadcast(S, 1f);
+    int lanes = S.length();
+    int i = from;
+    for (; i + lanes <= to; i += lanes) {
+      FloatVector v = FloatVector.fromArray(S, a, i);
+      FloatVector x = v.sub(0f).mul(-1f).max(MIN).min(MAX);
+      FloatVector n = x.mul(LOG2E).add(ROUND_MAGIC).sub(ROUND_MAGIC);
+      FloatVector r = n.fma(lnHi, x);
+      r = n.fma(lnLo, r);
+      FloatVector p = c7.fma(r, c6);
+      p = p.fma(r, c5);
+      p = p.fma(r, c4);
+      p = p.fma(r, c3);
+      p = p.fma(r, c2);
+      p = p.fma(r, one);
+      p = p.fma(r, one);
+      IntVector bits = n.add(EXPONENT_MAGIC).reinterpretAsInts().lanewise(VectorOperators.LSHL, 23);
+      FloatVector e = p.mul(bits.reinterpretAsFloats());
+      v.mul(one.div(e.add(one))).mul(FloatVector.fromArray(S, b, i)).intoArray(a, i);
+    }
+    for (; i < to; i++) {
+      float e = exp((a[i] - 0f) * -1f);
+      a[i] = a[i] * (1f / (1f + e)) * b[i];
+    }
+  }
+
+  /**
+   * The exponentials' vector loop: {@code e = exp((in[i] - shift) * scale)}, stored and summed.
+   * Written out as in {@link #swiGlu}, constants in locals.
    */
   private static double apply(
       float[] in,
@@ -102,8 +140,16 @@ public final class FastExp {
       float scale,
       float[] out,
       int outFrom,
-      float[] gate,
       boolean sum) {
+    FloatVector lnHi = FloatVector.broadcast(S, -LN2_HI);
+    FloatVector lnLo = FloatVector.broadcast(S, -LN2_LO);
+    FloatVector c7 = FloatVector.broadcast(S, C7);
+    FloatVector c6 = FloatVector.broadcast(S, C6);
+    FloatVector c5 = FloatVector.broadcast(S, C5);
+    FloatVector c4 = FloatVector.broadcast(S, C4);
+    FloatVector c3 = FloatVector.broadcast(S, C3);
+    FloatVector c2 = FloatVector.broadcast(S, C2);
+    FloatVector one = FloatVector.broadcast(S, 1f);
     double total = 0;
     int lanes = S.length();
     int i = from;
@@ -111,33 +157,24 @@ public final class FastExp {
       FloatVector acc = FloatVector.zero(S);
       int end = Math.min(to - (to - i) % lanes, i + 512);
       for (; i < end; i += lanes) {
-        FloatVector v = FloatVector.fromArray(S, in, i);
-        // Written out, not a call to exp(FloatVector): this loop is large, and a vector passed to
-        // a method the compiler does not inline is boxed.
-        FloatVector x = v.sub(shift).mul(scale).max(MIN).min(MAX);
+        FloatVector x = FloatVector.fromArray(S, in, i).sub(shift).mul(scale).max(MIN).min(MAX);
         FloatVector n = x.mul(LOG2E).add(ROUND_MAGIC).sub(ROUND_MAGIC);
-        FloatVector r = n.fma(c(-LN2_HI), x);
-        r = n.fma(c(-LN2_LO), r);
-        FloatVector p = c(C7).fma(r, c(C6));
-        p = p.fma(r, c(C5));
-        p = p.fma(r, c(C4));
-        p = p.fma(r, c(C3));
-        p = p.fma(r, c(C2));
-        p = p.fma(r, c(1f));
-        p = p.fma(r, c(1f));
+        FloatVector r = n.fma(lnHi, x);
+        r = n.fma(lnLo, r);
+        FloatVector p = c7.fma(r, c6);
+        p = p.fma(r, c5);
+        p = p.fma(r, c4);
+        p = p.fma(r, c3);
+        p = p.fma(r, c2);
+        p = p.fma(r, one);
+        p = p.fma(r, one);
         IntVector bits =
             n.add(EXPONENT_MAGIC).reinterpretAsInts().lanewise(VectorOperators.LSHL, 23);
         FloatVector e = p.mul(bits.reinterpretAsFloats());
-        if (gate != null) {
-          v.mul(c(1f).div(e.add(1f)))
-              .mul(FloatVector.fromArray(S, gate, i))
-              .intoArray(out, outFrom + i - from);
-        } else {
-          if (out != null) {
-            e.intoArray(out, outFrom + i - from);
-          }
-          acc = acc.add(e);
+        if (out != null) {
+          e.intoArray(out, outFrom + i - from);
         }
+        acc = acc.add(e);
       }
       if (!sum) {
         continue;
@@ -153,14 +190,10 @@ public final class FastExp {
     }
     for (; i < to; i++) {
       float e = exp((in[i] - shift) * scale);
-      if (gate != null) {
-        out[outFrom + i - from] = in[i] * (1f / (1f + e)) * gate[i];
-      } else {
-        if (out != null) {
-          out[outFrom + i - from] = e;
-        }
-        total += e;
+      if (out != null) {
+        out[outFrom + i - from] = e;
       }
+      total += e;
     }
     return total;
   }
