@@ -47,24 +47,64 @@ public final class FastExp {
   }
 
   /**
-   * {@code exp(x)} in every lane, the same bits as {@link #exp(float)}: for kernels that fuse the
-   * exponential into their own loop (small enough for the compiler to inline, so no vector is
-   * boxed).
+   * Softmax numerators of values held in lanes, rows of eight: {@code a[at] = exp(a[at] -
+   * max[maxOff + k])} in place, at {@code at = from + j * stride + k} for positions j in [0, rows)
+   * and lanes k in [0, 8), each lane's numerators summed in position order into {@code sums[sumsOff
+   * + k]}. With {@code last}, lane k's numerators at positions j >= {@code maskFrom} past {@code
+   * last[k]} are zero. Each numerator has the bits of {@link #exp(float)}; the exponential is
+   * written out as in {@link #swiGlu}, and the lanes come and go through arrays, so no vector
+   * crosses a call.
    */
-  public static FloatVector exp(FloatVector x) {
-    x = x.max(MIN).min(MAX);
-    FloatVector n = x.mul(LOG2E).add(ROUND_MAGIC).sub(ROUND_MAGIC);
-    FloatVector r = n.fma(c(-LN2_HI), x);
-    r = n.fma(c(-LN2_LO), r);
-    FloatVector p = c(C7).fma(r, c(C6));
-    p = p.fma(r, c(C5));
-    p = p.fma(r, c(C4));
-    p = p.fma(r, c(C3));
-    p = p.fma(r, c(C2));
-    p = p.fma(r, c(1f));
-    p = p.fma(r, c(1f));
-    IntVector bits = n.add(EXPONENT_MAGIC).reinterpretAsInts().lanewise(VectorOperators.LSHL, 23);
-    return p.mul(bits.reinterpretAsFloats());
+  static void expLanes(
+      float[] a,
+      int from,
+      int stride,
+      int rows,
+      float[] max,
+      int maxOff,
+      float[] last,
+      int maskFrom,
+      float[] sums,
+      int sumsOff) {
+    FloatVector lnHi = FloatVector.broadcast(S, -LN2_HI);
+    FloatVector lnLo = FloatVector.broadcast(S, -LN2_LO);
+    FloatVector c7 = FloatVector.broadcast(S, C7);
+    FloatVector c6 = FloatVector.broadcast(S, C6);
+    FloatVector c5 = FloatVector.broadcast(S, C5);
+    FloatVector c4 = FloatVector.broadcast(S, C4);
+    FloatVector c3 = FloatVector.broadcast(S, C3);
+    FloatVector c2 = FloatVector.broadcast(S, C2);
+    FloatVector one = FloatVector.broadcast(S, 1f);
+    FloatVector zero = FloatVector.zero(S);
+    FloatVector m = FloatVector.fromArray(S, max, maxOff);
+    FloatVector lastPosition =
+        last == null
+            ? FloatVector.broadcast(S, Float.MAX_VALUE)
+            : FloatVector.fromArray(S, last, 0);
+    int unmasked = last == null ? rows : Math.min(rows, maskFrom);
+    FloatVector sum = zero;
+    for (int j = 0; j < rows; j++) {
+      int at = from + j * stride;
+      FloatVector x = FloatVector.fromArray(S, a, at).sub(m).max(MIN).min(MAX);
+      FloatVector n = x.mul(LOG2E).add(ROUND_MAGIC).sub(ROUND_MAGIC);
+      FloatVector r = n.fma(lnHi, x);
+      r = n.fma(lnLo, r);
+      FloatVector p = c7.fma(r, c6);
+      p = p.fma(r, c5);
+      p = p.fma(r, c4);
+      p = p.fma(r, c3);
+      p = p.fma(r, c2);
+      p = p.fma(r, one);
+      p = p.fma(r, one);
+      IntVector bits = n.add(EXPONENT_MAGIC).reinterpretAsInts().lanewise(VectorOperators.LSHL, 23);
+      FloatVector e = p.mul(bits.reinterpretAsFloats());
+      if (j >= unmasked) {
+        e = e.blend(zero, lastPosition.compare(VectorOperators.LT, (float) j));
+      }
+      e.intoArray(a, at);
+      sum = sum.add(e);
+    }
+    sum.intoArray(sums, sumsOff);
   }
 
   /**
@@ -196,9 +236,5 @@ public final class FastExp {
       total += e;
     }
     return total;
-  }
-
-  private static FloatVector c(float v) {
-    return FloatVector.broadcast(S, v);
   }
 }

@@ -14,8 +14,12 @@ final class LaneMax {
 
   private LaneMax() {}
 
-  /** Lane-wise maximum of {@code a[from + j * stride .. + 8)} for j in [0, rows). */
-  static FloatVector of(float[] a, int from, int rows, int stride) {
+  /**
+   * Lane-wise maximum of {@code a[from + j * stride .. + 8)} for j in [0, rows), into {@code
+   * out[outOff .. + 8)}: through an array, as a vector returned from a call the compiler leaves out
+   * of line is boxed.
+   */
+  static void of(float[] a, int from, int rows, int stride, float[] out, int outOff) {
     FloatVector m0 = FloatVector.broadcast(S, Float.NEGATIVE_INFINITY);
     FloatVector m1 = m0;
     FloatVector m2 = m0;
@@ -31,6 +35,6 @@ final class LaneMax {
     for (; j < rows; j++) {
       m0 = m0.max(FloatVector.fromArray(S, a, from + j * stride));
     }
-    return m0.max(m1).max(m2.max(m3));
+    m0.max(m1).max(m2.max(m3)).intoArray(out, outOff);
   }
 }

@@ -45,6 +45,7 @@ public final class QueryTileAttention {
   private final float[] row = new float[8];
   private final float[] lastPosition = new float[LANES];
   private final float[] inverseSums = new float[LANES];
+  private final float[] maxima = new float[LANES];
   private final TileSuffix suffix;
 
   /** Scratch for one thread: contexts up to {@code maxContext} positions. */
@@ -100,16 +101,15 @@ public final class QueryTileAttention {
       // Unused lanes see every position, so they stay finite; their results are not written.
       lastPosition[k] = k < used ? firstPosition + k / group : Float.MAX_VALUE;
     }
-    FloatVector last = FloatVector.fromArray(S, lastPosition, 0);
     int context = firstPosition + tokens;
     int shared = firstPosition + 1;
     int kvOff = kvHead * headDim;
 
-    scores(kv.keys(layer), reqToToken, rowBase, kvOff, context, shared, last);
-    FloatVector inv = softmax(context, shared, last, LaneMax.of(scores, 0, context, LANES));
+    scores(kv.keys(layer), reqToToken, rowBase, kvOff, context, shared);
+    softmax(context, shared);
     KvRows values = kv.values(layer);
     for (int d = 0; d < headDim; d += ROW.length()) {
-      values(values, reqToToken, rowBase, kvOff + d, context, shared, last, inv, d);
+      values(values, reqToToken, rowBase, kvOff + d, context, shared, d);
     }
     for (int k = 0; k < used; k++) {
       int oOff = (firstToken + k / group) * dim + (kvHead * group + k % group) * headDim;
@@ -161,17 +161,15 @@ public final class QueryTileAttention {
       // Unused lanes see the shared positions only, so they stay finite; they are not written.
       lastPosition[k] = k < used ? laneLast[k] : shared - 1;
     }
-    FloatVector last = FloatVector.fromArray(S, lastPosition, 0);
     int kvOff = kvHead * headDim;
-    scores(kv.keys(layer), reqToToken, laneRow[0], kvOff, shared, shared, last);
+    scores(kv.keys(layer), reqToToken, laneRow[0], kvOff, shared, shared);
     suffix.scores(
         kv.keys(layer), q, used, laneOffset, laneRow, laneLast, kvOff, shared, context, reqToToken);
-    FloatVector inv = softmax(context, shared, last, LaneMax.of(scores, 0, context, LANES));
+    softmax(context, shared);
     KvRows values = kv.values(layer);
     for (int d = 0; d < headDim; d += ROW.length()) {
-      values(values, reqToToken, laneRow[0], kvOff + d, shared, shared, last, inv, d);
+      values(values, reqToToken, laneRow[0], kvOff + d, shared, shared, d);
     }
-    inv.intoArray(inverseSums, 0);
     suffix.values(values, used, laneRow, laneLast, kvOff, shared, inverseSums, reqToToken);
     for (int k = 0; k < used; k++) {
       for (int i = 0; i < headDim; i++) {
@@ -182,20 +180,16 @@ public final class QueryTileAttention {
 
   /**
    * Each lane's softmax weights over positions {@code [0, context)}, unnormalized, in place (zero
-   * past the lane's position); returns the inverse of each lane's sum, added in position order.
+   * past the lane's position); the inverse of each lane's sum, added in position order, goes to
+   * {@link #inverseSums}. Lanes travel between these methods in arrays: a vector passed to or
+   * returned from a call the compiler leaves out of line is boxed.
    */
-  private FloatVector softmax(int context, int shared, FloatVector last, FloatVector max) {
-    // One pass: subtract, exponentiate, mask, store and sum (in position order) together.
-    FloatVector sum = FloatVector.zero(S);
-    for (int j = 0; j < context; j++) {
-      FloatVector e = FastExp.exp(FloatVector.fromArray(S, scores, j * LANES).sub(max));
-      if (j >= shared) {
-        e = e.blend(ZERO, last.compare(VectorOperators.LT, (float) j));
-      }
-      e.intoArray(scores, j * LANES);
-      sum = sum.add(e);
-    }
-    return FloatVector.broadcast(S, 1f).div(sum);
+  private void softmax(int context, int shared) {
+    LaneMax.of(scores, 0, context, LANES, maxima, 0);
+    FastExp.expLanes(scores, 0, LANES, context, maxima, 0, lastPosition, shared, inverseSums, 0);
+    FloatVector.broadcast(S, 1f)
+        .div(FloatVector.fromArray(S, inverseSums, 0))
+        .intoArray(inverseSums, 0);
   }
 
   /**
@@ -204,17 +198,12 @@ public final class QueryTileAttention {
    * {@link GemmKernels#sum8} adds the lanes of the one-query kernel.
    */
   private void scores(
-      KvRows keys,
-      int[] reqToToken,
-      int rowBase,
-      int kvOff,
-      int context,
-      int shared,
-      FloatVector last) {
+      KvRows keys, int[] reqToToken, int rowBase, int kvOff, int context, int shared) {
     if (headDim == 8) {
-      scores8(keys, reqToToken, rowBase, kvOff, context, shared, last);
+      scores8(keys, reqToToken, rowBase, kvOff, context, shared);
       return;
     }
+    FloatVector last = FloatVector.fromArray(S, lastPosition, 0);
     float scale = 1f / (float) Math.sqrt(headDim);
     for (int j = 0; j < context; j++) {
       int e = reqToToken[rowBase + j] * rowWidth + kvOff;
@@ -229,14 +218,27 @@ public final class QueryTileAttention {
       for (int i = 0; i < headDim; i += 8) {
         load(keys, e + i);
         int qi = i * LANES;
-        c0 = query(qi).fma(element(0), c0);
-        c1 = query(qi + LANES).fma(element(1), c1);
-        c2 = query(qi + 2 * LANES).fma(element(2), c2);
-        c3 = query(qi + 3 * LANES).fma(element(3), c3);
-        c4 = query(qi + 4 * LANES).fma(element(4), c4);
-        c5 = query(qi + 5 * LANES).fma(element(5), c5);
-        c6 = query(qi + 6 * LANES).fma(element(6), c6);
-        c7 = query(qi + 7 * LANES).fma(element(7), c7);
+        c0 = FloatVector.fromArray(S, queries, qi).fma(FloatVector.broadcast(S, row[0]), c0);
+        c1 =
+            FloatVector.fromArray(S, queries, qi + LANES).fma(FloatVector.broadcast(S, row[1]), c1);
+        c2 =
+            FloatVector.fromArray(S, queries, qi + 2 * LANES)
+                .fma(FloatVector.broadcast(S, row[2]), c2);
+        c3 =
+            FloatVector.fromArray(S, queries, qi + 3 * LANES)
+                .fma(FloatVector.broadcast(S, row[3]), c3);
+        c4 =
+            FloatVector.fromArray(S, queries, qi + 4 * LANES)
+                .fma(FloatVector.broadcast(S, row[4]), c4);
+        c5 =
+            FloatVector.fromArray(S, queries, qi + 5 * LANES)
+                .fma(FloatVector.broadcast(S, row[5]), c5);
+        c6 =
+            FloatVector.fromArray(S, queries, qi + 6 * LANES)
+                .fma(FloatVector.broadcast(S, row[6]), c6);
+        c7 =
+            FloatVector.fromArray(S, queries, qi + 7 * LANES)
+                .fma(FloatVector.broadcast(S, row[7]), c7);
       }
       FloatVector s = c0.add(c1).add(c2).add(c3).add(c4).add(c5).add(c6).add(c7).mul(scale);
       if (j >= shared) {
@@ -252,33 +254,28 @@ public final class QueryTileAttention {
    * them at every position, since the row and score stores might alias them).
    */
   private void scores8(
-      KvRows keys,
-      int[] reqToToken,
-      int rowBase,
-      int kvOff,
-      int context,
-      int shared,
-      FloatVector last) {
+      KvRows keys, int[] reqToToken, int rowBase, int kvOff, int context, int shared) {
+    FloatVector last = FloatVector.fromArray(S, lastPosition, 0);
     float scale = 1f / (float) Math.sqrt(headDim);
-    FloatVector q0 = query(0);
-    FloatVector q1 = query(LANES);
-    FloatVector q2 = query(2 * LANES);
-    FloatVector q3 = query(3 * LANES);
-    FloatVector q4 = query(4 * LANES);
-    FloatVector q5 = query(5 * LANES);
-    FloatVector q6 = query(6 * LANES);
-    FloatVector q7 = query(7 * LANES);
+    FloatVector q0 = FloatVector.fromArray(S, queries, 0);
+    FloatVector q1 = FloatVector.fromArray(S, queries, LANES);
+    FloatVector q2 = FloatVector.fromArray(S, queries, 2 * LANES);
+    FloatVector q3 = FloatVector.fromArray(S, queries, 3 * LANES);
+    FloatVector q4 = FloatVector.fromArray(S, queries, 4 * LANES);
+    FloatVector q5 = FloatVector.fromArray(S, queries, 5 * LANES);
+    FloatVector q6 = FloatVector.fromArray(S, queries, 6 * LANES);
+    FloatVector q7 = FloatVector.fromArray(S, queries, 7 * LANES);
     for (int j = 0; j < context; j++) {
       load(keys, reqToToken[rowBase + j] * rowWidth + kvOff);
       FloatVector s =
-          q0.fma(element(0), ZERO)
-              .add(q1.fma(element(1), ZERO))
-              .add(q2.fma(element(2), ZERO))
-              .add(q3.fma(element(3), ZERO))
-              .add(q4.fma(element(4), ZERO))
-              .add(q5.fma(element(5), ZERO))
-              .add(q6.fma(element(6), ZERO))
-              .add(q7.fma(element(7), ZERO))
+          q0.fma(FloatVector.broadcast(S, row[0]), ZERO)
+              .add(q1.fma(FloatVector.broadcast(S, row[1]), ZERO))
+              .add(q2.fma(FloatVector.broadcast(S, row[2]), ZERO))
+              .add(q3.fma(FloatVector.broadcast(S, row[3]), ZERO))
+              .add(q4.fma(FloatVector.broadcast(S, row[4]), ZERO))
+              .add(q5.fma(FloatVector.broadcast(S, row[5]), ZERO))
+              .add(q6.fma(FloatVector.broadcast(S, row[6]), ZERO))
+              .add(q7.fma(FloatVector.broadcast(S, row[7]), ZERO))
               .mul(scale);
       if (j >= shared) {
         s = s.blend(MINUS_INFINITY, last.compare(VectorOperators.LT, (float) j));
@@ -290,19 +287,10 @@ public final class QueryTileAttention {
   /**
    * Copies eight values of a pool buffer, from value {@code element} on, to {@link #row} as floats:
    * one vector load (and, for a 16-bit pool, conversion), where reading them one by one from the
-   * buffer costs several times more.
+   * buffer costs several times more; through the array, so no vector crosses a call.
    */
   private void load(KvRows buffer, int element) {
-    KvVectors.load(buffer, element).intoArray(row, 0);
-  }
-
-  /** Element i of {@link #row} in every lane. */
-  private FloatVector element(int i) {
-    return FloatVector.broadcast(S, row[i]);
-  }
-
-  private FloatVector query(int at) {
-    return FloatVector.fromArray(S, queries, at);
+    KvVectors.toFloats(buffer, element, row, 8);
   }
 
   /**
@@ -310,15 +298,9 @@ public final class QueryTileAttention {
    * position order; past a lane's own position its sums are left as they are.
    */
   private void values(
-      KvRows values,
-      int[] reqToToken,
-      int rowBase,
-      int off,
-      int context,
-      int shared,
-      FloatVector last,
-      FloatVector inv,
-      int d) {
+      KvRows values, int[] reqToToken, int rowBase, int off, int context, int shared, int d) {
+    FloatVector last = FloatVector.fromArray(S, lastPosition, 0);
+    FloatVector inv = FloatVector.fromArray(S, inverseSums, 0);
     FloatVector a0 = FloatVector.zero(S);
     FloatVector a1 = FloatVector.zero(S);
     FloatVector a2 = FloatVector.zero(S);
@@ -331,28 +313,28 @@ public final class QueryTileAttention {
       int e = reqToToken[rowBase + j] * rowWidth + off;
       FloatVector p = FloatVector.fromArray(S, scores, j * LANES).mul(inv);
       load(values, e);
-      a0 = p.fma(element(0), a0);
-      a1 = p.fma(element(1), a1);
-      a2 = p.fma(element(2), a2);
-      a3 = p.fma(element(3), a3);
-      a4 = p.fma(element(4), a4);
-      a5 = p.fma(element(5), a5);
-      a6 = p.fma(element(6), a6);
-      a7 = p.fma(element(7), a7);
+      a0 = p.fma(FloatVector.broadcast(S, row[0]), a0);
+      a1 = p.fma(FloatVector.broadcast(S, row[1]), a1);
+      a2 = p.fma(FloatVector.broadcast(S, row[2]), a2);
+      a3 = p.fma(FloatVector.broadcast(S, row[3]), a3);
+      a4 = p.fma(FloatVector.broadcast(S, row[4]), a4);
+      a5 = p.fma(FloatVector.broadcast(S, row[5]), a5);
+      a6 = p.fma(FloatVector.broadcast(S, row[6]), a6);
+      a7 = p.fma(FloatVector.broadcast(S, row[7]), a7);
     }
     for (int j = shared; j < context; j++) {
       int e = reqToToken[rowBase + j] * rowWidth + off;
       FloatVector p = FloatVector.fromArray(S, scores, j * LANES).mul(inv);
       load(values, e);
       VectorMask<Float> live = last.compare(VectorOperators.GE, (float) j);
-      a0 = a0.blend(p.fma(element(0), a0), live);
-      a1 = a1.blend(p.fma(element(1), a1), live);
-      a2 = a2.blend(p.fma(element(2), a2), live);
-      a3 = a3.blend(p.fma(element(3), a3), live);
-      a4 = a4.blend(p.fma(element(4), a4), live);
-      a5 = a5.blend(p.fma(element(5), a5), live);
-      a6 = a6.blend(p.fma(element(6), a6), live);
-      a7 = a7.blend(p.fma(element(7), a7), live);
+      a0 = a0.blend(p.fma(FloatVector.broadcast(S, row[0]), a0), live);
+      a1 = a1.blend(p.fma(FloatVector.broadcast(S, row[1]), a1), live);
+      a2 = a2.blend(p.fma(FloatVector.broadcast(S, row[2]), a2), live);
+      a3 = a3.blend(p.fma(FloatVector.broadcast(S, row[3]), a3), live);
+      a4 = a4.blend(p.fma(FloatVector.broadcast(S, row[4]), a4), live);
+      a5 = a5.blend(p.fma(FloatVector.broadcast(S, row[5]), a5), live);
+      a6 = a6.blend(p.fma(FloatVector.broadcast(S, row[6]), a6), live);
+      a7 = a7.blend(p.fma(FloatVector.broadcast(S, row[7]), a7), live);
     }
     int o = d * LANES;
     a0.intoArray(outputs, o);

@@ -242,16 +242,8 @@ public final class TokenAttention {
    */
   private void softmax(int stride, int contextLen) {
     for (int b = 0; b < stride; b += LANES) {
-      FloatVector max = FloatVector.fromArray(S, maxima, b);
-      // Subtract, exponentiate, store and sum (in position order) in one pass.
-      FloatVector sum = FloatVector.zero(S);
-      for (int j = 0; j < contextLen; j++) {
-        int at = j * stride + b;
-        FloatVector e = FastExp.exp(FloatVector.fromArray(S, scores, at).sub(max));
-        e.intoArray(scores, at);
-        sum = sum.add(e);
-      }
-      FloatVector.broadcast(S, 1f).div(sum).intoArray(sums, b);
+      FastExp.expLanes(scores, b, stride, contextLen, maxima, b, null, 0, sums, b);
+      FloatVector.broadcast(S, 1f).div(FloatVector.fromArray(S, sums, b)).intoArray(sums, b);
     }
     for (int j = 0; j < contextLen; j++) {
       for (int b = 0; b < stride; b += LANES) {

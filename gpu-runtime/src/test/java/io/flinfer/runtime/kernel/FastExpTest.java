@@ -76,4 +76,42 @@ class FastExpTest {
           .isEqualTo(Float.floatToRawIntBits(expected[i]));
     }
   }
+
+  @Test
+  void laneNumeratorsAreTheScalarFormsBitsMaskedPastEachLanesPositionAndSummedInOrder() {
+    Random rnd = new Random(3);
+    int rows = 11;
+    int stride = 16;
+    int from = 8;
+    float[] a = new float[from + rows * stride];
+    for (int i = 0; i < a.length; i++) {
+      a[i] = (float) rnd.nextGaussian() * 4f;
+    }
+    float[] before = a.clone();
+    float[] max = new float[16];
+    for (int k = 0; k < 8; k++) {
+      max[8 + k] = 3f + k;
+    }
+    float[] last = {0, 2, 4, 6, 8, 10, 12, Float.MAX_VALUE};
+    int maskFrom = 3;
+    float[] sums = new float[16];
+    FastExp.expLanes(a, from, stride, rows, max, 8, last, maskFrom, sums, 8);
+    for (int k = 0; k < 8; k++) {
+      float sum = 0f;
+      for (int j = 0; j < rows; j++) {
+        int at = from + j * stride + k;
+        float e = j >= maskFrom && last[k] < j ? 0f : FastExp.exp(before[at] - max[8 + k]);
+        assertThat(Float.floatToRawIntBits(a[at]))
+            .as("lane %d position %d", k, j)
+            .isEqualTo(Float.floatToRawIntBits(e));
+        sum += e;
+      }
+      assertThat(Float.floatToRawIntBits(sums[8 + k]))
+          .as("lane %d sum", k)
+          .isEqualTo(Float.floatToRawIntBits(sum));
+    }
+    for (int i = 0; i < from; i++) {
+      assertThat(a[i]).as("before the rows").isEqualTo(before[i]);
+    }
+  }
 }
