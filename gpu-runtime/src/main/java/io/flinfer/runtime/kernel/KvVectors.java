@@ -50,7 +50,11 @@ final class KvVectors {
   static void toFloats(KvRows rows, int element, float[] dst, int count) {
     switch (rows.type()) {
       case FP32:
-        System.arraycopy(rows.floats(), element, dst, 0, count);
+        // Vector copies, not System.arraycopy: rows of eight are staged, where the copy's call
+        // costs more than the copy.
+        for (int i = 0; i < count; i += 8) {
+          FloatVector.fromArray(S, rows.floats(), element + i).intoArray(dst, i);
+        }
         break;
       case BF16:
         for (int i = 0; i < count; i += 8) {
