@@ -8,7 +8,8 @@ import java.nio.FloatBuffer;
 /**
  * A float32 weight matrix, multiplied straight from its (mapped) buffer, or, for a batch on a CPU
  * with four-row tiles, from rows copied out of it. A small matrix also has a heap copy in blocks of
- * eight rows for one token's product (the same bits).
+ * eight rows for one token's product, and a batch's where the CPU has the registers (the same
+ * bits).
  */
 final class F32Matrix extends WeightMatrix {
   /**
@@ -59,8 +60,8 @@ final class F32Matrix extends WeightMatrix {
   @Override
   public void matmul(
       float[] x, int tokens, float[] out, int outStride, int oFrom, int oTo, float[] scratch) {
-    if (tokens == 1 && rowBlocks != null) {
-      rowBlocks.multiplyToken(x, out, oFrom, oTo, scratch);
+    if (rowBlocks != null && (tokens == 1 || RowBlockWeights.takesBatches())) {
+      rowBlocks.multiplyTokens(x, tokens, out, outStride, oFrom, oTo, scratch);
     } else if (Gemm.takesBufferTiles(tokens)) {
       // A few tokens: tiles straight from the buffer, so that loading the weights overlaps the
       // multiply-adds instead of preceding them (the copy below).

@@ -46,7 +46,7 @@ class RowBlockWeightsTest {
     Gemm.bufferRows(w, cols, x, 1, expected, rows, oFrom, oTo, new float[Gemm.SCRATCH]);
     float[] out = new float[rows];
     java.util.Arrays.fill(out, 7f);
-    RowBlockWeights.of(w, rows, cols).multiplyToken(x, out, oFrom, oTo, new float[8]);
+    RowBlockWeights.of(w, rows, cols).multiplyToken(x, out, oFrom, oTo, new float[24]);
     for (int o = 0; o < rows; o++) {
       float want = o >= oFrom && o < oTo ? expected[o] : 7f;
       assertThat(Float.floatToRawIntBits(out[o]))
@@ -55,11 +55,54 @@ class RowBlockWeightsTest {
     }
   }
 
+  /**
+   * A batch, in three-token tiles or token by token, gives every token the bits it gets alone, and
+   * writes only its rows of the range.
+   */
+  @Property(tries = 200)
+  void aBatchGivesEveryTokenItsBitsAlone(
+      @ForAll @IntRange(min = 1, max = 30) int rows,
+      @ForAll @IntRange(min = 1, max = 70) int cols,
+      @ForAll @IntRange(min = 1, max = 8) int tokens,
+      @ForAll @IntRange(min = 0, max = 30) int a,
+      @ForAll @IntRange(min = 0, max = 30) int b,
+      @ForAll boolean threeTokenTiles,
+      @ForAll @LongRange long seed) {
+    int oFrom = Math.min(a, b) % (rows + 1);
+    int oTo = Math.max(oFrom, Math.max(a, b) % (rows + 1));
+    Random rnd = new Random(seed);
+    RowBlockWeights m =
+        RowBlockWeights.of(
+            ByteBuffer.wrap(GgufWriter.encode(GgmlType.F32, GemmTest.randoms(rnd, rows * cols))),
+            rows,
+            cols);
+    float[] x = GemmTest.randoms(rnd, tokens * cols);
+    int stride = rows + 3;
+    float[] batch = new float[tokens * stride];
+    java.util.Arrays.fill(batch, 7f);
+    m.multiplyTokens(x, tokens, batch, stride, oFrom, oTo, new float[24], threeTokenTiles);
+    for (int t = 0; t < tokens; t++) {
+      float[] alone = new float[rows];
+      m.multiplyToken(
+          java.util.Arrays.copyOfRange(x, t * cols, (t + 1) * cols),
+          alone,
+          oFrom,
+          oTo,
+          new float[24]);
+      for (int o = 0; o < stride; o++) {
+        float want = o >= oFrom && o < oTo ? alone[o] : 7f;
+        assertThat(Float.floatToRawIntBits(batch[t * stride + o]))
+            .as("token %d row %d of [%d, %d)", t, o, oFrom, oTo)
+            .isEqualTo(Float.floatToRawIntBits(want));
+      }
+    }
+  }
+
   @Test
   void refusesRowsOutsideTheMatrix() {
     RowBlockWeights m =
         RowBlockWeights.of(ByteBuffer.wrap(GgufWriter.encode(GgmlType.F32, new float[24])), 3, 8);
-    assertThatThrownBy(() -> m.multiplyToken(new float[8], new float[8], 0, 4, new float[8]))
+    assertThatThrownBy(() -> m.multiplyToken(new float[8], new float[8], 0, 4, new float[24]))
         .isInstanceOf(IndexOutOfBoundsException.class);
   }
 }
