@@ -1,5 +1,6 @@
 package io.flinfer.runtime.forward;
 
+import io.flinfer.memcache.KvStoreType;
 import io.flinfer.memcache.ReqToTokenPool;
 import io.flinfer.runtime.model.LlamaModel;
 
@@ -14,9 +15,23 @@ public interface ModelRunnerFactory {
   /** Creates a runner and allocates {@code size} KV slots of its default type, page size 1. */
   default ModelRunner createWithKv(
       LlamaModel model, ReqToTokenPool reqToToken, int threads, int size) {
+    return createWithKv(model, reqToToken, threads, size, null);
+  }
+
+  /**
+   * Creates a runner and allocates {@code size} KV slots of {@code type} (null: the runner's
+   * default), page size 1; a type the runner does not store is refused, naming the ones it does.
+   */
+  default ModelRunner createWithKv(
+      LlamaModel model, ReqToTokenPool reqToToken, int threads, int size, KvStoreType type) {
     ModelRunner r = create(model, reqToToken, threads);
     try {
-      r.allocateKv(size, 1, r.kvStoreTypes().get(0));
+      KvStoreType kv = type != null ? type : r.kvStoreTypes().get(0);
+      if (!r.kvStoreTypes().contains(kv)) {
+        throw new IllegalArgumentException(
+            "the " + r.backendName() + " backend stores KV as " + r.kvStoreTypes() + ", not " + kv);
+      }
+      r.allocateKv(size, 1, kv);
       return r;
     } catch (RuntimeException e) {
       r.close();

@@ -1,5 +1,6 @@
 package io.flinfer.job.bench;
 
+import io.flinfer.memcache.KvStoreType;
 import io.flinfer.memcache.ReqToTokenPool;
 import io.flinfer.runtime.forward.ForwardBatch;
 import io.flinfer.runtime.forward.Logits;
@@ -37,11 +38,15 @@ public final class ModelBenchmark {
   private final LlamaModel model;
   private final int threads;
   private final ModelRunnerFactory backend;
+  private final KvStoreType kvType;
 
-  public ModelBenchmark(LlamaModel model, int threads, ModelRunnerFactory backend) {
+  /** {@code kvType}: the KV store type, or null for the backend's default. */
+  public ModelBenchmark(
+      LlamaModel model, int threads, ModelRunnerFactory backend, KvStoreType kvType) {
     this.model = model;
     this.threads = threads;
     this.backend = backend;
+    this.kvType = kvType;
   }
 
   /**
@@ -78,9 +83,9 @@ public final class ModelBenchmark {
     double contextSum = 0;
     long weightBytes;
     int kvBytes;
-    try (ModelRunner runner = backend.createWithKv(model, reqToToken, threads, kvSize)) {
+    try (ModelRunner runner = backend.createWithKv(model, reqToToken, threads, kvSize, kvType)) {
       weightBytes = runner.weightBytesPerStep();
-      kvBytes = runner.kvStoreTypes().get(0).bytes();
+      kvBytes = (kvType != null ? kvType : runner.kvStoreTypes().get(0)).bytes();
       while (timedNanos < minSeconds * 1e9 || round == 0) {
         prefill(
             runner,
@@ -197,7 +202,7 @@ public final class ModelBenchmark {
     ReqToTokenPool reqToToken = new ReqToTokenPool(requests, promptLen);
     Logits logits = new Logits(c.vocabSize());
     try (ModelRunner runner =
-        backend.createWithKv(model, reqToToken, threads, requests * promptLen)) {
+        backend.createWithKv(model, reqToToken, threads, requests * promptLen, kvType)) {
       ForwardBatch fb = new ForwardBatch();
       Random rnd = new Random(5);
       for (int r = 0; r < requests; r++) {
@@ -225,7 +230,7 @@ public final class ModelBenchmark {
           (promptLen + 1) / 2.0,
           false,
           runner.weightBytesPerStep(),
-          runner.kvStoreTypes().get(0).bytes());
+          (kvType != null ? kvType : runner.kvStoreTypes().get(0)).bytes());
     }
   }
 

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.flinfer.job.bench.BenchShape;
 import io.flinfer.job.bench.ModelBenchmark;
+import io.flinfer.memcache.KvStoreType;
 import io.flinfer.runtime.forward.ModelRunnerFactory;
 import io.flinfer.runtime.forward.ModelRunners;
 import io.flinfer.runtime.gguf.WeightTypes;
@@ -20,6 +21,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -108,6 +110,13 @@ public final class BenchModelCommand implements Callable<Integer> {
   Integer threads;
 
   @Option(
+      names = "--kv-store-type",
+      description =
+          "KV store type: fp32, fp16, bf16, fp8-e4m3, fp8-e5m2 (default: the backend's first, fp32"
+              + " on the CPU). llama.cpp's default cache is fp16.")
+  String kvStoreType;
+
+  @Option(
       names = "--device-bandwidth-gbps",
       defaultValue = "3350",
       description =
@@ -147,11 +156,21 @@ public final class BenchModelCommand implements Callable<Integer> {
       System.err.println("error: --dtype: " + e.getMessage());
       return 2;
     }
+    KvStoreType kv = null;
+    if (kvStoreType != null) {
+      try {
+        kv = KvStoreType.valueOf(kvStoreType.toUpperCase(Locale.ROOT).replace('-', '_'));
+      } catch (IllegalArgumentException e) {
+        System.err.println("error: --kv-store-type: unknown type " + kvStoreType);
+        return 2;
+      }
+    }
     int n = threads != null ? threads : Runtime.getRuntime().availableProcessors();
     ObjectMapper json = new ObjectMapper();
     ObjectNode root = json.createObjectNode();
     root.put("backend", backend);
     root.put("threads", n);
+    root.put("kv_store_type", kv != null ? kv.name().toLowerCase(Locale.ROOT) : "default");
     machine(root);
     root.put("sampling", "greedy; the runner returns each request's top token");
     root.put("load_average_before", loadAverage());
@@ -159,7 +178,7 @@ public final class BenchModelCommand implements Callable<Integer> {
     for (String which : models) {
       LlamaModel model = load(which, type);
       System.err.printf("benchmarking %s %s with %d threads%n", which, model.config(), n);
-      results.add(bench(json, which, model, n, runners, gpu));
+      results.add(bench(json, which, model, n, runners, gpu, kv));
     }
     root.put("load_average_after", loadAverage());
     System.out.println(json.writerWithDefaultPrettyPrinter().writeValueAsString(root));
@@ -186,9 +205,10 @@ public final class BenchModelCommand implements Callable<Integer> {
       LlamaModel model,
       int n,
       ModelRunnerFactory runners,
-      boolean gpu) {
+      boolean gpu,
+      KvStoreType kv) {
     ModelConfig c = model.config();
-    ModelBenchmark b = new ModelBenchmark(model, n, runners);
+    ModelBenchmark b = new ModelBenchmark(model, n, runners, kv);
     int prompt = Math.min(promptLen, c.contextLength() - decodeSteps - 1);
     b.decode(4, prompt, decodeSteps, Math.min(1.0, seconds), false); // warm-up
     ObjectNode m = json.createObjectNode();
