@@ -314,14 +314,22 @@ public final class TokenAttention {
       // Offset o of the first KV head's row lies at src[at + o].
       int at = direct ? e : stage(values, e + lo, hi - lo) - lo;
       int sb = j * stride;
-      a0 = FloatVector.fromArray(S, src, at + o0).fma(weight(sb + w0), a0);
-      a1 = FloatVector.fromArray(S, src, at + o1).fma(weight(sb + w1), a1);
-      a2 = FloatVector.fromArray(S, src, at + o2).fma(weight(sb + w2), a2);
-      a3 = FloatVector.fromArray(S, src, at + o3).fma(weight(sb + w3), a3);
-      a4 = FloatVector.fromArray(S, src, at + o4).fma(weight(sb + w4), a4);
-      a5 = FloatVector.fromArray(S, src, at + o5).fma(weight(sb + w5), a5);
-      a6 = FloatVector.fromArray(S, src, at + o6).fma(weight(sb + w6), a6);
-      a7 = FloatVector.fromArray(S, src, at + o7).fma(weight(sb + w7), a7);
+      a0 =
+          FloatVector.fromArray(S, src, at + o0).fma(FloatVector.broadcast(S, scores[sb + w0]), a0);
+      a1 =
+          FloatVector.fromArray(S, src, at + o1).fma(FloatVector.broadcast(S, scores[sb + w1]), a1);
+      a2 =
+          FloatVector.fromArray(S, src, at + o2).fma(FloatVector.broadcast(S, scores[sb + w2]), a2);
+      a3 =
+          FloatVector.fromArray(S, src, at + o3).fma(FloatVector.broadcast(S, scores[sb + w3]), a3);
+      a4 =
+          FloatVector.fromArray(S, src, at + o4).fma(FloatVector.broadcast(S, scores[sb + w4]), a4);
+      a5 =
+          FloatVector.fromArray(S, src, at + o5).fma(FloatVector.broadcast(S, scores[sb + w5]), a5);
+      a6 =
+          FloatVector.fromArray(S, src, at + o6).fma(FloatVector.broadcast(S, scores[sb + w6]), a6);
+      a7 =
+          FloatVector.fromArray(S, src, at + o7).fma(FloatVector.broadcast(S, scores[sb + w7]), a7);
     }
     // Pair p is head p / slices, elements (p % slices) * 8 onwards: out[outOff + p * 8 ..).
     int at = outOff + first * LANES;
@@ -353,10 +361,6 @@ public final class TokenAttention {
   /** Value offset, within the first KV head's row, of head k's value slice. */
   private int valueOffset(int k, int slice, int group) {
     return (k / group) * headDim + slice * LANES;
-  }
-
-  private FloatVector weight(int at) {
-    return FloatVector.broadcast(S, scores[at]);
   }
 
   private static VectorMask<Float> pair(int g) {
