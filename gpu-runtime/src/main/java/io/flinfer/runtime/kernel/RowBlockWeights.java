@@ -53,14 +53,6 @@ public final class RowBlockWeights {
   }
 
   /**
-   * {@code out[o] = sum_i W[o][i] * x[i]} for rows o in [oFrom, oTo) of one token; {@code tmp}
-   * holds 24 floats.
-   */
-  public void multiplyToken(float[] x, float[] out, int oFrom, int oTo, float[] tmp) {
-    multiplyTokens(x, 1, out, 0, oFrom, oTo, tmp);
-  }
-
-  /**
    * {@code out[t * outStride + o] = sum_i W[o][i] * x[t * cols + i]} for rows o in [oFrom, oTo) and
    * tokens t in [0, tokens): each block's weights read once for three tokens where the CPU has the
    * registers (AVX-512), the same bits for every token as alone. {@code tmp} holds 24 floats.

@@ -142,7 +142,11 @@ public final class TokenAttention {
     Arrays.fill(maxima, 0, stride, Float.NEGATIVE_INFINITY);
     for (int j = 0; j < contextLen; j++) {
       int e = reqToToken[rowBase + j] * rowWidth + kvOff;
-      int at = direct ? e : stage(keys, e, width);
+      int at = e;
+      if (!direct) {
+        KvVectors.toFloats(keys, e, staged, width);
+        at = 0;
+      }
       // KV head by KV head: no division in the loop (an integer division costs tens of cycles).
       for (int g = 0, k = 0; k < heads; g++) {
         int ke = at + g * headDim;
@@ -200,7 +204,11 @@ public final class TokenAttention {
     float[] src = direct ? keys.floats() : staged;
     for (int j = 0; j < contextLen; j++) {
       int e = reqToToken[rowBase + j] * rowWidth + kvOff;
-      int at = direct ? e : stage(keys, e, 4 * LANES);
+      int at = e;
+      if (!direct) {
+        KvVectors.toFloats(keys, e, staged, 4 * LANES);
+        at = 0;
+      }
       FloatVector s =
           q0.fma(keyColumn(src, at), zero)
               .add(q1.fma(keyColumn(src, at + 1), zero))
@@ -225,15 +233,6 @@ public final class TokenAttention {
         .blend(FloatVector.broadcast(S, src[at + LANES]), PAIR_1)
         .blend(FloatVector.broadcast(S, src[at + 2 * LANES]), PAIR_2)
         .blend(FloatVector.broadcast(S, src[at + 3 * LANES]), PAIR_3);
-  }
-
-  /**
-   * Converts {@code count} values of a row from {@code element} on into {@link #staged}; returns
-   * where they start there.
-   */
-  private int stage(KvRows rows, int element, int count) {
-    KvVectors.toFloats(rows, element, staged, count);
-    return 0;
   }
 
   /**
@@ -312,7 +311,11 @@ public final class TokenAttention {
     for (int j = 0; j < contextLen; j++) {
       int e = reqToToken[rowBase + j] * rowWidth + kvOff;
       // Offset o of the first KV head's row lies at src[at + o].
-      int at = direct ? e : stage(values, e + lo, hi - lo) - lo;
+      int at = e;
+      if (!direct) {
+        KvVectors.toFloats(values, e + lo, staged, hi - lo);
+        at = -lo;
+      }
       int sb = j * stride;
       a0 =
           FloatVector.fromArray(S, src, at + o0).fma(FloatVector.broadcast(S, scores[sb + w0]), a0);

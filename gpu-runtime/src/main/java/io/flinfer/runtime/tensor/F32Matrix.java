@@ -18,7 +18,7 @@ final class F32Matrix extends WeightMatrix {
    * multiply-adds a second on one core of an AVX-512 EPYC). Larger ones stream from memory, which
    * the mapped kernels already keep up with, and would be held twice.
    */
-  static final long ROW_BLOCK_MAX_BYTES = 1 << 20;
+  private static final long ROW_BLOCK_MAX_BYTES = 1 << 20;
 
   /** The same bytes as floats (little-endian, as {@link #data}); absolute reads only. */
   private final FloatBuffer floats;

@@ -46,7 +46,7 @@ class RowBlockWeightsTest {
     Gemm.bufferRows(w, cols, x, 1, expected, rows, oFrom, oTo, new float[Gemm.SCRATCH]);
     float[] out = new float[rows];
     java.util.Arrays.fill(out, 7f);
-    RowBlockWeights.of(w, rows, cols).multiplyToken(x, out, oFrom, oTo, new float[24]);
+    RowBlockWeights.of(w, rows, cols).multiplyTokens(x, 1, out, rows, oFrom, oTo, new float[24]);
     for (int o = 0; o < rows; o++) {
       float want = o >= oFrom && o < oTo ? expected[o] : 7f;
       assertThat(Float.floatToRawIntBits(out[o]))
@@ -83,9 +83,11 @@ class RowBlockWeightsTest {
     m.multiplyTokens(x, tokens, batch, stride, oFrom, oTo, new float[24], threeTokenTiles);
     for (int t = 0; t < tokens; t++) {
       float[] alone = new float[rows];
-      m.multiplyToken(
+      m.multiplyTokens(
           java.util.Arrays.copyOfRange(x, t * cols, (t + 1) * cols),
+          1,
           alone,
+          rows,
           oFrom,
           oTo,
           new float[24]);
@@ -102,7 +104,8 @@ class RowBlockWeightsTest {
   void refusesRowsOutsideTheMatrix() {
     RowBlockWeights m =
         RowBlockWeights.of(ByteBuffer.wrap(GgufWriter.encode(GgmlType.F32, new float[24])), 3, 8);
-    assertThatThrownBy(() -> m.multiplyToken(new float[8], new float[8], 0, 4, new float[24]))
+    assertThatThrownBy(
+            () -> m.multiplyTokens(new float[8], 1, new float[8], 8, 0, 4, new float[24]))
         .isInstanceOf(IndexOutOfBoundsException.class);
   }
 }

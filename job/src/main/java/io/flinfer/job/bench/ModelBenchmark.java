@@ -85,7 +85,7 @@ public final class ModelBenchmark {
     int kvBytes;
     try (ModelRunner runner = backend.createWithKv(model, reqToToken, threads, kvSize, kvType)) {
       weightBytes = runner.weightBytesPerStep();
-      kvBytes = (kvType != null ? kvType : runner.kvStoreTypes().get(0)).bytes();
+      kvBytes = kvElementBytes(runner);
       while (timedNanos < minSeconds * 1e9 || round == 0) {
         prefill(
             runner,
@@ -230,8 +230,13 @@ public final class ModelBenchmark {
           (promptLen + 1) / 2.0,
           false,
           runner.weightBytesPerStep(),
-          (kvType != null ? kvType : runner.kvStoreTypes().get(0)).bytes());
+          kvElementBytes(runner));
     }
+  }
+
+  /** Bytes of a KV value in the pool the runner was made with. */
+  private int kvElementBytes(ModelRunner runner) {
+    return (kvType != null ? kvType : runner.kvStoreTypes().get(0)).bytes();
   }
 
   /** Bytes a decode step reads at least: every weight once, and each request's K and V. */

@@ -159,9 +159,11 @@ public final class BenchModelCommand implements Callable<Integer> {
     KvStoreType kv = null;
     if (kvStoreType != null) {
       try {
-        kv = KvStoreType.valueOf(kvStoreType.toUpperCase(Locale.ROOT).replace('-', '_'));
+        kv =
+            EngineOptions.parse(
+                KvStoreType.class, "--kv-store-type", kvStoreType.replace('-', '_'));
       } catch (IllegalArgumentException e) {
-        System.err.println("error: --kv-store-type: unknown type " + kvStoreType);
+        System.err.println("error: " + e.getMessage());
         return 2;
       }
     }
@@ -170,7 +172,9 @@ public final class BenchModelCommand implements Callable<Integer> {
     ObjectNode root = json.createObjectNode();
     root.put("backend", backend);
     root.put("threads", n);
-    root.put("kv_store_type", kv != null ? kv.name().toLowerCase(Locale.ROOT) : "default");
+    root.put(
+        "kv_store_type",
+        kv != null ? kv.name().toLowerCase(Locale.ROOT).replace('_', '-') : "default");
     machine(root);
     root.put("sampling", "greedy; the runner returns each request's top token");
     root.put("load_average_before", loadAverage());

@@ -218,7 +218,11 @@ final class EngineOptions {
     ModelRunners.byName(backend);
   }
 
-  private static <E extends Enum<E>> E parse(Class<E> type, String option, String value) {
+  /**
+   * The constant of {@code type} that {@code value} names, in any case; an unknown one is an {@link
+   * IllegalArgumentException} naming the option and the known values.
+   */
+  static <E extends Enum<E>> E parse(Class<E> type, String option, String value) {
     try {
       return Enum.valueOf(type, value.toUpperCase(Locale.ROOT));
     } catch (IllegalArgumentException e) {
