@@ -2,11 +2,16 @@
 # Runs on a lent GPU machine, from the repository root. Unpacks whatever bundles of .device/ this
 # call carried into /tmp/flinfer (which outlives the call while the machine stays warm), then runs
 # each action given:
-#   tests [CLASS...]      the CUDA device tests (JUnit), default all of them
+#   tests [CLASS[#METHOD]...]  the CUDA device tests (JUnit), default all of them
 #   bench-model ARGS...   flinfer bench-model --backend cuda ARGS
+#   profile ARGS...       bench-model ARGS with device time per kernel role (graphs off)
 #   bench-engine ARGS...  flinfer bench-engine --backend cuda ARGS
 #   torch ARGS...         gpu/hf_llama_bench.py ARGS (PyTorch eager, Hugging Face Llama)
-# Actions are separated by "--". Output goes to stdout and, when OUT is set, to $OUT/NAME.log.
+# Actions are separated by "--"; an action written NAME@S is stopped after S seconds, and its
+# first arguments that start with -D are the JVM's system properties. Output goes
+# to stdout and, when OUT is set, to $OUT/NAME.log. The kernels are packaged as built by the
+# toolkit here (CUDA 13); where the device's driver is older and the device has nvcc, they are
+# built there from the same source and loaded instead (flinfer.cuda.image).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 F=/tmp/flinfer
@@ -28,21 +33,50 @@ JAVA=("$F/jre/bin/java" --add-modules jdk.incubator.vector -Xmx48g -XX:MaxDirect
   -Dflinfer.shared="$F/shared" -cp "$F/lib/*")
 log() { if [ -n "${OUT:-}" ]; then tee -a "$OUT/$1.log"; else cat; fi; }
 
+driver_cuda=$(nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\([0-9]*\)\..*/\1/p' | head -1)
+if [ -n "$driver_cuda" ] && [ "$driver_cuda" -lt 13 ] && command -v nvcc >/dev/null; then
+  if [ ! -f "$F/kernels.fatbin" ] || [ gpu-runtime/src/main/cuda/flinfer_kernels.cu -nt "$F/kernels.fatbin" ]; then
+    echo "driver CUDA $driver_cuda: building the kernels with $(nvcc --version | tail -1)" | log device
+    nvcc -fatbin -O3 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 \
+      -o "$F/kernels.fatbin" gpu-runtime/src/main/cuda/flinfer_kernels.cu 2>&1 | log device
+  fi
+  JAVA+=(-Dflinfer.cuda.image="$F/kernels.fatbin")
+fi
+
 run() {
-  local action=$1; shift
+  local action=${1%@*} limit=
+  [[ $1 == *@* ]] && limit=${1#*@}
+  shift
+  local T=(); [ -n "$limit" ] && T=(timeout -k 5 "$limit")
+  local D=(); while [[ ${1:-} == -D* ]]; do D+=("$1"); shift; done
+  echo "== $action ${D[*]} $* (limit ${limit:-none})" | log "$action"
   case "$action" in
+    env)
+      { nvidia-smi; nvcc --version 2>&1 | tail -2; "$F/jre/bin/java" -version 2>&1
+        python3 -c "import torch; print('torch', torch.__version__, torch.version.cuda)" 2>&1
+        python3 -c "import transformers; print('transformers', transformers.__version__)" 2>&1
+        nproc; free -g | head -2; } | log env ;;
     tests)
       local sel=()
       if [ $# -eq 0 ]; then set -- CudaBackendTest CudaZooTest; fi
-      for c in "$@"; do sel+=(--select-class "io.flinfer.runtime.cuda.$c"); done
-      "${JAVA[@]}" org.junit.platform.console.ConsoleLauncher execute --disable-banner \
+      for c in "$@"; do
+        case "$c" in
+          *'#'*) sel+=(--select-method "io.flinfer.runtime.cuda.$c") ;;
+          *) sel+=(--select-class "io.flinfer.runtime.cuda.$c") ;;
+        esac
+      done
+      "${T[@]}" "${JAVA[@]}" "${D[@]}" org.junit.platform.console.ConsoleLauncher execute --disable-banner \
         --details=tree --disable-ansi-colors "${sel[@]}" 2>&1 | log tests ;;
     bench-model)
-      "${JAVA[@]}" io.flinfer.job.cli.BenchModelCommand --backend cuda "$@" 2>&1 | log bench-model ;;
+      "${T[@]}" "${JAVA[@]}" "${D[@]}" io.flinfer.job.cli.BenchModelCommand --backend cuda "$@" 2>&1 | log bench-model ;;
+    profile)
+      # bench-model with each kernel timed by events, summed per role when each runner closes.
+      "${T[@]}" "${JAVA[@]}" -Dflinfer.cuda.profile=true io.flinfer.job.cli.BenchModelCommand \
+        --backend cuda "$@" 2>&1 | log profile ;;
     bench-engine)
-      "${JAVA[@]}" io.flinfer.job.cli.BenchEngineCommand --backend cuda "$@" 2>&1 | log bench-engine ;;
+      "${T[@]}" "${JAVA[@]}" "${D[@]}" io.flinfer.job.cli.BenchEngineCommand --backend cuda "$@" 2>&1 | log bench-engine ;;
     torch)
-      PYTHONUNBUFFERED=1 python3 gpu/hf_llama_bench.py "$@" 2>&1 | log torch ;;
+      PYTHONUNBUFFERED=1 "${T[@]}" python3 gpu/hf_llama_bench.py "$@" 2>&1 | log torch ;;
     *) echo "unknown action $action" >&2; return 2 ;;
   esac
 }

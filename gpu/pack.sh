@@ -9,12 +9,13 @@ SHARED=${FLINFER_SHARED:-../shared}
 V=0.1.0-SNAPSHOT
 M2=${M2_REPO:-$HOME/.m2/repository}
 rm -rf .device
-mkdir -p .device/runtime/lib .device/zoo-a .device/zoo-b
+mkdir -p .device/runtime/lib .device/zoo-a .device/zoo-b .device/zoo-c
 
 jre=$(mktemp -d)
-jlink --add-modules java.base,jdk.incubator.vector,java.management,jdk.management,jdk.unsupported,java.logging,java.xml,java.sql \
-  --strip-debug --no-man-pages --no-header-files --compress=2 --output "$jre/jre" 2>/dev/null
-tar -C "$jre" -cJf .device/runtime/jre.tar.xz jre
+jlink --add-modules java.base,java.desktop,jdk.incubator.vector,java.management,jdk.management,jdk.unsupported,java.logging,java.xml,java.sql \
+  --strip-debug --no-man-pages --no-header-files --compress=0 --output "$jre/jre" 2>/dev/null
+# Uncompressed modules, so that xz sees through them.
+tar -C "$jre" -cf - jre | xz -T0 -9 > .device/runtime/jre.tar.xz
 rm -rf "$jre"
 
 lib=.device/runtime/lib
@@ -23,14 +24,17 @@ cp memcache/target/flinfer-memcache-$V.jar gpu-runtime/target/flinfer-gpu-runtim
   job/target/flinfer-job-$V.jar "$lib"/
 mvn -B -q dependency:get -Dartifact=org.junit.platform:junit-platform-console-standalone:1.13.4 >/dev/null
 for jar in org/junit/platform/junit-platform-console-standalone/1.13.4/junit-platform-console-standalone-1.13.4.jar \
-  org/assertj/assertj-core/3.26.3/assertj-core-3.26.3.jar \
-  org/jcuda/jcuda/12.6.0/jcuda-12.6.0.jar \
-  info/picocli/picocli/4.7.6/picocli-4.7.6.jar \
-  com/fasterxml/jackson/core/jackson-core/2.19.2/jackson-core-2.19.2.jar \
-  com/fasterxml/jackson/core/jackson-databind/2.19.2/jackson-databind-2.19.2.jar \
-  com/fasterxml/jackson/core/jackson-annotations/2.19.2/jackson-annotations-2.19.2.jar; do
+  info/picocli/picocli/4.7.6/picocli-4.7.6.jar; do
   cp "$M2/$jar" "$lib"/
 done
+# The runtime's own dependencies (Jinjava's for chat templates among them), less what the console
+# launcher bundles (JUnit), what the device tests do not use (jqwik, byte-buddy), and JCuda's
+# natives, slimmed below.
+cp_file=$(mktemp)
+mvn -B -q dependency:build-classpath -pl gpu-runtime -Dmdep.includeScope=test -Dmdep.outputFile="$cp_file" >/dev/null
+tr ':' '\n' < "$cp_file" | grep -v -e /org/junit/ -e /net/jqwik/ -e /org/opentest4j/ -e /org/apiguardian/ \
+  -e /net/bytebuddy/ -e jcuda-natives -e /io/flinfer/ | while read -r jar; do cp "$jar" "$lib"/; done
+rm -f "$cp_file"
 # JCuda's natives less the 24 MB PTX compiler it does not use here.
 natives=$(mktemp -d)
 (cd "$natives" && unzip -q "$M2/org/jcuda/jcuda-natives/12.6.0/jcuda-natives-12.6.0-linux-x86_64.jar" \
@@ -39,7 +43,8 @@ natives=$(mktemp -d)
 mv "$natives/jcuda-natives-12.6.0-linux-x86_64.jar" "$lib"/
 rm -rf "$natives"
 
-# zoo-a: stories260K and the long-context model; zoo-b: the other families.
+# zoo-a: stories260K and the long-context model; zoo-b and zoo-c: the other families. Each
+# bundle with the runtime, or two bundles together, fit one call.
 mkdir -p .device/zoo-a/models/stories260K .device/zoo-a/golden
 cp "$SHARED"/models/stories260K/{stories260K.bin,tok512.bin} .device/zoo-a/models/stories260K/
 cp "$SHARED"/golden/stories260K-greedy.txt .device/zoo-a/golden/
@@ -51,6 +56,7 @@ bundle() {
     cp "$SHARED/golden/zoo/$m.prompts.txt" "$dir/golden/zoo/"
   done
 }
-bundle zoo-a qwen2-tiny llama-q-Q8_0
-bundle zoo-b llama3-tiny qwen3-tiny phi3-tiny
+bundle zoo-a qwen2-tiny
+bundle zoo-b llama-q-Q8_0 llama3-tiny
+bundle zoo-c qwen3-tiny phi3-tiny
 du -sh .device/*

@@ -21,6 +21,8 @@ import static jcuda.driver.JCudaDriver.cuStreamDestroy;
 import io.flinfer.runtime.forward.DeviceMemory;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
@@ -66,8 +68,19 @@ final class CudaContext implements AutoCloseable {
     multiprocessors = v[0];
   }
 
-  /** The packaged kernel image, or why it cannot be had. */
+  /**
+   * The kernel image: the packaged one, or the file named by {@code flinfer.cuda.image} (the same
+   * source built by a toolkit the device's driver accepts when the driver predates the packager's).
+   */
   static byte[] image() {
+    String file = System.getProperty("flinfer.cuda.image");
+    if (file != null) {
+      try {
+        return Files.readAllBytes(Path.of(file));
+      } catch (IOException e) {
+        throw new IllegalStateException("cannot read the kernel image " + file, e);
+      }
+    }
     try (InputStream in = CudaContext.class.getResourceAsStream(FATBIN)) {
       if (in == null) {
         throw new IllegalStateException("kernel image " + FATBIN + " is missing from the jar");
