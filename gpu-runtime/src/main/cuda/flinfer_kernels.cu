@@ -50,7 +50,7 @@ typedef __half f16;
 // item: first token, tokens, kv head, first split, end split, request row, partial base (-1:
 // final output), unused
 
-#define SPLIT 256
+#define SPLIT 64
 #define CH 32
 
 // ---- conversions ----
@@ -122,7 +122,7 @@ __device__ void embed_body(const int* step, float* x, const T* emb, int dim, int
 }
 
 // out[r] = T(w * (x[src] * rsqrt(mean(x[src]^2) + eps))): rows are the step's tokens, or with
-// `last` its requests' last tokens. Block: 256 threads, one row.
+// `last` its requests' last tokens. Block: 1024 threads, one row.
 template <typename T>
 __device__ void rmsnorm_body(const int* step, T* out, int ld_out, const float* x, const float* w, int dim, float eps, int last) {
   __shared__ float shared[32];
@@ -144,7 +144,7 @@ __device__ void rmsnorm_body(const int* step, T* out, int ld_out, const float* x
 // Per token: qkv holds [q | k | v] (biases already added). Optionally RMS-normalises each q and
 // k head (Qwen3), rotates q and k by the token's position (adjacent pairs, or with neox the
 // halves), writes q (fp32) for attention and k, v (KV type) at the token's KV slot.
-// Block: 128 threads (4 warps), one token; a warp takes one head at a time.
+// Block: 512 threads (16 warps), one token; a warp takes one head at a time.
 template <typename KV>
 __device__ void qkv_post_body(const int* step, const float* qkv, float* q_out, KV* kcache, KV* vcache,
                               const float* q_norm, const float* k_norm, const float* cos_t, const float* sin_t,
@@ -197,13 +197,14 @@ __device__ void qkv_post_body(const int* step, const float* qkv, float* q_out, K
 
 // ---- feed-forward ----
 
-// hn[t][i] = T(silu(gate) * up) with gate = h[t][i], up = h[t][hidden + i]. Grid: tokens.
+// hn[t][i] = T(silu(gate) * up) with gate = h[t][i], up = h[t][hidden + i]. Grid: tokens x
+// slices of the hidden width, so that one token's row is spread over many multiprocessors.
 template <typename T>
 __device__ void swiglu_body(const int* step, T* hn, int ld, const float* h, int hidden) {
   int t = blockIdx.x;
   if (t >= step[H_N]) return;
   const float* g = h + (size_t)t * 2 * hidden;
-  for (int i = threadIdx.x; i < hidden; i += blockDim.x) {
+  for (int i = blockIdx.y * blockDim.x + threadIdx.x; i < hidden; i += gridDim.y * blockDim.x) {
     float x = g[i];
     float silu = __fdiv_rn(x, __fadd_rn(1.f, __expf(-x)));
     hn[(size_t)t * ld + i] = from_f32<T>(__fmul_rn(silu, g[hidden + i]));
@@ -261,7 +262,8 @@ __device__ __forceinline__ void gemm_store(float* out, size_t idx, float v, cons
 template <typename T, int BM, int BN, int BK, int WM, int WN, int STAGES>
 __device__ void gemm_body(const int* __restrict__ step, int n_index, const T* __restrict__ W, const T* __restrict__ X,
                           float* __restrict__ out, float* __restrict__ ws, const float* __restrict__ bias,
-                          int M, int Kp, int ldo, int k_per_split, int splits, int accumulate) {
+                          int* __restrict__ counters, int M, int Kp, int ldo, int k_per_split, int splits,
+                          int accumulate) {
   constexpr int THREADS = 32 * WM * WN;
   constexpr int LDS = BK + 8;  // 16-byte pad per row: ldmatrix rows fall in distinct banks
   constexpr int MT = BM / WM / 16;
@@ -275,7 +277,10 @@ __device__ void gemm_body(const int* __restrict__ step, int n_index, const T* __
   if (n0 >= n || m0 >= M) return;
   int k_begin = blockIdx.z * k_per_split;
   int k_end = min(Kp, k_begin + k_per_split);
-  int ktiles = (k_end - k_begin) / BK;
+  // Splits are whole multiples of 64 columns; a wider tile's last one may hold fewer: its
+  // columns past the split are zero-filled and their k16 steps skipped, so every variant feeds
+  // an output the same k16 steps in the same order.
+  int ktiles = (k_end - k_begin + BK - 1) / BK;
   int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   int wm = warp % WM, wn = warp / WM;
 
@@ -294,15 +299,17 @@ __device__ void gemm_body(const int* __restrict__ step, int n_index, const T* __
     for (int c = threadIdx.x; c < BM * CPR; c += THREADS) {
       int r = c / CPR, kc = (c % CPR) * 8;
       int gr = m0 + r;
-      const T* src = W + (size_t)(gr < M ? gr : M - 1) * Kp + k0 + kc;
-      cp_async16(As + (stage * BM + r) * LDS + kc, src, gr < M ? 16 : 0);
+      bool ok = gr < M && k0 + kc < k_end;
+      const T* src = W + (size_t)(gr < M ? gr : M - 1) * Kp + (ok ? k0 + kc : k_begin);
+      cp_async16(As + (stage * BM + r) * LDS + kc, src, ok ? 16 : 0);
     }
 #pragma unroll
     for (int c = threadIdx.x; c < BN * CPR; c += THREADS) {
       int r = c / CPR, kc = (c % CPR) * 8;
       int gn = n0 + r;
-      const T* src = X + (size_t)(gn < n ? gn : n - 1) * Kp + k0 + kc;
-      cp_async16(Bs + (stage * BN + r) * LDS + kc, src, gn < n ? 16 : 0);
+      bool ok = gn < n && k0 + kc < k_end;
+      const T* src = X + (size_t)(gn < n ? gn : n - 1) * Kp + (ok ? k0 + kc : k_begin);
+      cp_async16(Bs + (stage * BN + r) * LDS + kc, src, ok ? 16 : 0);
     }
   };
 
@@ -319,8 +326,10 @@ __device__ void gemm_body(const int* __restrict__ step, int n_index, const T* __
     cp_async_commit();
     const T* as = As + (kt % STAGES) * BM * LDS;
     const T* bs = Bs + (kt % STAGES) * BN * LDS;
+    int kvalid = min(BK, k_end - (k_begin + kt * BK));
 #pragma unroll
     for (int kk = 0; kk < BK; kk += 16) {
+      if (kk >= kvalid) break;
       uint32_t a[MT][4];
       uint32_t b[NT][2];
 #pragma unroll
@@ -370,6 +379,28 @@ __device__ void gemm_body(const int* __restrict__ step, int n_index, const T* __
         }
       }
     }
+  }
+  if (splits == 1 || counters == nullptr) return;
+  // With counters, the tile's last split to finish adds the splits' partial sums in split
+  // order, as gemm_reduce does, and leaves the tile's counter at zero for the next product.
+  __shared__ int is_last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    int* c = counters + blockIdx.y * gridDim.x + blockIdx.x;
+    is_last = atomicAdd(c, 1) == splits - 1;
+    if (is_last) *c = 0;
+  }
+  __syncthreads();
+  if (!is_last) return;
+  __threadfence();
+  for (int e = threadIdx.x; e < BM * BN; e += THREADS) {
+    int m = m0 + e % BM, t = n0 + e / BM;
+    if (m >= M || t >= n) continue;
+    size_t i = (size_t)t * M + m, total = (size_t)n * M;
+    float v = __ldcg(ws + i);
+    for (int sp = 1; sp < splits; sp++) v = __fadd_rn(v, __ldcg(ws + sp * total + i));
+    gemm_store(out, (size_t)t * ldo + m, v, bias, m, accumulate);
   }
 }
 
@@ -607,46 +638,62 @@ __device__ void attention_combine_body(const int* __restrict__ step, const float
 // ---- logits ----
 
 // Per request: the top token (lowest id on ties), its logit and log Z = max + log sum exp(l -
-// max). Block: 256 threads, one request.
-extern "C" __global__ void greedy_summary(const int* __restrict__ step, const float* __restrict__ logits, int vocab,
+// max). One pass: each thread keeps a running (max, its id, sum of exp(l - max)) over its strided
+// share of the row, then a fixed tree merges the threads' triples. Block: 1024 threads, one
+// request, so a vocabulary of 128K is one pass of 125 loads a thread.
+struct Top {
+  float m, s;
+  int i;
+};
+__device__ __forceinline__ Top top_merge(Top a, Top b) {
+  if (b.m > a.m || (b.m == a.m && b.i < a.i)) {
+    Top t = a;
+    a = b;
+    b = t;
+  }
+  // a holds the maximum; b's sum is rescaled to it (nothing to add when b saw only -inf).
+  if (b.m != -INFINITY) a.s = __fadd_rn(a.s, __fmul_rn(b.s, __expf(__fsub_rn(b.m, a.m))));
+  return a;
+}
+extern "C" __global__ void __launch_bounds__(1024) greedy_summary(const int* __restrict__ step, const float* __restrict__ logits, int vocab,
                                           int* __restrict__ top, float* __restrict__ top_logit, float* __restrict__ log_z) {
-  __shared__ float sv[256];
-  __shared__ int si[256];
-  __shared__ float shared[32];
+  __shared__ float sm[1024];
+  __shared__ float ss[1024];
+  __shared__ int si[1024];
   int r = blockIdx.x;
   if (r >= step[H_B]) return;
   const float* l = logits + (size_t)r * vocab;
-  float best = -INFINITY;
-  int best_i = 0x7fffffff;
+  Top t = {-INFINITY, 0.f, 0x7fffffff};
+#pragma unroll 4
   for (int i = threadIdx.x; i < vocab; i += blockDim.x) {
     float v = l[i];
-    if (v > best || (v == best && i < best_i)) {
-      best = v;
-      best_i = i;
+    if (v > t.m) {
+      t.s = t.m == -INFINITY ? 1.f : __fadd_rn(__fmul_rn(t.s, __expf(__fsub_rn(t.m, v))), 1.f);
+      t.m = v;
+      t.i = i;
+    } else if (v != -INFINITY) {
+      t.s = __fadd_rn(t.s, __expf(__fsub_rn(v, t.m)));
     }
   }
-  sv[threadIdx.x] = best;
-  si[threadIdx.x] = best_i;
+  sm[threadIdx.x] = t.m;
+  ss[threadIdx.x] = t.s;
+  si[threadIdx.x] = t.i;
   __syncthreads();
-  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) {
-      float ov = sv[threadIdx.x + s];
-      int oi = si[threadIdx.x + s];
-      if (ov > sv[threadIdx.x] || (ov == sv[threadIdx.x] && oi < si[threadIdx.x])) {
-        sv[threadIdx.x] = ov;
-        si[threadIdx.x] = oi;
-      }
+  for (int k = blockDim.x / 2; k > 0; k >>= 1) {
+    if (threadIdx.x < k) {
+      Top a = {sm[threadIdx.x], ss[threadIdx.x], si[threadIdx.x]};
+      Top b = {sm[threadIdx.x + k], ss[threadIdx.x + k], si[threadIdx.x + k]};
+      a = top_merge(a, b);
+      sm[threadIdx.x] = a.m;
+      ss[threadIdx.x] = a.s;
+      si[threadIdx.x] = a.i;
     }
     __syncthreads();
   }
-  float mx = sv[0];
-  float sum = 0.f;
-  for (int i = threadIdx.x; i < vocab; i += blockDim.x) sum = __fadd_rn(sum, __expf(__fsub_rn(l[i], mx)));
-  sum = block_sum(sum, shared);
   if (threadIdx.x == 0) {
     top[r] = si[0];
-    top_logit[r] = mx;
-    log_z[r] = __fadd_rn(mx, __logf(sum));
+    top_logit[r] = sm[0];
+    log_z[r] = __fadd_rn(sm[0], __logf(ss[0]));
   }
 }
 
@@ -659,14 +706,14 @@ extern "C" __global__ void greedy_summary(const int* __restrict__ step, const fl
 FOR_TYPES(ENTRY_EMBED)
 
 #define ENTRY_RMSNORM(T, N)                                                                                      \
-  extern "C" __global__ void __launch_bounds__(256) rmsnorm_##N(const int* step, T* out, int ld_out, const float* x, \
+  extern "C" __global__ void __launch_bounds__(1024) rmsnorm_##N(const int* step, T* out, int ld_out, const float* x, \
                                                                const float* w, int dim, float eps, int last) {     \
     rmsnorm_body<T>(step, out, ld_out, x, w, dim, eps, last);                                                    \
   }
 FOR_TYPES(ENTRY_RMSNORM)
 
 #define ENTRY_QKV(T, N)                                                                                                  \
-  extern "C" __global__ void __launch_bounds__(128) qkv_post_##N(                                                       \
+  extern "C" __global__ void __launch_bounds__(512) qkv_post_##N(                                                       \
       const int* step, const float* qkv, float* q_out, T* kcache, T* vcache, const float* q_norm, const float* k_norm, \
       const float* cos_t, const float* sin_t, int heads, int kv_heads, int hd, int neox, float eps) {                   \
     qkv_post_body<T>(step, qkv, q_out, kcache, vcache, q_norm, k_norm, cos_t, sin_t, heads, kv_heads, hd, neox, eps);   \
@@ -685,13 +732,17 @@ FOR_TYPES(ENTRY_SWIGLU)
 FOR_TYPES(ENTRY_COMBINE)
 
 // Matrix products: "s" tiles (64 rows x BN tokens, 4 warps along the rows) for few tokens, "l"
-// tiles (128 x 128, 2 x 2 warps) for many. Both walk k in the same k16 steps.
+// tiles (128 x 128, 2 x 2 warps) for many. All walk k in the same k16 steps. s8k128 and s8k256
+// read a one-to-eight-token step's weights in longer runs per row (256 or 512 bytes a tile).
 #define GEMM_ARGS                                                                                                 \
-  const int *step, int n_index, const void *W, const void *X, float *out, float *ws, const float *bias, int M, \
-      int Kp, int ldo, int k_per_split, int splits, int accumulate
-#define GEMM_PASS(T) step, n_index, (const T*)W, (const T*)X, out, ws, bias, M, Kp, ldo, k_per_split, splits, accumulate
+  const int *step, int n_index, const void *W, const void *X, float *out, float *ws, const float *bias, \
+      int *counters, int M, int Kp, int ldo, int k_per_split, int splits, int accumulate
+#define GEMM_PASS(T) \
+  step, n_index, (const T*)W, (const T*)X, out, ws, bias, counters, M, Kp, ldo, k_per_split, splits, accumulate
 #define ENTRY_GEMM(T, N)                                                                                      \
   extern "C" __global__ void __launch_bounds__(128) gemm_s8_##N(GEMM_ARGS) { gemm_body<T, 64, 8, 64, 4, 1, 4>(GEMM_PASS(T)); }    \
+  extern "C" __global__ void __launch_bounds__(128) gemm_s8k128_##N(GEMM_ARGS) { gemm_body<T, 64, 8, 128, 4, 1, 3>(GEMM_PASS(T)); } \
+  extern "C" __global__ void __launch_bounds__(128) gemm_s8k256_##N(GEMM_ARGS) { gemm_body<T, 64, 8, 256, 4, 1, 3>(GEMM_PASS(T)); } \
   extern "C" __global__ void __launch_bounds__(128) gemm_s16_##N(GEMM_ARGS) { gemm_body<T, 64, 16, 64, 4, 1, 4>(GEMM_PASS(T)); }  \
   extern "C" __global__ void __launch_bounds__(128) gemm_s32_##N(GEMM_ARGS) { gemm_body<T, 64, 32, 64, 4, 1, 4>(GEMM_PASS(T)); }  \
   extern "C" __global__ void __launch_bounds__(128) gemm_s64_##N(GEMM_ARGS) { gemm_body<T, 64, 64, 64, 4, 1, 4>(GEMM_PASS(T)); }  \

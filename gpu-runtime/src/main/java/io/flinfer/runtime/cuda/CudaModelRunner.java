@@ -55,9 +55,12 @@ public final class CudaModelRunner implements ModelRunner {
   };
 
   /** Bytes for flash-decoding's per-split states. */
-  private static final long PARTIAL_BYTES = 64L << 20;
+  private static final long PARTIAL_BYTES = 256L << 20;
 
   private static final int INITIAL_TOKENS = 512;
+
+  /** Threads of an RMS norm's block (one row): its reduction tree, the same for every batch. */
+  private static final int NORM_THREADS = 1024;
 
   private final ModelConfig c;
   private final ReqToTokenPool reqToToken;
@@ -81,6 +84,22 @@ public final class CudaModelRunner implements ModelRunner {
   private final int requestCapacity;
   private final Map<Integer, CUgraphExec> graphs = new HashMap<>();
   private final boolean useGraphs;
+  private final KernelTimes times;
+
+  /**
+   * The matrix-product kernel for steps of one to eight tokens ({@code flinfer.cuda.gemv}): by
+   * default 256-column k tiles, which decoded Llama-3.2-1B's shape 8% faster at batch 1 on an H100
+   * than 64-column ones (Llama-3.1-8B's alike).
+   */
+  private final String fewTokenVariant = fewTokenVariant();
+
+  /**
+   * Whether a split product's last split adds the partial sums itself (the same order, so the same
+   * bits) instead of a separate reduction kernel ({@code flinfer.cuda.fusedReduce}). Off by
+   * default: on an H100 it was no faster at batch 1 and 10% slower at batch 16.
+   */
+  private final boolean fusedReduce =
+      !"false".equals(System.getProperty("flinfer.cuda.fusedReduce", "false"));
 
   private CUdeviceptr kCache;
   private CUdeviceptr vCache;
@@ -88,7 +107,7 @@ public final class CudaModelRunner implements ModelRunner {
 
   // Activation buffers, for tokenCapacity tokens and requestCapacity requests.
   private int tokenCapacity;
-  private CUdeviceptr x, xn, qkv, qf, att, h, hn, splitWs, last, logits, summary;
+  private CUdeviceptr x, xn, qkv, qf, att, h, hn, splitWs, splitCounters, last, logits, summary;
   private CUdeviceptr partM, partL, partAcc;
   private int stepCapacity;
   private CUdeviceptr stepDev;
@@ -141,8 +160,9 @@ public final class CudaModelRunner implements ModelRunner {
       RopeTable rope = RopeTable.of(hd, Math.max(c.contextLength(), maxCtx), c.rope());
       cos = upload(rope.cos());
       sin = upload(rope.sin());
-      useGraphs = !"false".equals(System.getProperty("flinfer.cuda.graphs"));
-      for (String v : new String[] {"s8", "s16", "s32", "s64", "l"}) {
+      times = KernelTimes.enabled() ? new KernelTimes(cu.stream()) : null;
+      useGraphs = times == null && !"false".equals(System.getProperty("flinfer.cuda.graphs"));
+      for (String v : GemmShape.VARIANTS) {
         cu.allowSharedMemory(
             cu.function("gemm_" + v + "_" + dtype.suffix()), GemmShape.sharedBytes(v));
       }
@@ -229,7 +249,9 @@ public final class CudaModelRunner implements ModelRunner {
 
   private void allocateWorkspace(int tokens) {
     for (CUdeviceptr p :
-        new CUdeviceptr[] {x, xn, qkv, qf, att, h, hn, splitWs, last, logits, summary}) {
+        new CUdeviceptr[] {
+          x, xn, qkv, qf, att, h, hn, splitWs, splitCounters, last, logits, summary
+        }) {
       cu.free(p);
     }
     cu.free(partM);
@@ -251,6 +273,11 @@ public final class CudaModelRunner implements ModelRunner {
     }
     ws = Math.max(ws, lmShape.workspaceFloats(b));
     splitWs = cu.alloc(ws * f);
+    long tiles = 0;
+    for (GemmShape g : new GemmShape[] {qkvShape, oShape, upShape, downShape, lmShape}) {
+      tiles = Math.max(tiles, g.splitTiles(g == lmShape ? b : tokens));
+    }
+    splitCounters = cu.alloc(tiles * Sizeof.INT);
     last = cu.alloc(b * (long) dimP * s);
     logits = cu.alloc(b * (long) c.vocabSize() * f);
     summary = cu.alloc(3L * b * f);
@@ -330,9 +357,21 @@ public final class CudaModelRunner implements ModelRunner {
       launches.enqueue(n, b, false);
     }
     copyBack(batch, out);
+    if (times != null) {
+      times.collect();
+    }
     for (int r = 0; r < b; r++) {
       reqToToken.markSynced(batch.reqPoolIdx(r));
     }
+  }
+
+  static String fewTokenVariant() {
+    String v = System.getProperty("flinfer.cuda.gemv", "s8k256");
+    if (!GemmShape.FEW_TOKEN_VARIANTS.contains(v)) {
+      throw new IllegalArgumentException(
+          "flinfer.cuda.gemv must be one of " + GemmShape.FEW_TOKEN_VARIANTS + ", not " + v);
+    }
+    return v;
   }
 
   static int bucket(int b) {
@@ -414,6 +453,10 @@ public final class CudaModelRunner implements ModelRunner {
   @Override
   public void close() {
     cu.makeCurrent();
+    if (times != null) {
+      System.err.print(times.report());
+      times.close();
+    }
     for (CUgraphExec g : graphs.values()) {
       cuGraphExecDestroy(g);
     }
@@ -459,8 +502,11 @@ public final class CudaModelRunner implements ModelRunner {
     private final Map<String, CUfunction> gemmFns = new HashMap<>();
     private final boolean fewRowsDecode = c.groupSize() <= StepPlan.FEW_ROWS;
 
+    /** Slices of a token's SwiGLU row, each a block of 256 threads with four values apiece. */
+    private final int swigluSlices = (c.hiddenDim() + 1023) / 1024;
+
     Launches() {
-      for (String v : new String[] {"s8", "s16", "s32", "s64", "l"}) {
+      for (String v : GemmShape.VARIANTS) {
         gemmFns.put(v, cu.function("gemm_" + v + "_" + t));
       }
       float eps = c.normEps();
@@ -472,7 +518,8 @@ public final class CudaModelRunner implements ModelRunner {
         CUdeviceptr kl = kCache.withByteOffset(l * layerKvElements * Sizeof.SHORT);
         CUdeviceptr vl = vCache.withByteOffset(l * layerKvElements * Sizeof.SHORT);
         normAttn[l] = KernelArgs.of(stepDev, xn, dimP, x, w.attnNorm[l], c.dim(), eps, 0);
-        qkvGemm[l] = new Gemm(qkvShape, StepPlan.H_N, w.qkv[l], xn, qkv, w.qkvBias[l], false);
+        qkvGemm[l] =
+            new Gemm("qkv", qkvShape, StepPlan.H_N, w.qkv[l], xn, qkv, w.qkvBias[l], false);
         qkvPost[l] =
             KernelArgs.of(
                 stepDev,
@@ -491,15 +538,15 @@ public final class CudaModelRunner implements ModelRunner {
                 eps);
         attFew[l] = attentionArgs(kl, vl, scale, 0);
         attMany[l] = attentionArgs(kl, vl, scale, 1);
-        oGemm[l] = new Gemm(oShape, StepPlan.H_N, w.wo[l], att, x, null, true);
+        oGemm[l] = new Gemm("o", oShape, StepPlan.H_N, w.wo[l], att, x, null, true);
         normFfn[l] = KernelArgs.of(stepDev, xn, dimP, x, w.ffnNorm[l], c.dim(), eps, 0);
-        upGemm[l] = new Gemm(upShape, StepPlan.H_N, w.gateUp[l], xn, h, null, false);
-        downGemm[l] = new Gemm(downShape, StepPlan.H_N, w.down[l], hn, x, null, true);
+        upGemm[l] = new Gemm("gate_up", upShape, StepPlan.H_N, w.gateUp[l], xn, h, null, false);
+        downGemm[l] = new Gemm("down", downShape, StepPlan.H_N, w.down[l], hn, x, null, true);
       }
       combine = KernelArgs.of(stepDev, partM, partL, partAcc, att, qDimP, c.heads(), hd);
       swiglu = KernelArgs.of(stepDev, hn, hiddenP, h, c.hiddenDim());
       normLast = KernelArgs.of(stepDev, last, dimP, x, w.finalNorm, c.dim(), eps, 1);
-      lmGemm = new Gemm(lmShape, StepPlan.H_B, w.classifier, last, logits, null, false);
+      lmGemm = new Gemm("lm_head", lmShape, StepPlan.H_B, w.classifier, last, logits, null, false);
       CUdeviceptr top = summary;
       CUdeviceptr topLogit = summary.withByteOffset((long) requestCapacity * Sizeof.FLOAT);
       CUdeviceptr logZ = summary.withByteOffset(2L * requestCapacity * Sizeof.FLOAT);
@@ -530,20 +577,21 @@ public final class CudaModelRunner implements ModelRunner {
      * the kernels reading the true ones from the step buffer).
      */
     void enqueue(int n, int b, boolean graph) {
-      String v = GemmShape.variant(n);
-      launch(updateFn, 32, 256, 0, update);
-      launch(embedFn, n, 128, 0, embed);
+      String v = fewTokens(GemmShape.variant(n));
+      launch("update_req_to_token", updateFn, 32, 256, 0, update);
+      launch("embed", embedFn, n, 128, 0, embed);
       int sms = cu.multiprocessors();
       int decodeGrid = Math.min(n * c.kvHeads(), 8 * sms);
       int few = graph ? (fewRowsDecode ? decodeGrid : 0) : plan.itemsFewRows();
       int many = graph ? (fewRowsDecode ? 0 : decodeGrid) : plan.itemsManyRows();
       int combines = graph ? n * c.heads() : plan.combines() * c.heads();
       for (int l = 0; l < layers; l++) {
-        launch(normFn, n, 256, 0, normAttn[l]);
+        launch("rmsnorm", normFn, n, NORM_THREADS, 0, normAttn[l]);
         qkvGemm[l].enqueue(v, n);
-        launch(qkvPostFn, n, 128, 0, qkvPost[l]);
+        launch("qkv_post", qkvPostFn, n, 512, 0, qkvPost[l]);
         if (few > 0) {
           launch(
+              "attention_few_rows",
               attFewFn,
               Math.min(few, 8 * sms),
               128,
@@ -552,6 +600,7 @@ public final class CudaModelRunner implements ModelRunner {
         }
         if (many > 0) {
           launch(
+              "attention_many_rows",
               attManyFn,
               Math.min(many, 8 * sms),
               128,
@@ -560,6 +609,7 @@ public final class CudaModelRunner implements ModelRunner {
         }
         if (combines > 0) {
           launch(
+              "attention_combine",
               combineFn,
               Math.min(combines, 4 * sms),
               Math.min(128, (hd + 31) / 32 * 32),
@@ -567,32 +617,46 @@ public final class CudaModelRunner implements ModelRunner {
               combine);
         }
         oGemm[l].enqueue(v, n);
-        launch(normFn, n, 256, 0, normFfn[l]);
+        launch("rmsnorm", normFn, n, NORM_THREADS, 0, normFfn[l]);
         upGemm[l].enqueue(v, n);
-        launch(swigluFn, n, 256, 0, swiglu);
+        launch("swiglu", swigluFn, n, swigluSlices, 1, 256, 0, swiglu);
         downGemm[l].enqueue(v, n);
       }
-      launch(normFn, b, 256, 0, normLast);
-      lmGemm.enqueue(GemmShape.variant(b), b);
-      launch(greedyFn, b, 256, 0, greedy);
+      launch("rmsnorm", normFn, b, NORM_THREADS, 0, normLast);
+      lmGemm.enqueue(fewTokens(GemmShape.variant(b)), b);
+      launch("greedy_summary", greedyFn, b, 1024, 0, greedy);
     }
 
-    private void launch(CUfunction f, int blocks, int threads, int shared, Pointer args) {
-      cuLaunchKernel(f, Math.max(1, blocks), 1, 1, threads, 1, 1, shared, cu.stream(), args, null);
+    /** The configured one-to-eight-token variant in place of the default one. */
+    private String fewTokens(String variant) {
+      return variant.equals("s8") ? fewTokenVariant : variant;
     }
 
     private void launch(
-        CUfunction f, int gx, int gy, int gz, int threads, int shared, Pointer args) {
+        String role, CUfunction f, int blocks, int threads, int shared, Pointer args) {
+      launch(role, f, Math.max(1, blocks), 1, 1, threads, shared, args);
+    }
+
+    private void launch(
+        String role, CUfunction f, int gx, int gy, int gz, int threads, int shared, Pointer args) {
+      if (times != null) {
+        times.before(role);
+      }
       cuLaunchKernel(f, gx, gy, gz, threads, 1, 1, shared, cu.stream(), args, null);
+      if (times != null) {
+        times.after();
+      }
     }
 
     /** One matrix product: its argument blocks, and its split-K reduction when split. */
     private final class Gemm {
+      private final String role;
       private final GemmShape shape;
       private final Pointer args;
       private final Pointer reduceArgs;
 
       Gemm(
+          String role,
           GemmShape shape,
           int nIndex,
           CUdeviceptr weights,
@@ -600,6 +664,7 @@ public final class CudaModelRunner implements ModelRunner {
           CUdeviceptr out,
           CUdeviceptr bias,
           boolean accumulate) {
+        this.role = role;
         this.shape = shape;
         int acc = accumulate ? 1 : 0;
         args =
@@ -611,6 +676,7 @@ public final class CudaModelRunner implements ModelRunner {
                 out,
                 splitWs,
                 bias,
+                fusedReduce ? splitCounters : null,
                 shape.rows(),
                 shape.paddedCols(),
                 shape.rows(),
@@ -634,6 +700,7 @@ public final class CudaModelRunner implements ModelRunner {
         int gx = (shape.rows() + GemmShape.tileRows(variant) - 1) / GemmShape.tileRows(variant);
         int gy = (tokens + GemmShape.tileTokens(variant) - 1) / GemmShape.tileTokens(variant);
         launch(
+            times == null ? role : "gemm " + role + " " + variant,
             gemmFns.get(variant),
             gx,
             gy,
@@ -641,10 +708,18 @@ public final class CudaModelRunner implements ModelRunner {
             128,
             GemmShape.sharedBytes(variant),
             args);
-        if (shape.splits() > 1) {
+        if (shape.splits() > 1 && !fusedReduce) {
           long total = (long) tokens * shape.rows();
           int blocks = (int) Math.min(4096, (total + 255) / 256);
-          launch(reduceFn, blocks, 1, 1, 256, 0, reduceArgs);
+          launch(
+              times == null ? role : "gemm_reduce " + role,
+              reduceFn,
+              blocks,
+              1,
+              1,
+              256,
+              0,
+              reduceArgs);
         }
       }
     }

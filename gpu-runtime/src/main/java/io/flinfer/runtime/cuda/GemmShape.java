@@ -1,5 +1,7 @@
 package io.flinfer.runtime.cuda;
 
+import java.util.List;
+
 /**
  * How the device computes one weight matrix's product: its padded width and its K split. The split
  * depends on the matrix's shape alone, never on the batch, so a token's outputs are summed the same
@@ -39,6 +41,14 @@ record GemmShape(int rows, int paddedCols, int splits, int colsPerSplit) {
     return (cols + 63) / 64 * 64;
   }
 
+  /**
+   * Output tiles of a split product over {@code tokens} tokens, at most (the smallest tiles: 64
+   * rows by 8 tokens): one counter each tells a tile's last split to add the partial sums.
+   */
+  long splitTiles(int tokens) {
+    return splits == 1 ? 0 : (long) ((rows + TILE_ROWS - 1) / TILE_ROWS) * ((tokens + 7) / 8);
+  }
+
   /** Floats of split-K workspace for {@code tokens} tokens (0 without splits). */
   long workspaceFloats(int tokens) {
     return splits == 1 ? 0 : (long) splits * tokens * rows;
@@ -61,10 +71,21 @@ record GemmShape(int rows, int paddedCols, int splits, int colsPerSplit) {
     return "l";
   }
 
+  /**
+   * The variants for one to eight tokens, which differ only in the columns of a k tile (64, 128 or
+   * 256): the same k16 steps in the same order, so the same bits.
+   */
+  static final List<String> FEW_TOKEN_VARIANTS = List.of("s8", "s8k128", "s8k256");
+
+  /** Every kernel variant. */
+  static final List<String> VARIANTS = List.of("s8", "s8k128", "s8k256", "s16", "s32", "s64", "l");
+
   /** Tokens per tile of a variant. */
   static int tileTokens(String variant) {
     switch (variant) {
       case "s8":
+      case "s8k128":
+      case "s8k256":
         return 8;
       case "s16":
         return 16;
@@ -84,9 +105,15 @@ record GemmShape(int rows, int paddedCols, int splits, int colsPerSplit) {
 
   /** Dynamic shared memory of a variant: its cp.async stages of weight and activation tiles. */
   static int sharedBytes(String variant) {
-    if (variant.equals("l")) {
-      return 3 * (128 + 128) * (32 + 8) * 2;
+    switch (variant) {
+      case "l":
+        return 3 * (128 + 128) * (32 + 8) * 2;
+      case "s8k128":
+        return 3 * (TILE_ROWS + 8) * (128 + 8) * 2;
+      case "s8k256":
+        return 3 * (TILE_ROWS + 8) * (256 + 8) * 2;
+      default:
+        return 4 * (TILE_ROWS + tileTokens(variant)) * (64 + 8) * 2;
     }
-    return 4 * (TILE_ROWS + tileTokens(variant)) * (64 + 8) * 2;
   }
 }

@@ -36,7 +36,7 @@ final class StepPlan {
   static final int ITEM_INTS = 8;
 
   /** Positions per KV split (the kernels' SPLIT). */
-  static final int SPLIT = 256;
+  static final int SPLIT = 64;
 
   /** Query rows of the few-rows attention kernel. */
   static final int FEW_ROWS = 8;

@@ -10,14 +10,20 @@ import io.flinfer.runtime.forward.ModelRunnerFactory;
 import io.flinfer.runtime.forward.ModelRunners;
 import io.flinfer.runtime.generate.BatchGenerator;
 import io.flinfer.runtime.generate.GenerationRequest;
+import io.flinfer.runtime.gguf.RandomGgufModel;
 import io.flinfer.runtime.model.LlamaModel;
+import io.flinfer.runtime.model.ModelConfig;
+import io.flinfer.runtime.model.ModelLoader;
 import io.flinfer.runtime.sampling.SamplingParams;
+import io.flinfer.runtime.tensor.GgmlType;
 import io.flinfer.runtime.testing.ForwardRuns;
 import io.flinfer.runtime.testing.SharedFiles;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The CUDA backend on stories260K: the golden tokens, the CPU backend's logits within 16-bit
@@ -94,9 +100,9 @@ class CudaBackendTest {
   }
 
   /**
-   * Decoding past 256 positions splits the context across blocks (flash-decoding) and merges the
-   * splits; an extend covering the same positions loops over them in one block. A restored request
-   * is prefilled again, so both must give the same bits.
+   * Decoding past {@link StepPlan#SPLIT} positions splits the context across blocks
+   * (flash-decoding) and merges the splits; an extend covering the same positions loops over them
+   * in one block. A restored request is prefilled again, so both must give the same bits.
    */
   @Test
   void aTokenDecodedAcrossSplitsEqualsTheSameTokenInAnExtend() {
@@ -132,6 +138,42 @@ class CudaBackendTest {
         assertThat(together.get(s).get(i))
             .as("sequence %d step %d", s, i)
             .containsExactly(alone.get(i));
+      }
+    }
+  }
+
+  /**
+   * Every one-to-eight-token product kernel, with split-K sums finished by a separate kernel or by
+   * each tile's last split, gives the default's bits. The random model's matrices are split (768
+   * and 2112 columns) into ranges that end inside a k tile of the wider kernels, and its prompt
+   * takes the large tiles.
+   */
+  @Test
+  void everyProductKernelAndSplitFinishGiveTheSameBits(@TempDir Path dir) throws Exception {
+    CudaDevice.assume();
+    ModelConfig shape = new ModelConfig(768, 2112, 2, 12, 4, 512, 1024, 10000f, 1e-5f);
+    LlamaModel model =
+        ModelLoader.load(
+            RandomGgufModel.write(shape, GgmlType.BF16, true, 3, dir.resolve("m.gguf")), null);
+    int[] tokens = new Random(13).ints(180, 3, shape.vocabSize()).toArray();
+    List<float[]> reference = ForwardRuns.alone(model, tokens, 150, CUDA, 1);
+    for (String variant : GemmShape.FEW_TOKEN_VARIANTS) {
+      for (String fused : new String[] {"false", "true"}) {
+        System.setProperty("flinfer.cuda.gemv", variant);
+        System.setProperty("flinfer.cuda.fusedReduce", fused);
+        List<float[]> other;
+        try {
+          other = ForwardRuns.alone(model, tokens, 150, CUDA, 1);
+        } finally {
+          System.clearProperty("flinfer.cuda.gemv");
+          System.clearProperty("flinfer.cuda.fusedReduce");
+        }
+        assertThat(other).hasSameSizeAs(reference);
+        for (int i = 0; i < reference.size(); i++) {
+          assertThat(other.get(i))
+              .as("%s, fused reduce %s, step %d", variant, fused, i)
+              .containsExactly(reference.get(i));
+        }
       }
     }
   }

@@ -1,13 +1,17 @@
 package io.flinfer.runtime.cuda;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
 import org.junit.jupiter.api.Test;
 
-/** The K split of a product follows the matrix's shape alone and covers its columns exactly. */
+/**
+ * The K split of a product follows the matrix's shape alone and covers its columns exactly; the
+ * kernel variants' shared memory and split-tile counters fit.
+ */
 class GemmShapeTest {
 
   @Property
@@ -45,5 +49,35 @@ class GemmShapeTest {
     assertThat(GemmShape.variant(65)).isEqualTo("l");
     assertThat(GemmShape.sharedBytes("l")).isEqualTo(61440);
     assertThat(GemmShape.sharedBytes("s64")).isLessThanOrEqualTo(227 * 1024);
+    // Two blocks of the widest one-to-eight-token kernel fit an H100 multiprocessor's 228 KB.
+    assertThat(GemmShape.sharedBytes("s8k256")).isLessThanOrEqualTo(113 * 1024);
+    assertThat(GemmShape.VARIANTS).containsAll(GemmShape.FEW_TOKEN_VARIANTS);
+  }
+
+  @Property
+  void everySplitTileHasACounter(
+      @ForAll @IntRange(min = 1, max = 200_000) int rows,
+      @ForAll @IntRange(min = 1, max = 30_000) int cols,
+      @ForAll @IntRange(min = 1, max = 4096) int tokens) {
+    GemmShape g = GemmShape.of(rows, cols);
+    for (String v : GemmShape.VARIANTS) {
+      long gx = (rows + GemmShape.tileRows(v) - 1) / GemmShape.tileRows(v);
+      long gy = (tokens + GemmShape.tileTokens(v) - 1) / GemmShape.tileTokens(v);
+      assertThat(gx * gy)
+          .isLessThanOrEqualTo(g.splits() == 1 ? Long.MAX_VALUE : g.splitTiles(tokens));
+    }
+    assertThat(g.splitTiles(tokens) == 0).isEqualTo(g.splits() == 1);
+  }
+
+  @Test
+  void theFewTokenKernelIsOneOfItsVariants() {
+    assertThat(CudaModelRunner.fewTokenVariant()).isEqualTo("s8k256");
+    System.setProperty("flinfer.cuda.gemv", "s9");
+    try {
+      assertThatThrownBy(CudaModelRunner::fewTokenVariant)
+          .hasMessageContaining("flinfer.cuda.gemv must be one of [s8, s8k128, s8k256], not s9");
+    } finally {
+      System.clearProperty("flinfer.cuda.gemv");
+    }
   }
 }

@@ -77,11 +77,19 @@ class StepPlanTest {
   @Test
   void decodesPastOneSplitAreSplitAcrossItemsAndMergedWhileTheBudgetLasts() {
     ReqToTokenPool table = new ReqToTokenPool(3, 2048);
+    int split = StepPlan.SPLIT;
     ForwardBatch b =
         new ForwardBatch()
-            .add(0, 600, new int[] {1}, 0, 1, new int[] {9}, 0) // 3 splits
-            .add(1, 100, new int[] {1}, 0, 1, new int[] {8}, 0) // 1 split
-            .add(2, 1000, new int[] {1}, 0, 1, new int[] {7}, 0); // 4 splits, past the budget
+            .add(0, 2 * split + split / 3, new int[] {1}, 0, 1, new int[] {9}, 0) // 3 splits
+            .add(1, split / 2, new int[] {1}, 0, 1, new int[] {8}, 0) // 1 split
+            .add(
+                2,
+                3 * split + split / 2,
+                new int[] {1},
+                0,
+                1,
+                new int[] {7},
+                0); // 4, past the budget
     for (int r = 0; r < 3; r++) {
       table.markSynced(r);
     }
