@@ -7,6 +7,7 @@ import io.flinfer.job.bench.EngineBenchmark;
 import io.flinfer.memcache.KvPool;
 import io.flinfer.memcache.KvStoreType;
 import io.flinfer.operators.engine.EngineConfig;
+import io.flinfer.runtime.cuda.CudaProbe;
 import io.flinfer.runtime.forward.ModelRunnerFactory;
 import io.flinfer.runtime.forward.ModelRunners;
 import io.flinfer.runtime.model.LlamaModel;
@@ -82,11 +83,10 @@ public final class BenchEngineCommand implements Callable<Integer> {
 
   @Option(
       names = "--kv-store-type",
-      defaultValue = "fp32",
       description =
-          "KV store type on every workload: fp32, fp16, bf16, fp8-e4m3, fp8-e5m2 (default:"
-              + " ${DEFAULT-VALUE}). The pool holds the same number of tokens whatever the type;"
-              + " the JSON gives its bytes.")
+          "KV store type on every workload: fp32, fp16, bf16, fp8-e4m3, fp8-e5m2 (default: the"
+              + " backend's own: fp32 on the CPU, the weights' 16-bit type on CUDA). The pool"
+              + " holds the same number of tokens whatever the type; the JSON gives its bytes.")
   String kvStoreType;
 
   @Override
@@ -106,8 +106,10 @@ public final class BenchEngineCommand implements Callable<Integer> {
     root.put("backend", backend);
     root.put("page_size", pageSize);
     KvStoreType kv =
-        KvStoreType.valueOf(kvStoreType.toUpperCase(java.util.Locale.ROOT).replace('-', '_'));
-    root.put("kv_store_type", kvStoreType);
+        kvStoreType == null
+            ? null
+            : KvStoreType.valueOf(kvStoreType.toUpperCase(java.util.Locale.ROOT).replace('-', '_'));
+    root.put("kv_store_type", kvStoreType == null ? "backend default" : kvStoreType);
     for (String which : models) {
       boolean big = !"test".equals(which);
       LlamaModel model;
@@ -135,13 +137,22 @@ public final class BenchEngineCommand implements Callable<Integer> {
                   model.config().layers(),
                   model.config().kvHeads(),
                   model.config().headDim(),
-                  kv.bytes())
+                  kvBytes(kv))
               * (big ? 24576L : 32768L));
       all.set(which, result);
     }
     root.put("load_average_after", BenchModelCommand.loadAverage());
     System.out.println(json.writerWithDefaultPrettyPrinter().writeValueAsString(root));
     return 0;
+  }
+
+  /** A KV value's bytes: the chosen type's, or the backend's default (CUDA keeps 16-bit KV). */
+  private int kvBytes(KvStoreType kv) {
+    if (kv != null) {
+      return kv.bytes();
+    }
+    boolean cuda = backend.equals("cuda") || backend.equals("auto") && CudaProbe.available();
+    return cuda ? KvStoreType.BF16.bytes() : KvStoreType.FP32.bytes();
   }
 
   private ObjectNode bench(
