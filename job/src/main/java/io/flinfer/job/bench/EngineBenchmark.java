@@ -42,7 +42,8 @@ public final class EngineBenchmark {
       long prefillComputed,
       long prefillMinimum,
       double schedulerFraction,
-      io.flinfer.memcache.tier.TierStats tiers) {}
+      io.flinfer.memcache.tier.TierStats tiers,
+      io.flinfer.memcache.KvStoreType kvStoreType) {}
 
   /** Supplies requests: an initial set, then follow-ups as requests finish. */
   public interface Workload {
@@ -159,7 +160,8 @@ public final class EngineBenchmark {
         s.prefillTokens() - before.prefillTokens(),
         w.prefillMinimum(),
         (double) schedulerNanos / (schedulerNanos + forwardNanos),
-        s.tiers());
+        s.tiers(),
+        engine.kvStoreType());
   }
 
   private static double percentile(List<Double> v, int p) {

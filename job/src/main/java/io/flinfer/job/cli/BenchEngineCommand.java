@@ -7,7 +7,6 @@ import io.flinfer.job.bench.EngineBenchmark;
 import io.flinfer.memcache.KvPool;
 import io.flinfer.memcache.KvStoreType;
 import io.flinfer.operators.engine.EngineConfig;
-import io.flinfer.runtime.cuda.CudaProbe;
 import io.flinfer.runtime.forward.ModelRunnerFactory;
 import io.flinfer.runtime.forward.ModelRunners;
 import io.flinfer.runtime.model.LlamaModel;
@@ -109,7 +108,7 @@ public final class BenchEngineCommand implements Callable<Integer> {
         kvStoreType == null
             ? null
             : KvStoreType.valueOf(kvStoreType.toUpperCase(java.util.Locale.ROOT).replace('-', '_'));
-    root.put("kv_store_type", kvStoreType == null ? "backend default" : kvStoreType);
+    root.put("kv_store_type", kvStoreType == null ? "the backend's own" : kvStoreType);
     for (String which : models) {
       boolean big = !"test".equals(which);
       LlamaModel model;
@@ -130,29 +129,11 @@ public final class BenchEngineCommand implements Callable<Integer> {
         model = modelOptions.locate().load();
       }
       System.err.println("benchmarking the engine on " + which + " " + model.config());
-      ObjectNode result = bench(json, model, big, runners, kv);
-      result.put(
-          "kv_pool_bytes",
-          KvPool.cellSizeBytes(
-                  model.config().layers(),
-                  model.config().kvHeads(),
-                  model.config().headDim(),
-                  kvBytes(kv))
-              * (big ? 24576L : 32768L));
-      all.set(which, result);
+      all.set(which, bench(json, model, big, runners, kv));
     }
     root.put("load_average_after", BenchModelCommand.loadAverage());
     System.out.println(json.writerWithDefaultPrettyPrinter().writeValueAsString(root));
     return 0;
-  }
-
-  /** A KV value's bytes: the chosen type's, or the backend's default (CUDA keeps 16-bit KV). */
-  private int kvBytes(KvStoreType kv) {
-    if (kv != null) {
-      return kv.bytes();
-    }
-    boolean cuda = backend.equals("cuda") || backend.equals("auto") && CudaProbe.available();
-    return cuda ? KvStoreType.BF16.bytes() : KvStoreType.FP32.bytes();
   }
 
   private ObjectNode bench(
@@ -163,25 +144,36 @@ public final class BenchEngineCommand implements Callable<Integer> {
       KvStoreType kv) {
     EngineBenchmark b = new EngineBenchmark(model, runners);
     int n = threads != null ? threads : Runtime.getRuntime().availableProcessors();
+    int poolTokens = big ? 24576 : 32768;
     EngineConfig.Builder base =
         EngineConfig.builder()
             .threads(n)
             .pageSize(pageSize)
             .kvStoreType(kv)
             .maxRunningRequests(64)
-            .maxTotalTokens(big ? 24576 : 32768)
+            .maxTotalTokens(poolTokens)
             .chunkedPrefillSize(512)
             .maxPrefillTokens(4096);
     ObjectNode m = json.createObjectNode();
     // Warm every path (prefill, decode, the radix cache on and off) so that no measurement
     // depends on which ran before it.
+    KvStoreType used = null;
     for (boolean radix : new boolean[] {true, false}) {
       EngineConfig warm = base.radixCache(radix).build();
-      b.run(warm, b.independent(16, 16, 48, 32, 91));
+      used = b.run(warm, b.independent(16, 16, 48, 32, 91)).kvStoreType();
       b.run(warm, b.sharedSystemPrompt(16, 128, 32, 8, 92));
       b.run(warm, b.multiTurn(4, 3, 32, 8, 93));
     }
     base.radixCache(true);
+    // The pool's bytes in the type the engine chose (the backend's own when none was asked for).
+    m.put(
+        "kv_pool_bytes",
+        KvPool.cellSizeBytes(
+                model.config().layers(),
+                model.config().kvHeads(),
+                model.config().headDim(),
+                used.bytes())
+            * (long) poolTokens);
 
     // (a) independent prompts: continuous batching against one request at a time.
     if (workloads.contains("independent")) {
