@@ -34,51 +34,19 @@ class ModelRunnerFactoryTest {
     LlamaModel model = SharedFiles.stories260k();
     boolean[] closed = new boolean[1];
     ModelRunnerFactory fp32Only =
-        (m, pool, threads) -> {
-          CpuModelRunner cpu = new CpuModelRunner(m, pool, threads);
-          return new ModelRunner() {
-            @Override
-            public io.flinfer.runtime.model.ModelConfig config() {
-              return cpu.config();
-            }
+        (m, pool, threads) ->
+            new ForwardingModelRunner(new CpuModelRunner(m, pool, threads)) {
+              @Override
+              public List<KvStoreType> kvStoreTypes() {
+                return List.of(KvStoreType.FP32);
+              }
 
-            @Override
-            public String backendName() {
-              return "fp32-only";
-            }
-
-            @Override
-            public long weightBytesPerStep() {
-              return cpu.weightBytesPerStep();
-            }
-
-            @Override
-            public DeviceMemory memory() {
-              return cpu.memory();
-            }
-
-            @Override
-            public List<KvStoreType> kvStoreTypes() {
-              return List.of(KvStoreType.FP32);
-            }
-
-            @Override
-            public void allocateKv(int size, int pageSize, KvStoreType type) {
-              cpu.allocateKv(size, pageSize, type);
-            }
-
-            @Override
-            public void forward(ForwardBatch batch, Logits out) {
-              cpu.forward(batch, out);
-            }
-
-            @Override
-            public void close() {
-              closed[0] = true;
-              cpu.close();
-            }
-          };
-        };
+              @Override
+              public void close() {
+                closed[0] = true;
+                super.close();
+              }
+            };
     assertThatThrownBy(
             () -> fp32Only.createWithKv(model, new ReqToTokenPool(1, 8), 1, 8, KvStoreType.FP16))
         .isInstanceOf(IllegalArgumentException.class)
