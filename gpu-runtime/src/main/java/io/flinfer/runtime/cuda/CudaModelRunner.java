@@ -365,6 +365,11 @@ public final class CudaModelRunner implements ModelRunner {
     }
   }
 
+  /** The one-to-eight-token kernel and split-K finish this runner launches (for tests). */
+  String productKernels() {
+    return fewTokenVariant + (fusedReduce ? ", fused finish" : ", separate finish");
+  }
+
   static String fewTokenVariant() {
     String v = System.getProperty("flinfer.cuda.gemv", "s8k256");
     if (!GemmShape.FEW_TOKEN_VARIANTS.contains(v)) {

@@ -163,6 +163,10 @@ class CudaBackendTest {
         System.setProperty("flinfer.cuda.fusedReduce", fused);
         List<float[]> other;
         try {
+          try (CudaModelRunner r = new CudaModelRunner(model, new ReqToTokenPool(1, 8), 1)) {
+            assertThat(r.productKernels())
+                .isEqualTo(variant + ("true".equals(fused) ? ", fused" : ", separate") + " finish");
+          }
           other = ForwardRuns.alone(model, tokens, 150, CUDA, 1);
         } finally {
           System.clearProperty("flinfer.cuda.gemv");
