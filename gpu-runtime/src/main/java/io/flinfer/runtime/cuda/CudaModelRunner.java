@@ -98,8 +98,7 @@ public final class CudaModelRunner implements ModelRunner {
    * bits) instead of a separate reduction kernel ({@code flinfer.cuda.fusedReduce}). Off by
    * default: on an H100 it was no faster at batch 1 and 10% slower at batch 16.
    */
-  private final boolean fusedReduce =
-      !"false".equals(System.getProperty("flinfer.cuda.fusedReduce", "false"));
+  private final boolean fusedReduce = Boolean.getBoolean("flinfer.cuda.fusedReduce");
 
   private CUdeviceptr kCache;
   private CUdeviceptr vCache;
@@ -273,11 +272,13 @@ public final class CudaModelRunner implements ModelRunner {
     }
     ws = Math.max(ws, lmShape.workspaceFloats(b));
     splitWs = cu.alloc(ws * f);
-    long tiles = 0;
-    for (GemmShape g : new GemmShape[] {qkvShape, oShape, upShape, downShape, lmShape}) {
-      tiles = Math.max(tiles, g.splitTiles(g == lmShape ? b : tokens));
+    if (fusedReduce) {
+      long tiles = 0;
+      for (GemmShape g : new GemmShape[] {qkvShape, oShape, upShape, downShape, lmShape}) {
+        tiles = Math.max(tiles, g.splitTiles(g == lmShape ? b : tokens));
+      }
+      splitCounters = cu.alloc(tiles * Sizeof.INT);
     }
-    splitCounters = cu.alloc(tiles * Sizeof.INT);
     last = cu.alloc(b * (long) dimP * s);
     logits = cu.alloc(b * (long) c.vocabSize() * f);
     summary = cu.alloc(3L * b * f);
@@ -681,7 +682,7 @@ public final class CudaModelRunner implements ModelRunner {
                 out,
                 splitWs,
                 bias,
-                fusedReduce ? splitCounters : null,
+                splitCounters,
                 shape.rows(),
                 shape.paddedCols(),
                 shape.rows(),
