@@ -50,6 +50,13 @@ run() {
   local T=(); [ -n "$limit" ] && T=(timeout -k 5 "$limit")
   local D=(); while [[ ${1:-} == -D* ]]; do D+=("$1"); shift; done
   echo "== $action ${D[*]} $* (limit ${limit:-none})" | log "$action"
+  local started=$SECONDS
+  run_action "$action" "$@"
+  echo "== $action took $((SECONDS - started)) s" | log "$action"
+}
+
+run_action() {
+  local action=$1; shift
   case "$action" in
     env)
       { nvidia-smi; nvcc --version 2>&1 | tail -2; "$F/jre/bin/java" -version 2>&1

@@ -121,6 +121,16 @@ __device__ void embed_body(const int* step, float* x, const T* emb, int dim, int
   for (int i = threadIdx.x; i < dim; i += blockDim.x) x[(size_t)t * dim + i] = to_f32(row[i]);
 }
 
+// Given a thread's strided share of sum(x^2) over a row, writes out = T(w * (x * rsqrt(mean +
+// eps))). Every thread reads back only the values it summed.
+template <typename T>
+__device__ __forceinline__ void rmsnorm_finish(float ss, float* shared, T* out, const float* xr, const float* w,
+                                               int dim, float eps) {
+  ss = block_sum(ss, shared);
+  float scale = rsqrtf(__fadd_rn(__fdiv_rn(ss, (float)dim), eps));
+  for (int i = threadIdx.x; i < dim; i += blockDim.x) out[i] = from_f32<T>(__fmul_rn(w[i], __fmul_rn(xr[i], scale)));
+}
+
 // out[r] = T(w * (x[src] * rsqrt(mean(x[src]^2) + eps))): rows are the step's tokens, or with
 // `last` its requests' last tokens. Block: 1024 threads, one row.
 template <typename T>
@@ -133,47 +143,89 @@ __device__ void rmsnorm_body(const int* step, T* out, int ld_out, const float* x
   const float* xr = x + (size_t)src * dim;
   float ss = 0.f;
   for (int i = threadIdx.x; i < dim; i += blockDim.x) ss = __fmaf_rn(xr[i], xr[i], ss);
-  ss = block_sum(ss, shared);
-  float scale = rsqrtf(__fadd_rn(__fdiv_rn(ss, (float)dim), eps));
-  for (int i = threadIdx.x; i < dim; i += blockDim.x)
-    out[(size_t)r * ld_out + i] = from_f32<T>(__fmul_rn(w[i], __fmul_rn(xr[i], scale)));
+  rmsnorm_finish<T>(ss, shared, out + (size_t)r * ld_out, xr, w, dim, eps);
+}
+
+// x[t] += the splits' partial sums of a product (added in split order, as gemm_reduce does),
+// then xn[t] = rmsnorm(x[t]) exactly as rmsnorm_body computes it from x: one product's finish
+// and the next norm in one launch. Block: 1024 threads, one token; a thread keeps its strided
+// share of the row, so the sum of squares runs in rmsnorm_body's order.
+template <typename T>
+__device__ void reduce_rmsnorm_body(const int* step, const float* ws, int splits, float* x, T* out, int ld_out,
+                                    const float* w, int dim, float eps) {
+  __shared__ float shared[32];
+  int t = blockIdx.x;
+  int n = step[H_N];
+  if (t >= n) return;
+  size_t total = (size_t)n * dim;
+  float* xr = x + (size_t)t * dim;
+  const float* wr = ws + (size_t)t * dim;
+  float ss = 0.f;
+  for (int i = threadIdx.x; i < dim; i += blockDim.x) {
+    float v = wr[i];
+    for (int s = 1; s < splits; s++) v = __fadd_rn(v, wr[s * total + i]);
+    v = __fadd_rn(xr[i], v);
+    xr[i] = v;
+    ss = __fmaf_rn(v, v, ss);
+  }
+  rmsnorm_finish<T>(ss, shared, out + (size_t)t * ld_out, xr, w, dim, eps);
 }
 
 // ---- q, k, v after their projection: norms, rope, the KV cache ----
 
-// Per token: qkv holds [q | k | v] (biases already added). Optionally RMS-normalises each q and
-// k head (Qwen3), rotates q and k by the token's position (adjacent pairs, or with neox the
-// halves), writes q (fp32) for attention and k, v (KV type) at the token's KV slot.
+// A token's row of the q/k/v product: the product's output (bias added), or with several K
+// splits their partial sums, added in split order and then the bias, as gemm_reduce does.
+struct QkvRow {
+  const float* row;  // the token's row of the output, or of split 0's partial sums
+  size_t split_stride;
+  int splits;
+  const float* bias;  // with splits only: the product added it otherwise
+  __device__ __forceinline__ float operator[](int i) const {
+    float v = row[i];
+    for (int s = 1; s < splits; s++) v = __fadd_rn(v, row[s * split_stride + i]);
+    if (bias) v = __fadd_rn(v, bias[i]);
+    return v;
+  }
+};
+
+// Per token: qkv holds [q | k | v] (see QkvRow). Optionally RMS-normalises each q and k head
+// (Qwen3), rotates q and k by the token's position (adjacent pairs, or with neox the halves),
+// writes q (fp32) for attention and k, v (KV type) at the token's KV slot.
 // Block: 512 threads (16 warps), one token; a warp takes one head at a time.
 template <typename KV>
-__device__ void qkv_post_body(const int* step, const float* qkv, float* q_out, KV* kcache, KV* vcache,
-                              const float* q_norm, const float* k_norm, const float* cos_t, const float* sin_t,
-                              int heads, int kv_heads, int hd, int neox, float eps) {
+__device__ void qkv_post_body(const int* step, const float* qkv, int splits, const float* bias, float* q_out,
+                              KV* kcache, KV* vcache, const float* q_norm, const float* k_norm, const float* cos_t,
+                              const float* sin_t, int heads, int kv_heads, int hd, int neox, float eps) {
   int t = blockIdx.x;
-  if (t >= step[H_N]) return;
+  int n = step[H_N];
+  if (t >= n) return;
   int pos = step[step[H_POS] + t];
   size_t loc = (size_t)step[step[H_LOCS] + t];
   int q_dim = heads * hd, kv_dim = kv_heads * hd;
-  const float* src = qkv + (size_t)t * (q_dim + 2 * kv_dim);
+  int width = q_dim + 2 * kv_dim;
+  QkvRow src = {qkv + (size_t)t * width, (size_t)n * width, splits, splits > 1 ? bias : nullptr};
   int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   int half = hd / 2;
   const float* c = cos_t + (size_t)pos * half;
   const float* s = sin_t + (size_t)pos * half;
   for (int h = warp; h < heads + kv_heads; h += blockDim.x >> 5) {
     bool is_q = h < heads;
-    const float* in = is_q ? src + h * hd : src + q_dim + (h - heads) * hd;
+    int in = is_q ? h * hd : q_dim + (h - heads) * hd;
     const float* nw = is_q ? q_norm : k_norm;
     float scale = 1.f;
     if (nw) {
       float ss = 0.f;
-      for (int i = lane; i < hd; i += 32) ss = __fmaf_rn(in[i], in[i], ss);
+      for (int i = lane; i < hd; i += 32) {
+        float v = src[in + i];
+        ss = __fmaf_rn(v, v, ss);
+      }
       ss = warp_sum(ss);
       scale = rsqrtf(__fadd_rn(__fdiv_rn(ss, (float)hd), eps));
     }
     for (int p = lane; p < half; p += 32) {
       int a = neox ? p : 2 * p;
       int b = neox ? p + half : 2 * p + 1;
-      float v0 = in[a], v1 = in[b];
+      float v0 = src[in + a], v1 = src[in + b];
       if (nw) {
         v0 = __fmul_rn(nw[a], __fmul_rn(v0, scale));
         v1 = __fmul_rn(nw[b], __fmul_rn(v1, scale));
@@ -191,8 +243,7 @@ __device__ void qkv_post_body(const int* step, const float* qkv, float* q_out, K
       }
     }
   }
-  const float* v = src + q_dim + kv_dim;
-  for (int i = threadIdx.x; i < kv_dim; i += blockDim.x) vcache[loc * kv_dim + i] = from_f32<KV>(v[i]);
+  for (int i = threadIdx.x; i < kv_dim; i += blockDim.x) vcache[loc * kv_dim + i] = from_f32<KV>(src[q_dim + kv_dim + i]);
 }
 
 // ---- feed-forward ----
@@ -200,15 +251,17 @@ __device__ void qkv_post_body(const int* step, const float* qkv, float* q_out, K
 // hn[t][i] = T(silu(gate) * up) with gate = h[t][i], up = h[t][hidden + i]. Grid: tokens x
 // slices of the hidden width, so that one token's row is spread over many multiprocessors.
 template <typename T>
+__device__ __forceinline__ T swiglu_value(float gate, float up) {
+  float silu = __fdiv_rn(gate, __fadd_rn(1.f, __expf(-gate)));
+  return from_f32<T>(__fmul_rn(silu, up));
+}
+template <typename T>
 __device__ void swiglu_body(const int* step, T* hn, int ld, const float* h, int hidden) {
   int t = blockIdx.x;
   if (t >= step[H_N]) return;
   const float* g = h + (size_t)t * 2 * hidden;
-  for (int i = blockIdx.y * blockDim.x + threadIdx.x; i < hidden; i += gridDim.y * blockDim.x) {
-    float x = g[i];
-    float silu = __fdiv_rn(x, __fadd_rn(1.f, __expf(-x)));
-    hn[(size_t)t * ld + i] = from_f32<T>(__fmul_rn(silu, g[hidden + i]));
-  }
+  for (int i = blockIdx.y * blockDim.x + threadIdx.x; i < hidden; i += gridDim.y * blockDim.x)
+    hn[(size_t)t * ld + i] = swiglu_value<T>(g[i], g[hidden + i]);
 }
 
 // ---- matrix products on tensor cores ----
@@ -263,7 +316,7 @@ template <typename T, int BM, int BN, int BK, int WM, int WN, int STAGES>
 __device__ void gemm_body(const int* __restrict__ step, int n_index, const T* __restrict__ W, const T* __restrict__ X,
                           float* __restrict__ out, float* __restrict__ ws, const float* __restrict__ bias,
                           int* __restrict__ counters, int M, int Kp, int ldo, int k_per_split, int splits,
-                          int accumulate) {
+                          int accumulate, T* __restrict__ glu, int glu_ld) {
   constexpr int THREADS = 32 * WM * WN;
   constexpr int LDS = BK + 8;  // 16-byte pad per row: ldmatrix rows fall in distinct banks
   constexpr int MT = BM / WM / 16;
@@ -360,6 +413,26 @@ __device__ void gemm_body(const int* __restrict__ step, int n_index, const T* __
   }
   cp_async_wait<0>();
 
+  if (glu != nullptr) {
+    // Gate and up rows interleaved by eights (DeviceWeights): in each 16-row MMA tile rows 0-7
+    // are gate rows and 8-15 the matching up rows, so a thread holds both halves of its outputs
+    // (accumulators 0, 1 and 2, 3) and writes SwiGLU's 16-bit result. One split only.
+#pragma unroll
+    for (int i = 0; i < MT; i++) {
+#pragma unroll
+      for (int j = 0; j < NT; j++) {
+        int row = m0 + wm * (BM / WM) + i * 16 + (lane >> 2);
+        int col = n0 + wn * (BN / WN) + j * 8 + (lane & 3) * 2;
+        if (row >= M) continue;
+        int hidx = (row >> 4) * 8 + (lane >> 2);
+#pragma unroll
+        for (int e = 0; e < 2; e++)
+          if (col + e < n) glu[(size_t)(col + e) * glu_ld + hidx] = swiglu_value<T>(acc[i][j][e], acc[i][j][e + 2]);
+      }
+    }
+    return;
+  }
+
 #pragma unroll
   for (int i = 0; i < MT; i++) {
 #pragma unroll
@@ -448,6 +521,10 @@ __device__ void attention_body(const int* __restrict__ step, const float* __rest
   float* Lr = Mr + ROWS;
   int* Pos = reinterpret_cast<int*>(Lr + ROWS);    // position of each row's token
 
+  constexpr int SI = ROWS / 4;                      // score rows a thread takes (warp w: w, w + 4, ...)
+  constexpr bool FIXED_D = THREADS % D == 0;       // a thread's accumulators share one value column
+  constexpr int LOADS = (CH * D / 8 + THREADS - 1) / THREADS;  // 16-byte K (and V) loads a chunk
+  static_assert(CH == 32 && THREADS == 128, "scores: a lane per position, four warps");
   const int* pos_all = step + step[H_POS];
   int items = step[list ? H_ITEMS_B : H_ITEMS];
   const int* item_list = step + step[list ? H_ITEMS_B_OFF : H_ITEMS_OFF];
@@ -460,6 +537,38 @@ __device__ void attention_body(const int* __restrict__ step, const float* __rest
     int t0 = item[0], ntok = item[1], kvh = item[2], s0 = item[3], s1 = item[4], row = item[5], pbase = item[6];
     int rows = ntok * group;
     const int* table = req_to_token + (size_t)row * max_ctx;
+    // A chunk's keys and values: fetched into registers (table, then cache) while the chunk
+    // before is computed, then stashed in shared memory as floats.
+    uint4 kraw[LOADS], vraw[LOADS];
+    auto fetch = [&](int c0, int cn) {
+#pragma unroll
+      for (int u = 0; u < LOADS; u++) {
+        int p = tid + u * THREADS;
+        int j = p / (D / 8);
+        if (p < CH * D / 8 && j < cn) {
+          size_t at = (size_t)table[c0 + j] * kv_dim + kvh * D + (p % (D / 8)) * 8;
+          kraw[u] = *reinterpret_cast<const uint4*>(kcache + at);
+          vraw[u] = *reinterpret_cast<const uint4*>(vcache + at);
+        }
+      }
+    };
+    auto stash = [&](int c0, int cn) {
+#pragma unroll
+      for (int u = 0; u < LOADS; u++) {
+        int p = tid + u * THREADS;
+        int j = p / (D / 8), d8 = (p % (D / 8)) * 8;
+        if (p < CH * D / 8 && j < cn) {
+          float kf[8], vf[8];
+          unpack8<KV>(kraw[u], kf);
+          unpack8<KV>(vraw[u], vf);
+#pragma unroll
+          for (int e = 0; e < 8; e++) {
+            Ks[j * DK + d8 + e] = kf[e];
+            Vs[j * D + d8 + e] = vf[e];
+          }
+        }
+      }
+    };
     __syncthreads();  // the previous item is done with shared memory
     for (int i = tid; i < rows * D; i += THREADS) {
       int r = i / D, d = i % D;
@@ -467,6 +576,8 @@ __device__ void attention_body(const int* __restrict__ step, const float* __rest
     }
     for (int r = tid; r < rows; r += THREADS) Pos[r] = pos_all[t0 + r / group];
     int last_pos = pos_all[t0 + ntok - 1];
+    int item_end = min(s1 * SPLIT, last_pos + 1);  // chunks run from s0 * SPLIT to here
+    if (s0 * SPLIT < item_end) fetch(s0 * SPLIT, min(CH, item_end - s0 * SPLIT));
     float racc[PER];
 #pragma unroll
     for (int k = 0; k < PER; k++) racc[k] = 0.f;
@@ -485,30 +596,27 @@ __device__ void attention_body(const int* __restrict__ step, const float* __rest
       for (int c0 = lo; c0 < hi; c0 += CH) {
         int cn = min(CH, hi - c0);
         __syncthreads();  // the previous chunk's readers are done
-        for (int p = tid; p < cn * (D / 8); p += THREADS) {
-          int j = p / (D / 8), d8 = (p % (D / 8)) * 8;
-          size_t at = (size_t)table[c0 + j] * kv_dim + kvh * D + d8;
-          float kf[8], vf[8];
-          unpack8<KV>(*reinterpret_cast<const uint4*>(kcache + at), kf);
-          unpack8<KV>(*reinterpret_cast<const uint4*>(vcache + at), vf);
-#pragma unroll
-          for (int e = 0; e < 8; e++) {
-            Ks[j * DK + d8 + e] = kf[e];
-            Vs[j * D + d8 + e] = vf[e];
-          }
-        }
+        stash(c0, cn);
+        if (c0 + CH < item_end) fetch(c0 + CH, min(CH, item_end - c0 - CH));  // lands during this chunk
         __syncthreads();
-        // Scores: a warp takes one row, lane j position c0 + j.
-        for (int i = tid; i < rows * CH; i += THREADS) {
-          int r = i / CH, j = i % CH;
-          float sc = -INFINITY;
-          if (j < cn && c0 + j <= Pos[r]) {
-            float dot = 0.f;
-#pragma unroll 8
-            for (int d = 0; d < D; d++) dot = __fmaf_rn(Qs[r * D + d], Ks[j * DK + d], dot);
-            sc = __fmul_rn(dot, scale);
+        // Scores: lane j takes position c0 + j, warp w rows w, w + 4, ...: SI independent dot
+        // products share each key value, each summed over d in order.
+        {
+          float dot[SI];
+#pragma unroll
+          for (int k = 0; k < SI; k++) dot[k] = 0.f;
+          const float* kr = Ks + lane * DK;
+#pragma unroll 4
+          for (int d = 0; d < D; d++) {
+            float kd = kr[d];
+#pragma unroll
+            for (int k = 0; k < SI; k++) dot[k] = __fmaf_rn(Qs[(warp + 4 * k) * D + d], kd, dot[k]);
           }
-          P[r * PS + j] = sc;
+#pragma unroll
+          for (int k = 0; k < SI; k++) {
+            int r = warp + 4 * k;
+            if (r < rows) P[r * PS + lane] = lane < cn && c0 + lane <= Pos[r] ? __fmul_rn(dot[k], scale) : -INFINITY;
+          }
         }
         __syncthreads();
         // Online softmax per row, for rows that see any of this chunk.
@@ -528,18 +636,27 @@ __device__ void attention_body(const int* __restrict__ step, const float* __rest
           }
         }
         __syncthreads();
+        // Values: each accumulator rescaled, then its row's weights of positions 0..lim in order;
+        // positions outer, so the PER accumulators are independent chains.
+        int lim[PER];
 #pragma unroll
         for (int k = 0; k < PER; k++) {
           int e = tid + k * THREADS;
+          lim[k] = -1;
           if (e < rows * D) {
-            int r = e / D, d = e % D;
-            int pr = Pos[r];
-            if (c0 <= pr) {
-              int jn = min(cn, pr - c0 + 1);
-              float a = __fmul_rn(acc[k], Al[r]);
-              for (int j = 0; j < jn; j++) a = __fmaf_rn(P[r * PS + j], Vs[j * D + d], a);
-              acc[k] = a;
+            int r = e / D;
+            if (c0 <= Pos[r]) {
+              lim[k] = min(cn - 1, Pos[r] - c0);
+              acc[k] = __fmul_rn(acc[k], Al[r]);
             }
+          }
+        }
+        for (int j = 0; j < cn; j++) {
+#pragma unroll
+          for (int k = 0; k < PER; k++) {
+            int e = tid + k * THREADS;
+            int d = FIXED_D ? tid % D : e % D;
+            if (j <= lim[k]) acc[k] = __fmaf_rn(P[(e / D) * PS + j], Vs[j * D + d], acc[k]);
           }
         }
       }
@@ -712,11 +829,21 @@ FOR_TYPES(ENTRY_EMBED)
   }
 FOR_TYPES(ENTRY_RMSNORM)
 
-#define ENTRY_QKV(T, N)                                                                                                  \
-  extern "C" __global__ void __launch_bounds__(512) qkv_post_##N(                                                       \
-      const int* step, const float* qkv, float* q_out, T* kcache, T* vcache, const float* q_norm, const float* k_norm, \
-      const float* cos_t, const float* sin_t, int heads, int kv_heads, int hd, int neox, float eps) {                   \
-    qkv_post_body<T>(step, qkv, q_out, kcache, vcache, q_norm, k_norm, cos_t, sin_t, heads, kv_heads, hd, neox, eps);   \
+#define ENTRY_REDUCE_RMSNORM(T, N)                                                                                 \
+  extern "C" __global__ void __launch_bounds__(1024) reduce_rmsnorm_##N(const int* step, const float* ws, int splits, \
+                                                                      float* x, T* out, int ld_out, const float* w, \
+                                                                      int dim, float eps) {                          \
+    reduce_rmsnorm_body<T>(step, ws, splits, x, out, ld_out, w, dim, eps);                                         \
+  }
+FOR_TYPES(ENTRY_REDUCE_RMSNORM)
+
+#define ENTRY_QKV(T, N)                                                                                              \
+  extern "C" __global__ void __launch_bounds__(512) qkv_post_##N(                                                   \
+      const int* step, const float* qkv, int splits, const float* bias, float* q_out, T* kcache, T* vcache,         \
+      const float* q_norm, const float* k_norm, const float* cos_t, const float* sin_t, int heads, int kv_heads,    \
+      int hd, int neox, float eps) {                                                                                \
+    qkv_post_body<T>(step, qkv, splits, bias, q_out, kcache, vcache, q_norm, k_norm, cos_t, sin_t, heads, kv_heads, \
+                     hd, neox, eps);                                                                                \
   }
 FOR_TYPES(ENTRY_QKV)
 
@@ -732,13 +859,14 @@ FOR_TYPES(ENTRY_SWIGLU)
 FOR_TYPES(ENTRY_COMBINE)
 
 // Matrix products: "s" tiles (64 rows x BN tokens, 4 warps along the rows) for few tokens, "l"
-// tiles (128 x 128, 2 x 2 warps) for many. All walk k in the same k16 steps. s8k128 and s8k256
+// tiles (128 x 128; 2 x 2 warps, or 2 x 4 in l8w and l8k64) for many. All walk k in the same k16 steps. s8k128 and s8k256
 // read a one-to-eight-token step's weights in longer runs per row (256 or 512 bytes a tile).
 #define GEMM_ARGS                                                                                                 \
   const int *step, int n_index, const void *W, const void *X, float *out, float *ws, const float *bias, \
-      int *counters, int M, int Kp, int ldo, int k_per_split, int splits, int accumulate
-#define GEMM_PASS(T) \
-  step, n_index, (const T*)W, (const T*)X, out, ws, bias, counters, M, Kp, ldo, k_per_split, splits, accumulate
+      int *counters, int M, int Kp, int ldo, int k_per_split, int splits, int accumulate, void *glu, int glu_ld
+#define GEMM_PASS(T)                                                                                       \
+  step, n_index, (const T*)W, (const T*)X, out, ws, bias, counters, M, Kp, ldo, k_per_split, splits, accumulate, \
+      (T*)glu, glu_ld
 #define ENTRY_GEMM(T, N)                                                                                      \
   extern "C" __global__ void __launch_bounds__(128) gemm_s8_##N(GEMM_ARGS) { gemm_body<T, 64, 8, 64, 4, 1, 4>(GEMM_PASS(T)); }    \
   extern "C" __global__ void __launch_bounds__(128) gemm_s8k128_##N(GEMM_ARGS) { gemm_body<T, 64, 8, 128, 4, 1, 3>(GEMM_PASS(T)); } \
@@ -746,7 +874,9 @@ FOR_TYPES(ENTRY_COMBINE)
   extern "C" __global__ void __launch_bounds__(128) gemm_s16_##N(GEMM_ARGS) { gemm_body<T, 64, 16, 64, 4, 1, 4>(GEMM_PASS(T)); }  \
   extern "C" __global__ void __launch_bounds__(128) gemm_s32_##N(GEMM_ARGS) { gemm_body<T, 64, 32, 64, 4, 1, 4>(GEMM_PASS(T)); }  \
   extern "C" __global__ void __launch_bounds__(128) gemm_s64_##N(GEMM_ARGS) { gemm_body<T, 64, 64, 64, 4, 1, 4>(GEMM_PASS(T)); }  \
-  extern "C" __global__ void __launch_bounds__(128) gemm_l_##N(GEMM_ARGS) { gemm_body<T, 128, 128, 32, 2, 2, 3>(GEMM_PASS(T)); }
+  extern "C" __global__ void __launch_bounds__(128) gemm_l_##N(GEMM_ARGS) { gemm_body<T, 128, 128, 32, 2, 2, 3>(GEMM_PASS(T)); } \
+  extern "C" __global__ void __launch_bounds__(256) gemm_l8w_##N(GEMM_ARGS) { gemm_body<T, 128, 128, 32, 2, 4, 4>(GEMM_PASS(T)); } \
+  extern "C" __global__ void __launch_bounds__(256) gemm_l8k64_##N(GEMM_ARGS) { gemm_body<T, 128, 128, 64, 2, 4, 3>(GEMM_PASS(T)); }
 FOR_TYPES(ENTRY_GEMM)
 
 // Attention: KV type x activation type x head width x rows per tile (8 for decode, 64 or 32 for

@@ -93,12 +93,23 @@ public final class CudaModelRunner implements ModelRunner {
    */
   private final String fewTokenVariant = fewTokenVariant();
 
+  /** The matrix-product kernel for steps of more than 64 tokens ({@code flinfer.cuda.gemm}). */
+  private final String largeVariant = largeVariant();
+
   /**
    * Whether a split product's last split adds the partial sums itself (the same order, so the same
    * bits) instead of a separate reduction kernel ({@code flinfer.cuda.fusedReduce}). Off by
    * default: on an H100 it was no faster at batch 1 and 10% slower at batch 16.
    */
   private final boolean fusedReduce = Boolean.getBoolean("flinfer.cuda.fusedReduce");
+
+  /**
+   * Whether kernels that follow one another are fused ({@code flinfer.cuda.fuse}, on unless
+   * "false"): a split product's finish with the RMS norm after it, the q/k/v product's finish with
+   * rope and the KV write, SwiGLU with the gate/up product. Each fused kernel computes what the
+   * separate ones do in the same order, so a token's bits do not depend on it.
+   */
+  private final Fusions fusions;
 
   private CUdeviceptr kCache;
   private CUdeviceptr vCache;
@@ -142,13 +153,22 @@ public final class CudaModelRunner implements ModelRunner {
     }
     this.cu = new CudaContext(deviceIndex);
     try {
-      this.dtype = DeviceDtype.forModel(model.weights());
-      this.w = new DeviceWeights(cu, dtype, c, model.weights());
       qkvShape = GemmShape.of(c.qDim() + 2 * c.kvDim(), c.dim());
       oShape = GemmShape.of(c.dim(), c.qDim());
       upShape = GemmShape.of(2 * c.hiddenDim(), c.dim());
       downShape = GemmShape.of(c.dim(), c.hiddenDim());
       lmShape = GemmShape.of(c.vocabSize(), c.dim());
+      fusions =
+          Fusions.choose(
+              !"false".equals(System.getProperty("flinfer.cuda.fuse")),
+              fusedReduce,
+              c,
+              qkvShape,
+              oShape,
+              upShape,
+              downShape);
+      this.dtype = DeviceDtype.forModel(model.weights());
+      this.w = new DeviceWeights(cu, dtype, c, model.weights(), fusions.swigluInProduct());
       dimP = GemmShape.padded(c.dim());
       qDimP = GemmShape.padded(c.qDim());
       hiddenP = GemmShape.padded(c.hiddenDim());
@@ -368,14 +388,29 @@ public final class CudaModelRunner implements ModelRunner {
 
   /** The one-to-eight-token kernel and split-K finish this runner launches (for tests). */
   String productKernels() {
-    return fewTokenVariant + (fusedReduce ? ", fused finish" : ", separate finish");
+    return fewTokenVariant
+        + ", "
+        + largeVariant
+        + (fusedReduce ? ", fused finish" : ", separate finish");
+  }
+
+  /** The kernel fusions this runner launches (for tests). */
+  Fusions fusions() {
+    return fusions;
   }
 
   static String fewTokenVariant() {
-    String v = System.getProperty("flinfer.cuda.gemv", "s8k256");
-    if (!GemmShape.FEW_TOKEN_VARIANTS.contains(v)) {
-      throw new IllegalArgumentException(
-          "flinfer.cuda.gemv must be one of " + GemmShape.FEW_TOKEN_VARIANTS + ", not " + v);
+    return variant("flinfer.cuda.gemv", "s8k256", GemmShape.FEW_TOKEN_VARIANTS);
+  }
+
+  static String largeVariant() {
+    return variant("flinfer.cuda.gemm", "l", GemmShape.LARGE_VARIANTS);
+  }
+
+  private static String variant(String property, String byDefault, List<String> variants) {
+    String v = System.getProperty(property, byDefault);
+    if (!variants.contains(v)) {
+      throw new IllegalArgumentException(property + " must be one of " + variants + ", not " + v);
     }
     return v;
   }
@@ -486,6 +521,8 @@ public final class CudaModelRunner implements ModelRunner {
     private final Pointer combine;
     private final Gemm[] oGemm = new Gemm[layers];
     private final Pointer[] normFfn = new Pointer[layers];
+    private final Pointer[] reduceNormAttn = new Pointer[layers];
+    private final Pointer[] reduceNormFfn = new Pointer[layers];
     private final Gemm[] upGemm = new Gemm[layers];
     private final Pointer swiglu;
     private final Gemm[] downGemm = new Gemm[layers];
@@ -500,6 +537,7 @@ public final class CudaModelRunner implements ModelRunner {
     private final CUfunction updateFn = cu.function("update_req_to_token");
     private final CUfunction embedFn = cu.function("embed_" + t);
     private final CUfunction normFn = cu.function("rmsnorm_" + t);
+    private final CUfunction reduceNormFn = cu.function("reduce_rmsnorm_" + t);
     private final CUfunction qkvPostFn = cu.function("qkv_post_" + t);
     private final CUfunction combineFn = cu.function("attention_combine_" + t);
     private final CUfunction swigluFn = cu.function("swiglu_" + t);
@@ -526,10 +564,13 @@ public final class CudaModelRunner implements ModelRunner {
         normAttn[l] = KernelArgs.of(stepDev, xn, dimP, x, w.attnNorm[l], c.dim(), eps, 0);
         qkvGemm[l] =
             new Gemm("qkv", qkvShape, StepPlan.H_N, w.qkv[l], xn, qkv, w.qkvBias[l], false);
+        boolean partials = fusions.qkvFinishInPost();
         qkvPost[l] =
             KernelArgs.of(
                 stepDev,
-                qkv,
+                partials ? splitWs : qkv,
+                partials ? qkvShape.splits() : 1,
+                partials ? w.qkvBias[l] : null,
                 qf,
                 kl,
                 vl,
@@ -546,8 +587,16 @@ public final class CudaModelRunner implements ModelRunner {
         attMany[l] = attentionArgs(kl, vl, scale, 1);
         oGemm[l] = new Gemm("o", oShape, StepPlan.H_N, w.wo[l], att, x, null, true);
         normFfn[l] = KernelArgs.of(stepDev, xn, dimP, x, w.ffnNorm[l], c.dim(), eps, 0);
-        upGemm[l] = new Gemm("gate_up", upShape, StepPlan.H_N, w.gateUp[l], xn, h, null, false);
+        reduceNormFfn[l] = reduceNormArgs(oShape, w.ffnNorm[l], eps);
+        upGemm[l] =
+            fusions.swigluInProduct()
+                ? new Gemm(
+                    "gate_up", upShape, StepPlan.H_N, w.gateUp[l], xn, h, null, false, hn, hiddenP)
+                : new Gemm("gate_up", upShape, StepPlan.H_N, w.gateUp[l], xn, h, null, false);
         downGemm[l] = new Gemm("down", downShape, StepPlan.H_N, w.down[l], hn, x, null, true);
+        if (l + 1 < layers) {
+          reduceNormAttn[l + 1] = reduceNormArgs(downShape, w.attnNorm[l + 1], eps);
+        }
       }
       combine = KernelArgs.of(stepDev, partM, partL, partAcc, att, qDimP, c.heads(), hd);
       swiglu = KernelArgs.of(stepDev, hn, hiddenP, h, c.hiddenDim());
@@ -557,6 +606,11 @@ public final class CudaModelRunner implements ModelRunner {
       CUdeviceptr topLogit = summary.withByteOffset((long) requestCapacity * Sizeof.FLOAT);
       CUdeviceptr logZ = summary.withByteOffset(2L * requestCapacity * Sizeof.FLOAT);
       greedy = KernelArgs.of(stepDev, logits, c.vocabSize(), top, topLogit, logZ);
+    }
+
+    /** x += the product's partial sums, then xn = rmsnorm(x) with {@code weight}. */
+    private Pointer reduceNormArgs(GemmShape shape, CUdeviceptr weight, float eps) {
+      return KernelArgs.of(stepDev, splitWs, shape.splits(), x, xn, dimP, weight, c.dim(), eps);
     }
 
     private Pointer attentionArgs(CUdeviceptr kl, CUdeviceptr vl, float scale, int list) {
@@ -591,9 +645,16 @@ public final class CudaModelRunner implements ModelRunner {
       int few = graph ? (fewRowsDecode ? decodeGrid : 0) : plan.itemsFewRows();
       int many = graph ? (fewRowsDecode ? 0 : decodeGrid) : plan.itemsManyRows();
       int combines = graph ? n * c.heads() : plan.combines() * c.heads();
+      boolean normDone = false;
       for (int l = 0; l < layers; l++) {
-        launch("rmsnorm", normFn, n, NORM_THREADS, 0, normAttn[l]);
-        qkvGemm[l].enqueue(v, n);
+        if (!normDone) {
+          launch("rmsnorm", normFn, n, NORM_THREADS, 0, normAttn[l]);
+        }
+        if (fusions.qkvFinishInPost()) {
+          qkvGemm[l].enqueueProduct(v, n);
+        } else {
+          qkvGemm[l].enqueue(v, n);
+        }
         launch("qkv_post", qkvPostFn, n, 512, 0, qkvPost[l]);
         if (few > 0) {
           launch(
@@ -622,20 +683,33 @@ public final class CudaModelRunner implements ModelRunner {
               0,
               combine);
         }
-        oGemm[l].enqueue(v, n);
-        launch("rmsnorm", normFn, n, NORM_THREADS, 0, normFfn[l]);
+        if (fusions.normInOFinish()) {
+          oGemm[l].enqueueProduct(v, n);
+          launch("reduce_rmsnorm", reduceNormFn, n, NORM_THREADS, 0, reduceNormFfn[l]);
+        } else {
+          oGemm[l].enqueue(v, n);
+          launch("rmsnorm", normFn, n, NORM_THREADS, 0, normFfn[l]);
+        }
         upGemm[l].enqueue(v, n);
-        launch("swiglu", swigluFn, n, swigluSlices, 1, 256, 0, swiglu);
-        downGemm[l].enqueue(v, n);
+        if (!fusions.swigluInProduct()) {
+          launch("swiglu", swigluFn, n, swigluSlices, 1, 256, 0, swiglu);
+        }
+        normDone = fusions.normInDownFinish() && l + 1 < layers;
+        if (normDone) {
+          downGemm[l].enqueueProduct(v, n);
+          launch("reduce_rmsnorm", reduceNormFn, n, NORM_THREADS, 0, reduceNormAttn[l + 1]);
+        } else {
+          downGemm[l].enqueue(v, n);
+        }
       }
       launch("rmsnorm", normFn, b, NORM_THREADS, 0, normLast);
       lmGemm.enqueue(fewTokens(GemmShape.variant(b)), b);
       launch("greedy_summary", greedyFn, b, 1024, 0, greedy);
     }
 
-    /** The configured one-to-eight-token variant in place of the default one. */
+    /** The configured one-to-eight-token and large variants in place of the default ones. */
     private String fewTokens(String variant) {
-      return variant.equals("s8") ? fewTokenVariant : variant;
+      return variant.equals("s8") ? fewTokenVariant : variant.equals("l") ? largeVariant : variant;
     }
 
     private void launch(
@@ -670,6 +744,21 @@ public final class CudaModelRunner implements ModelRunner {
           CUdeviceptr out,
           CUdeviceptr bias,
           boolean accumulate) {
+        this(role, shape, nIndex, weights, in, out, bias, accumulate, null, 0);
+      }
+
+      /** With {@code glu}: the epilogue writes SwiGLU's 16-bit result there (ld {@code gluLd}). */
+      Gemm(
+          String role,
+          GemmShape shape,
+          int nIndex,
+          CUdeviceptr weights,
+          CUdeviceptr in,
+          CUdeviceptr out,
+          CUdeviceptr bias,
+          boolean accumulate,
+          CUdeviceptr glu,
+          int gluLd) {
         this.role = role;
         this.shape = shape;
         int acc = accumulate ? 1 : 0;
@@ -688,7 +777,9 @@ public final class CudaModelRunner implements ModelRunner {
                 shape.rows(),
                 shape.colsPerSplit(),
                 shape.splits(),
-                acc);
+                acc,
+                glu,
+                gluLd);
         reduceArgs =
             KernelArgs.of(
                 stepDev,
@@ -702,18 +793,9 @@ public final class CudaModelRunner implements ModelRunner {
                 acc);
       }
 
+      /** The product, then its split-K finish if it has splits. */
       void enqueue(String variant, int tokens) {
-        int gx = (shape.rows() + GemmShape.tileRows(variant) - 1) / GemmShape.tileRows(variant);
-        int gy = (tokens + GemmShape.tileTokens(variant) - 1) / GemmShape.tileTokens(variant);
-        launch(
-            times == null ? role : "gemm " + role + " " + variant,
-            gemmFns.get(variant),
-            gx,
-            gy,
-            shape.splits(),
-            128,
-            GemmShape.sharedBytes(variant),
-            args);
+        enqueueProduct(variant, tokens);
         if (shape.splits() > 1 && !fusedReduce) {
           long total = (long) tokens * shape.rows();
           int blocks = (int) Math.min(4096, (total + 255) / 256);
@@ -727,6 +809,21 @@ public final class CudaModelRunner implements ModelRunner {
               0,
               reduceArgs);
         }
+      }
+
+      /** The product alone: with splits, the partial sums stay in the workspace for the next. */
+      void enqueueProduct(String variant, int tokens) {
+        int gx = (shape.rows() + GemmShape.tileRows(variant) - 1) / GemmShape.tileRows(variant);
+        int gy = (tokens + GemmShape.tileTokens(variant) - 1) / GemmShape.tileTokens(variant);
+        launch(
+            times == null ? role : "gemm " + role + " " + variant,
+            gemmFns.get(variant),
+            gx,
+            gy,
+            shape.splits(),
+            GemmShape.threads(variant),
+            GemmShape.sharedBytes(variant),
+            args);
       }
     }
   }

@@ -7,6 +7,7 @@ import io.flinfer.runtime.model.ModelConfig;
 import io.flinfer.runtime.tensor.WeightMatrix;
 import java.nio.ByteOrder;
 import java.nio.ShortBuffer;
+import java.util.function.IntUnaryOperator;
 import java.util.stream.IntStream;
 import jcuda.Pointer;
 import jcuda.Sizeof;
@@ -14,10 +15,11 @@ import jcuda.driver.CUdeviceptr;
 
 /**
  * A model's weights on the device: each layer's q, k and v projections stacked into one matrix (one
- * product instead of three), gate and up stacked likewise, every matrix in {@link DeviceDtype} with
- * rows padded to a multiple of 64 columns; norms and biases in fp32. Matrices stream from the
- * mapped file through a pinned staging buffer, a slice of rows at a time, converted by the host's
- * cores: no whole tensor is ever copied to the heap.
+ * product instead of three), gate and up stacked likewise (or interleaved by eights, for a product
+ * that applies SwiGLU itself: {@link Fusions#interleavedGateUpRow}), every matrix in {@link
+ * DeviceDtype} with rows padded to a multiple of 64 columns; norms and biases in fp32. Matrices
+ * stream from the mapped file through a pinned staging buffer, a slice of rows at a time, converted
+ * by the host's cores: no whole tensor is ever copied to the heap.
  */
 final class DeviceWeights {
   /** Bytes of the staging buffer: the most converted at once. */
@@ -43,7 +45,8 @@ final class DeviceWeights {
   private final ShortBuffer stagingShorts;
   private long uploaded;
 
-  DeviceWeights(CudaContext cu, DeviceDtype dtype, ModelConfig c, LlamaWeights w) {
+  DeviceWeights(
+      CudaContext cu, DeviceDtype dtype, ModelConfig c, LlamaWeights w, boolean gateUpInterleaved) {
     this.cu = cu;
     this.dtype = dtype;
     this.staging = cu.allocHost(STAGING_BYTES);
@@ -71,7 +74,10 @@ final class DeviceWeights {
         qNorm[l] = c.qkNorm() ? vector(w.qNorm()[l]) : null;
         kNorm[l] = c.qkNorm() ? vector(w.kNorm()[l]) : null;
         wo[l] = matrix(w.wo()[l]);
-        gateUp[l] = matrix(w.w1()[l], w.w3()[l]);
+        gateUp[l] =
+            gateUpInterleaved
+                ? matrix(d -> Fusions.interleavedGateUpRow(d, c.hiddenDim()), w.w1()[l], w.w3()[l])
+                : matrix(w.w1()[l], w.w3()[l]);
         down[l] = matrix(w.w2()[l]);
       }
     } finally {
@@ -82,6 +88,11 @@ final class DeviceWeights {
 
   /** The matrices' rows stacked, in the device type, each row padded to a multiple of 64. */
   private CUdeviceptr matrix(WeightMatrix... parts) {
+    return matrix(d -> d, parts);
+  }
+
+  /** As {@link #matrix(WeightMatrix...)}, device row d holding stacked row {@code order(d)}. */
+  private CUdeviceptr matrix(IntUnaryOperator order, WeightMatrix... parts) {
     int cols = parts[0].cols();
     int kp = GemmShape.padded(cols);
     long rows = 0;
@@ -94,22 +105,21 @@ final class DeviceWeights {
     long rowBytes = (long) kp * Sizeof.SHORT;
     CUdeviceptr dev = cu.alloc(rows * rowBytes);
     int chunkRows = (int) Math.max(1, STAGING_BYTES / rowBytes);
-    long at = 0;
-    for (WeightMatrix m : parts) {
-      for (int r0 = 0; r0 < m.rows(); r0 += chunkRows) {
-        int n = Math.min(chunkRows, m.rows() - r0);
-        convert(m, r0, n, kp);
-        cuMemcpyHtoD(dev.withByteOffset(at * rowBytes), staging, n * rowBytes);
-        at += n;
-      }
+    for (int d0 = 0; d0 < rows; d0 += chunkRows) {
+      int n = (int) Math.min(chunkRows, rows - d0);
+      convert(parts, order, d0, n, kp);
+      cuMemcpyHtoD(dev.withByteOffset(d0 * rowBytes), staging, n * rowBytes);
     }
     uploaded += rows * rowBytes;
     return dev;
   }
 
-  /** Rows [r0, r0 + n) of {@code m} into the staging buffer, zero-padded to {@code kp}. */
-  private void convert(WeightMatrix m, int r0, int n, int kp) {
-    int cols = m.cols();
+  /**
+   * Device rows [d0, d0 + n) into the staging buffer, zero-padded to {@code kp}: stacked row {@code
+   * order(d)} of the parts for device row d.
+   */
+  private void convert(WeightMatrix[] parts, IntUnaryOperator order, int d0, int n, int kp) {
+    int cols = parts[0].cols();
     IntStream.range(0, n)
         .parallel()
         .forEach(
@@ -119,7 +129,13 @@ final class DeviceWeights {
                 row = new float[cols];
                 ROW.set(row);
               }
-              m.decodeRow(r0 + i, row, 0);
+              int r = order.applyAsInt(d0 + i);
+              int p = 0;
+              while (r >= parts[p].rows()) {
+                r -= parts[p].rows();
+                p++;
+              }
+              parts[p].decodeRow(r, row, 0);
               int base = i * kp;
               for (int j = 0; j < cols; j++) {
                 stagingShorts.put(base + j, dtype.encode(row[j]));

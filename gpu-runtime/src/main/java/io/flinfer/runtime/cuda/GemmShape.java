@@ -77,8 +77,15 @@ record GemmShape(int rows, int paddedCols, int splits, int colsPerSplit) {
    */
   static final List<String> FEW_TOKEN_VARIANTS = List.of("s8", "s8k128", "s8k256");
 
+  /**
+   * The variants for more than 64 tokens, 128 x 128 tiles that differ in warps (4 or 8) and k tile
+   * columns (32 or 64): the same k16 steps in the same order, so the same bits.
+   */
+  static final List<String> LARGE_VARIANTS = List.of("l", "l8w", "l8k64");
+
   /** Every kernel variant. */
-  static final List<String> VARIANTS = List.of("s8", "s8k128", "s8k256", "s16", "s32", "s64", "l");
+  static final List<String> VARIANTS =
+      List.of("s8", "s8k128", "s8k256", "s16", "s32", "s64", "l", "l8w", "l8k64");
 
   /** Tokens per tile of a variant. */
   static int tileTokens(String variant) {
@@ -100,7 +107,12 @@ record GemmShape(int rows, int paddedCols, int splits, int colsPerSplit) {
 
   /** Rows per tile of a variant. */
   static int tileRows(String variant) {
-    return variant.equals("l") ? 128 : TILE_ROWS;
+    return LARGE_VARIANTS.contains(variant) ? 128 : TILE_ROWS;
+  }
+
+  /** Threads of a variant's block. */
+  static int threads(String variant) {
+    return variant.startsWith("l8") ? 256 : 128;
   }
 
   /** Dynamic shared memory of a variant: its cp.async stages of weight and activation tiles. */
@@ -108,6 +120,10 @@ record GemmShape(int rows, int paddedCols, int splits, int colsPerSplit) {
     switch (variant) {
       case "l":
         return 3 * (128 + 128) * (32 + 8) * 2;
+      case "l8w":
+        return 4 * (128 + 128) * (32 + 8) * 2;
+      case "l8k64":
+        return 3 * (128 + 128) * (64 + 8) * 2;
       case "s8k128":
         return 3 * (TILE_ROWS + 8) * (128 + 8) * 2;
       case "s8k256":

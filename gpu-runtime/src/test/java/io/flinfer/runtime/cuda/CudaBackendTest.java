@@ -14,6 +14,7 @@ import io.flinfer.runtime.gguf.RandomGgufModel;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.model.ModelConfig;
 import io.flinfer.runtime.model.ModelLoader;
+import io.flinfer.runtime.model.RopeConfig;
 import io.flinfer.runtime.sampling.SamplingParams;
 import io.flinfer.runtime.tensor.GgmlType;
 import io.flinfer.runtime.testing.ForwardRuns;
@@ -157,27 +158,104 @@ class CudaBackendTest {
             RandomGgufModel.write(shape, GgmlType.BF16, true, 3, dir.resolve("m.gguf")), null);
     int[] tokens = new Random(13).ints(180, 3, shape.vocabSize()).toArray();
     List<float[]> reference = ForwardRuns.alone(model, tokens, 150, CUDA, 1);
-    for (String variant : GemmShape.FEW_TOKEN_VARIANTS) {
+    // Each one-to-eight-token variant beside each large one (the 150-token extend's).
+    List<String> large = GemmShape.LARGE_VARIANTS;
+    for (int v = 0; v < GemmShape.FEW_TOKEN_VARIANTS.size(); v++) {
+      String variant = GemmShape.FEW_TOKEN_VARIANTS.get(v);
+      String largeVariant = large.get(v % large.size());
       for (String fused : new String[] {"false", "true"}) {
         System.setProperty("flinfer.cuda.gemv", variant);
+        System.setProperty("flinfer.cuda.gemm", largeVariant);
         System.setProperty("flinfer.cuda.fusedReduce", fused);
         List<float[]> other;
         try {
           try (CudaModelRunner r = new CudaModelRunner(model, new ReqToTokenPool(1, 8), 1)) {
             assertThat(r.productKernels())
-                .isEqualTo(variant + ("true".equals(fused) ? ", fused" : ", separate") + " finish");
+                .isEqualTo(
+                    variant
+                        + ", "
+                        + largeVariant
+                        + ("true".equals(fused) ? ", fused" : ", separate")
+                        + " finish");
           }
           other = ForwardRuns.alone(model, tokens, 150, CUDA, 1);
         } finally {
           System.clearProperty("flinfer.cuda.gemv");
+          System.clearProperty("flinfer.cuda.gemm");
           System.clearProperty("flinfer.cuda.fusedReduce");
         }
         assertThat(other).hasSameSizeAs(reference);
         for (int i = 0; i < reference.size(); i++) {
           assertThat(other.get(i))
-              .as("%s, fused reduce %s, step %d", variant, fused, i)
+              .as("%s, %s, fused reduce %s, step %d", variant, largeVariant, fused, i)
               .containsExactly(reference.get(i));
         }
+      }
+    }
+  }
+
+  /**
+   * A Qwen2-style shape (q/k/v biases) whose q/k/v, output and down products are split and whose
+   * gate/up product is not, so every fusion applies: alone (a 150-token extend, then decode) and in
+   * a lockstep batch of 12, the fused kernels give the separate kernels' bits.
+   */
+  @Test
+  void fusedKernelsGiveTheBitsOfSeparateOnes(@TempDir Path dir) throws Exception {
+    CudaDevice.assume();
+    ModelConfig shape =
+        new ModelConfig(
+            "qwen2",
+            768,
+            8256,
+            2,
+            12,
+            4,
+            64,
+            512,
+            1024,
+            1e-6f,
+            RopeConfig.normal(1e6f),
+            true,
+            false);
+    LlamaModel model =
+        ModelLoader.load(
+            RandomGgufModel.write(shape, GgmlType.BF16, true, 5, dir.resolve("q.gguf")), null);
+    try (CudaModelRunner r = new CudaModelRunner(model, new ReqToTokenPool(1, 8), 1)) {
+      assertThat(r.fusions()).isEqualTo(new Fusions(true, true, true, true));
+    }
+    Random rnd = new Random(17);
+    int[] tokens = rnd.ints(180, 3, shape.vocabSize()).toArray();
+    int n = 12;
+    int[][] batch = new int[n][];
+    int[] promptLen = new int[n];
+    for (int s = 0; s < n; s++) {
+      batch[s] = rnd.ints(90, 3, shape.vocabSize()).toArray();
+      promptLen[s] = 40 + 3 * s;
+    }
+    List<float[]> fused = ForwardRuns.alone(model, tokens, 150, CUDA, 1);
+    List<List<float[]>> fusedBatch = ForwardRuns.lockstep(model, batch, promptLen, CUDA, 1);
+    List<float[]> separate;
+    List<List<float[]>> separateBatch;
+    System.setProperty("flinfer.cuda.fuse", "false");
+    try {
+      try (CudaModelRunner r = new CudaModelRunner(model, new ReqToTokenPool(1, 8), 1)) {
+        assertThat(r.fusions()).isEqualTo(Fusions.NONE);
+      }
+      separate = ForwardRuns.alone(model, tokens, 150, CUDA, 1);
+      separateBatch = ForwardRuns.lockstep(model, batch, promptLen, CUDA, 1);
+    } finally {
+      System.clearProperty("flinfer.cuda.fuse");
+    }
+    assertThat(fused).hasSameSizeAs(separate);
+    for (int i = 0; i < fused.size(); i++) {
+      assertThat(fused.get(i)).as("alone, step %d", i).containsExactly(separate.get(i));
+    }
+    for (int s = 0; s < n; s++) {
+      assertThat(fusedBatch.get(s)).hasSameSizeAs(separateBatch.get(s));
+      for (int i = 0; i < fusedBatch.get(s).size(); i++) {
+        assertThat(fusedBatch.get(s).get(i))
+            .as("request %d, step %d", s, i)
+            .containsExactly(separateBatch.get(s).get(i));
       }
     }
   }

@@ -52,6 +52,14 @@ class GemmShapeTest {
     // Two blocks of the widest one-to-eight-token kernel fit an H100 multiprocessor's 228 KB.
     assertThat(GemmShape.sharedBytes("s8k256")).isLessThanOrEqualTo(113 * 1024);
     assertThat(GemmShape.VARIANTS).containsAll(GemmShape.FEW_TOKEN_VARIANTS);
+    assertThat(GemmShape.VARIANTS).containsAll(GemmShape.LARGE_VARIANTS);
+    for (String v : GemmShape.LARGE_VARIANTS) {
+      // Two blocks of every large kernel fit a multiprocessor.
+      assertThat(GemmShape.sharedBytes(v)).as(v).isLessThanOrEqualTo(113 * 1024);
+      assertThat(GemmShape.tileRows(v)).isEqualTo(128);
+    }
+    assertThat(GemmShape.threads("l")).isEqualTo(128);
+    assertThat(GemmShape.threads("l8w")).isEqualTo(256);
   }
 
   @Property
@@ -78,6 +86,18 @@ class GemmShapeTest {
           .hasMessageContaining("flinfer.cuda.gemv must be one of [s8, s8k128, s8k256], not s9");
     } finally {
       System.clearProperty("flinfer.cuda.gemv");
+    }
+  }
+
+  @Test
+  void theLargeKernelIsOneOfItsVariants() {
+    assertThat(CudaModelRunner.largeVariant()).isEqualTo("l");
+    System.setProperty("flinfer.cuda.gemm", "l9");
+    try {
+      assertThatThrownBy(CudaModelRunner::largeVariant)
+          .hasMessageContaining("flinfer.cuda.gemm must be one of [l, l8w, l8k64], not l9");
+    } finally {
+      System.clearProperty("flinfer.cuda.gemm");
     }
   }
 }
