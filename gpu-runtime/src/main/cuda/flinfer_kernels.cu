@@ -506,8 +506,10 @@ __device__ void attention_body(const int* __restrict__ step, const float* __rest
                                T* __restrict__ out, int ld_out, float* __restrict__ part_m, float* __restrict__ part_l,
                                float* __restrict__ part_acc, int heads, int kv_heads, float scale, int list) {
   constexpr int THREADS = 128;
-  constexpr int DK = D + 1;                        // K rows padded: score loads fall in distinct banks
-  constexpr int PS = CH + 1;
+  // Rows padded by 16 bytes: K rows' 16-byte loads by 8 lanes (one phase) fall in distinct banks,
+  // and K and score rows stay 16-byte aligned.
+  constexpr int DK = D + 4;
+  constexpr int PS = CH + 4;
   constexpr int PER = (ROWS * D + THREADS - 1) / THREADS;  // accumulators per thread
   extern __shared__ __align__(16) unsigned char smem_raw[];
   float* Qs = reinterpret_cast<float*>(smem_raw);  // [ROWS][D]
@@ -606,11 +608,18 @@ __device__ void attention_body(const int* __restrict__ step, const float* __rest
 #pragma unroll
           for (int k = 0; k < SI; k++) dot[k] = 0.f;
           const float* kr = Ks + lane * DK;
-#pragma unroll 4
-          for (int d = 0; d < D; d++) {
-            float kd = kr[d];
+          constexpr int DU = SI >= 8 ? 1 : 4;  // many rows are ILP enough; more would spill
+#pragma unroll DU
+          for (int d = 0; d < D; d += 4) {
+            float4 kd = *reinterpret_cast<const float4*>(kr + d);
 #pragma unroll
-            for (int k = 0; k < SI; k++) dot[k] = __fmaf_rn(Qs[(warp + 4 * k) * D + d], kd, dot[k]);
+            for (int k = 0; k < SI; k++) {
+              float4 qd = *reinterpret_cast<const float4*>(Qs + (warp + 4 * k) * D + d);
+              dot[k] = __fmaf_rn(qd.x, kd.x, dot[k]);
+              dot[k] = __fmaf_rn(qd.y, kd.y, dot[k]);
+              dot[k] = __fmaf_rn(qd.z, kd.z, dot[k]);
+              dot[k] = __fmaf_rn(qd.w, kd.w, dot[k]);
+            }
           }
 #pragma unroll
           for (int k = 0; k < SI; k++) {
@@ -651,12 +660,25 @@ __device__ void attention_body(const int* __restrict__ step, const float* __rest
             }
           }
         }
-        for (int j = 0; j < cn; j++) {
+        // Four positions at a time: one 16-byte load of a row's weights (past cn they are never
+        // used: lim < cn).
+        for (int j0 = 0; j0 < cn; j0 += 4) {
+          float vf[4];
+          if (FIXED_D) {
+#pragma unroll
+            for (int jj = 0; jj < 4; jj++) vf[jj] = Vs[(j0 + jj) * D + tid % D];
+          }
 #pragma unroll
           for (int k = 0; k < PER; k++) {
+            if (j0 > lim[k]) continue;  // also every accumulator past the tile's rows
             int e = tid + k * THREADS;
-            int d = FIXED_D ? tid % D : e % D;
-            if (j <= lim[k]) acc[k] = __fmaf_rn(P[(e / D) * PS + j], Vs[j * D + d], acc[k]);
+            float4 p4 = *reinterpret_cast<const float4*>(P + (e / D) * PS + j0);
+            float pw[4] = {p4.x, p4.y, p4.z, p4.w};
+#pragma unroll
+            for (int jj = 0; jj < 4; jj++) {
+              float v = FIXED_D ? vf[jj] : Vs[(j0 + jj) * D + e % D];
+              if (j0 + jj <= lim[k]) acc[k] = __fmaf_rn(pw[jj], v, acc[k]);
+            }
           }
         }
       }
@@ -859,7 +881,7 @@ FOR_TYPES(ENTRY_SWIGLU)
 FOR_TYPES(ENTRY_COMBINE)
 
 // Matrix products: "s" tiles (64 rows x BN tokens, 4 warps along the rows) for few tokens, "l"
-// tiles (128 x 128; 2 x 2 warps, or 2 x 4 in l8w and l8k64) for many. All walk k in the same k16 steps. s8k128 and s8k256
+// tiles (128 x 128 with 2 x 2 or 2 x 4 warps, or 128 x 256 with 2 x 4) for many. All walk k in the same k16 steps. s8k128 and s8k256
 // read a one-to-eight-token step's weights in longer runs per row (256 or 512 bytes a tile).
 #define GEMM_ARGS                                                                                                 \
   const int *step, int n_index, const void *W, const void *X, float *out, float *ws, const float *bias, \
@@ -876,7 +898,9 @@ FOR_TYPES(ENTRY_COMBINE)
   extern "C" __global__ void __launch_bounds__(128) gemm_s64_##N(GEMM_ARGS) { gemm_body<T, 64, 64, 64, 4, 1, 4>(GEMM_PASS(T)); }  \
   extern "C" __global__ void __launch_bounds__(128) gemm_l_##N(GEMM_ARGS) { gemm_body<T, 128, 128, 32, 2, 2, 3>(GEMM_PASS(T)); } \
   extern "C" __global__ void __launch_bounds__(256) gemm_l8w_##N(GEMM_ARGS) { gemm_body<T, 128, 128, 32, 2, 4, 4>(GEMM_PASS(T)); } \
-  extern "C" __global__ void __launch_bounds__(256) gemm_l8k64_##N(GEMM_ARGS) { gemm_body<T, 128, 128, 64, 2, 4, 3>(GEMM_PASS(T)); }
+  extern "C" __global__ void __launch_bounds__(256) gemm_l8k64_##N(GEMM_ARGS) { gemm_body<T, 128, 128, 64, 2, 4, 3>(GEMM_PASS(T)); } \
+  extern "C" __global__ void __launch_bounds__(256) gemm_l8n256_##N(GEMM_ARGS) { gemm_body<T, 128, 256, 32, 2, 4, 4>(GEMM_PASS(T)); } \
+  extern "C" __global__ void __launch_bounds__(256) gemm_l8n256k64_##N(GEMM_ARGS) { gemm_body<T, 128, 256, 64, 2, 4, 3>(GEMM_PASS(T)); }
 FOR_TYPES(ENTRY_GEMM)
 
 // Attention: KV type x activation type x head width x rows per tile (8 for decode, 64 or 32 for

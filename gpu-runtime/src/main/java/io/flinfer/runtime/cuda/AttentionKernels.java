@@ -28,9 +28,10 @@ final class AttentionKernels {
   }
 
   /**
-   * Queries, a chunk of keys (padded rows) and values, scores, and five floats and an int a row.
+   * Queries, a chunk of keys and values, scores (key and score rows padded by four floats), and
+   * five floats and an int a row.
    */
   static int sharedBytes(int hd, int rows) {
-    return 4 * (rows * hd + CHUNK * (hd + 1) + CHUNK * hd + rows * (CHUNK + 1) + 6 * rows);
+    return 4 * (rows * hd + CHUNK * (hd + 4) + CHUNK * hd + rows * (CHUNK + 4) + 6 * rows);
   }
 }

@@ -93,7 +93,12 @@ public final class CudaModelRunner implements ModelRunner {
    */
   private final String fewTokenVariant = fewTokenVariant();
 
-  /** The matrix-product kernel for steps of more than 64 tokens ({@code flinfer.cuda.gemm}). */
+  /**
+   * The matrix-product kernel for steps of more than 64 tokens ({@code flinfer.cuda.gemm}): by
+   * default eight warps over 64-column k tiles, which prefilled Llama-3.1-8B's shape 20% faster on
+   * an H100 than four warps over 32-column ones (Llama-3.2-1B's 17%), and faster than 256-token
+   * tiles.
+   */
   private final String largeVariant = largeVariant();
 
   /**
@@ -404,7 +409,7 @@ public final class CudaModelRunner implements ModelRunner {
   }
 
   static String largeVariant() {
-    return variant("flinfer.cuda.gemm", "l", GemmShape.LARGE_VARIANTS);
+    return variant("flinfer.cuda.gemm", "l8k64", GemmShape.LARGE_VARIANTS);
   }
 
   private static String variant(String property, String byDefault, List<String> variants) {

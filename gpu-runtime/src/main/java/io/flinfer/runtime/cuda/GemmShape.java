@@ -78,14 +78,25 @@ record GemmShape(int rows, int paddedCols, int splits, int colsPerSplit) {
   static final List<String> FEW_TOKEN_VARIANTS = List.of("s8", "s8k128", "s8k256");
 
   /**
-   * The variants for more than 64 tokens, 128 x 128 tiles that differ in warps (4 or 8) and k tile
-   * columns (32 or 64): the same k16 steps in the same order, so the same bits.
+   * The variants for more than 64 tokens: 128-row tiles of 128 or 256 tokens that differ in warps
+   * (4 or 8) and k tile columns (32 or 64): the same k16 steps in the same order, so the same bits.
    */
-  static final List<String> LARGE_VARIANTS = List.of("l", "l8w", "l8k64");
+  static final List<String> LARGE_VARIANTS = List.of("l", "l8w", "l8k64", "l8n256", "l8n256k64");
 
   /** Every kernel variant. */
   static final List<String> VARIANTS =
-      List.of("s8", "s8k128", "s8k256", "s16", "s32", "s64", "l", "l8w", "l8k64");
+      List.of(
+          "s8",
+          "s8k128",
+          "s8k256",
+          "s16",
+          "s32",
+          "s64",
+          "l",
+          "l8w",
+          "l8k64",
+          "l8n256",
+          "l8n256k64");
 
   /** Tokens per tile of a variant. */
   static int tileTokens(String variant) {
@@ -100,6 +111,9 @@ record GemmShape(int rows, int paddedCols, int splits, int colsPerSplit) {
         return 32;
       case "s64":
         return 64;
+      case "l8n256":
+      case "l8n256k64":
+        return 256;
       default:
         return 128;
     }
@@ -124,6 +138,10 @@ record GemmShape(int rows, int paddedCols, int splits, int colsPerSplit) {
         return 4 * (128 + 128) * (32 + 8) * 2;
       case "l8k64":
         return 3 * (128 + 128) * (64 + 8) * 2;
+      case "l8n256":
+        return 4 * (128 + 256) * (32 + 8) * 2;
+      case "l8n256k64":
+        return 3 * (128 + 256) * (64 + 8) * 2;
       case "s8k128":
         return 3 * (TILE_ROWS + 8) * (128 + 8) * 2;
       case "s8k256":

@@ -158,10 +158,11 @@ class CudaBackendTest {
             RandomGgufModel.write(shape, GgmlType.BF16, true, 3, dir.resolve("m.gguf")), null);
     int[] tokens = new Random(13).ints(180, 3, shape.vocabSize()).toArray();
     List<float[]> reference = ForwardRuns.alone(model, tokens, 150, CUDA, 1);
-    // Each one-to-eight-token variant beside each large one (the 150-token extend's).
+    // Every one-to-eight-token and every large variant (the 150-token extend's), in pairs.
+    List<String> few = GemmShape.FEW_TOKEN_VARIANTS;
     List<String> large = GemmShape.LARGE_VARIANTS;
-    for (int v = 0; v < GemmShape.FEW_TOKEN_VARIANTS.size(); v++) {
-      String variant = GemmShape.FEW_TOKEN_VARIANTS.get(v);
+    for (int v = 0; v < Math.max(few.size(), large.size()); v++) {
+      String variant = few.get(v % few.size());
       String largeVariant = large.get(v % large.size());
       for (String fused : new String[] {"false", "true"}) {
         System.setProperty("flinfer.cuda.gemv", variant);
