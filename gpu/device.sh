@@ -8,7 +8,9 @@
 #   bench-engine ARGS...  flinfer bench-engine --backend cuda ARGS
 #   torch ARGS...         gpu/hf_llama_bench.py ARGS (PyTorch eager, Hugging Face Llama)
 # Actions are separated by "--"; an action written NAME@S is stopped after S seconds, and its
-# first arguments that start with -D are the JVM's system properties. Output goes
+# first arguments that start with -D are the JVM's system properties. When a `tests` action
+# fails, the actions after it are skipped (KEEP_GOING=1 runs them anyway), so a broken kernel
+# costs no benchmark time. Output goes
 # to stdout and, when OUT is set, to $OUT/NAME.log. The kernels are packaged as built by the
 # toolkit here (CUDA 13); where the device's driver is older and the device has nvcc, they are
 # built there from the same source and loaded instead (flinfer.cuda.image).
@@ -73,7 +75,8 @@ run_action() {
         esac
       done
       "${T[@]}" "${JAVA[@]}" "${D[@]}" org.junit.platform.console.ConsoleLauncher execute --disable-banner \
-        --details=tree --disable-ansi-colors "${sel[@]}" 2>&1 | log tests ;;
+        --details=tree --disable-ansi-colors "${sel[@]}" 2>&1 | log tests
+      [ "${PIPESTATUS[0]}" -eq 0 ] || failed=1 ;;
     bench-model)
       "${T[@]}" "${JAVA[@]}" "${D[@]}" io.flinfer.job.cli.BenchModelCommand --backend cuda "$@" 2>&1 | log bench-model ;;
     profile)
@@ -90,9 +93,16 @@ run_action() {
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv | log device
 args=()
+failed=0
 for a in "$@" --; do
   if [ "$a" = "--" ]; then
-    [ ${#args[@]} -gt 0 ] && run "${args[@]}"
+    if [ ${#args[@]} -gt 0 ]; then
+      if [ "$failed" = 1 ] && [ "${KEEP_GOING:-0}" != 1 ]; then
+        echo "== skipped after failed tests: ${args[*]}" | log device
+      else
+        run "${args[@]}"
+      fi
+    fi
     args=()
   else
     args+=("$a")

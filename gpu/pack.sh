@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packs what the checks on a lent GPU machine need into .device/ (ignored by git), in bundles
 # that each fit one call's 64 MiB: `runtime` (a jlink'd Java runtime with the modules' jars and
-# their few Flink-free dependencies) and the shared models the device tests read (zoo-a, zoo-b).
+# their few Flink-free dependencies) and the shared models the device tests read (zoo-a..zoo-d).
 # Run from the repository root after `mvn -B install -DskipTests`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,7 +9,7 @@ SHARED=${FLINFER_SHARED:-../shared}
 V=0.1.0-SNAPSHOT
 M2=${M2_REPO:-$HOME/.m2/repository}
 rm -rf .device
-mkdir -p .device/runtime/lib .device/zoo-a .device/zoo-b .device/zoo-c
+mkdir -p .device/runtime/lib .device/zoo-a .device/zoo-b .device/zoo-c .device/zoo-d
 
 jre=$(mktemp -d)
 jlink --add-modules java.base,java.desktop,jdk.incubator.vector,java.management,jdk.management,jdk.unsupported,java.logging,java.xml,java.sql \
@@ -43,8 +43,9 @@ natives=$(mktemp -d)
 mv "$natives/jcuda-natives-12.6.0-linux-x86_64.jar" "$lib"/
 rm -rf "$natives"
 
-# zoo-a: stories260K and the long-context model; zoo-b and zoo-c: the other families. Each
-# bundle with the runtime, or two bundles together, fit one call.
+# zoo-a: stories260K (the backend tests) with phi3-tiny and llama-q-Q8_0; zoo-b: qwen2-tiny (also
+# the 32K-position test); zoo-c: qwen3-tiny; zoo-d: llama3-tiny. The runtime and any one bundle
+# fit one call; while the machine is still warm a call may carry bundles alone.
 mkdir -p .device/zoo-a/models/stories260K .device/zoo-a/golden
 cp "$SHARED"/models/stories260K/{stories260K.bin,tok512.bin} .device/zoo-a/models/stories260K/
 cp "$SHARED"/golden/stories260K-greedy.txt .device/zoo-a/golden/
@@ -56,7 +57,8 @@ bundle() {
     cp "$SHARED/golden/zoo/$m.prompts.txt" "$dir/golden/zoo/"
   done
 }
-bundle zoo-a qwen2-tiny
-bundle zoo-b llama-q-Q8_0 llama3-tiny
-bundle zoo-c qwen3-tiny phi3-tiny
+bundle zoo-a phi3-tiny llama-q-Q8_0
+bundle zoo-b qwen2-tiny
+bundle zoo-c qwen3-tiny
+bundle zoo-d llama3-tiny
 du -sh .device/*
