@@ -112,10 +112,14 @@ public enum BenchShape {
 
   /** Writes (once) and loads this shape with random weights, each matrix in its type. */
   public LlamaModel load(WeightTypes types, Path dir) throws IOException {
+    return ModelLoader.load(write(types, dir), null);
+  }
+
+  /** Writes (once) this shape with random weights of {@code types}; returns the file. */
+  public Path write(WeightTypes types, Path dir) throws IOException {
     Path file =
         (dir != null ? dir : defaultDir()).resolve(id + "-random-" + types.name() + ".gguf");
     System.err.println("random-weight model at " + file);
-    RandomGgufModel.write(config, types, tied, 1234, file);
-    return ModelLoader.load(file, null);
+    return RandomGgufModel.write(config, types, tied, 1234, file);
   }
 }

@@ -13,6 +13,7 @@ import io.flinfer.operators.engine.TokenEvent;
 import io.flinfer.operators.flink.ModelSource;
 import io.flinfer.operators.request.RequestLimits;
 import io.flinfer.operators.request.RequestValidator;
+import io.flinfer.runtime.forward.ModelRunners;
 import io.flinfer.runtime.model.LlamaModel;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -52,13 +53,17 @@ public final class JobBenchmark {
   private final int maxRunning;
   private final int poolTokens;
   private final int threads;
+  private final String backend;
 
-  public JobBenchmark(ModelSource source, int maxRunning, int poolTokens, int threads) {
+  /** Both paths on {@code backend} ({@code cpu}, {@code cuda} or {@code auto}). */
+  public JobBenchmark(
+      ModelSource source, int maxRunning, int poolTokens, int threads, String backend) {
     this.source = source;
     this.model = source.load();
     this.maxRunning = maxRunning;
     this.poolTokens = poolTokens;
     this.threads = threads;
+    this.backend = backend;
   }
 
   /** Requests with random prompt tokens, greedy, streaming, each {@code output} tokens. */
@@ -114,13 +119,14 @@ public final class JobBenchmark {
   }
 
   private Engine engine() {
-    return Engine.create(
+    return new Engine(
         model,
         EngineConfig.builder()
             .maxRunningRequests(maxRunning)
             .maxTotalTokens(poolTokens)
             .threads(threads)
-            .build());
+            .build(),
+        ModelRunners.byName(backend));
   }
 
   private Result serve(Engine e, List<PromptRequest> reqs) {
@@ -207,7 +213,7 @@ public final class JobBenchmark {
                       .chunkedPrefillSize(512)
                       .threads(threads)
                       .build(),
-                  "cpu")
+                  backend)
               .limits(RequestLimits.builder().maxNewTokens(1 << 20).build())
               .checkpointIntervalMillis(checkpointMillis)
               .build();

@@ -3,11 +3,16 @@ package io.flinfer.job.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.flinfer.avro.PromptRequest;
+import io.flinfer.job.bench.BenchShape;
 import io.flinfer.job.bench.JobBenchmark;
 import io.flinfer.job.model.ModelLocator;
 import io.flinfer.operators.flink.ModelSource;
+import io.flinfer.runtime.forward.ModelRunners;
+import io.flinfer.runtime.gguf.WeightTypes;
+import io.flinfer.runtime.tensor.GgmlType;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -27,7 +32,7 @@ public final class BenchJobCommand implements Callable<Integer> {
   @Option(
       names = "--requests",
       description =
-          "Requests per wave (default: 256 on the test model, 64 on llama-110m: waves of a"
+          "Requests per wave (default: 256 on the test model, 64 on the others: waves of a"
               + " second or more, so that the throughput is the sustained one and not the few"
               + " milliseconds a request spends on its way in and out).")
   Integer requestsOption;
@@ -51,8 +56,19 @@ public final class BenchJobCommand implements Callable<Integer> {
       names = "--model-shape",
       defaultValue = "test",
       description =
-          "test (the located model) or llama-110m (random weights) (default: ${DEFAULT-VALUE}).")
+          "test (the located model), llama-110m, or random weights in a bench-model shape:"
+              + " llama-1b, llama-8b, qwen2.5-0.5b (default: ${DEFAULT-VALUE}).")
   String shape;
+
+  @Option(
+      names = "--dtype",
+      description =
+          "Tensor type of a bench-model shape's random weights: f32, f16, bf16, q8_0, q4_0, q4_k,"
+              + " q6_k (default: f32 on the CPU, bf16 on other backends).")
+  String dtype;
+
+  @Option(names = "--backend", defaultValue = "cpu", description = "cpu (default), cuda, or auto.")
+  String backend;
 
   @Option(
       names = "--threads",
@@ -65,8 +81,17 @@ public final class BenchJobCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     System.setProperty("org.apache.avro.SERIALIZABLE_PACKAGES", "io.flinfer.avro");
+    try {
+      ModelRunners.byName(backend);
+    } catch (IllegalArgumentException e) {
+      System.err.println("error: " + e.getMessage());
+      return 2;
+    }
     ModelLocator.Location where;
-    if ("llama-110m".equals(shape)) {
+    BenchShape benchShape = BenchShape.byId(shape);
+    if ("test".equals(shape)) {
+      where = modelOptions.locate();
+    } else if ("llama-110m".equals(shape)) {
       java.nio.file.Path dir =
           java.nio.file.Path.of(System.getProperty("user.home"), ".cache", "flinfer", "bench");
       BenchModelCommand.randomModel(
@@ -75,13 +100,20 @@ public final class BenchJobCommand implements Callable<Integer> {
           io.flinfer.runtime.tokenizer.SyntheticVocabulary.write(
               32000, dir.resolve("llama-110m-random-tokenizer.bin"));
       where = new ModelLocator.Location(dir.resolve("llama-110m-random.bin"), tok);
+    } else if (benchShape != null) {
+      GgmlType type =
+          dtype != null
+              ? GgmlType.valueOf(dtype.toUpperCase(Locale.ROOT))
+              : backend.equals("cpu") ? GgmlType.F32 : GgmlType.BF16;
+      where = new ModelLocator.Location(benchShape.write(WeightTypes.uniform(type), null), null);
     } else {
-      where = modelOptions.locate();
+      System.err.println("error: unknown model shape " + shape);
+      return 2;
     }
     ModelSource source = JobOptions.modelSource(where);
-    int requests = requestsOption != null ? requestsOption : "llama-110m".equals(shape) ? 64 : 256;
+    int requests = requestsOption != null ? requestsOption : "test".equals(shape) ? 256 : 64;
     int n = threads != null ? threads : Math.max(1, Runtime.getRuntime().availableProcessors() - 1);
-    JobBenchmark b = new JobBenchmark(source, maxRunning, 32768, n);
+    JobBenchmark b = new JobBenchmark(source, maxRunning, 32768, n, backend);
     // The workload is served `repeats` times over (fresh requests each time) on each path and the
     // run of median duration reported: the two paths share two cores with the broker and the
     // compiler, and single runs swing by several percent.
@@ -111,6 +143,7 @@ public final class BenchJobCommand implements Callable<Integer> {
     ObjectMapper json = new ObjectMapper();
     ObjectNode root = json.createObjectNode();
     root.put("model", where.model().toString());
+    root.put("backend", backend);
     root.put("requests", requests);
     root.put("output_tokens_per_request", outputTokens);
     root.put("load_average_before", BenchModelCommand.loadAverage());
