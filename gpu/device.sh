@@ -6,6 +6,7 @@
 #   bench-model ARGS...   flinfer bench-model --backend cuda ARGS
 #   profile ARGS...       bench-model ARGS with device time per kernel role (graphs off)
 #   bench-engine ARGS...  flinfer bench-engine --backend cuda ARGS
+#   bench-job ARGS...     flinfer bench-job --backend cuda ARGS (needs the job bundle, below)
 #   torch ARGS...         gpu/hf_llama_bench.py ARGS (PyTorch eager, Hugging Face Llama)
 # Actions are separated by "--"; an action written NAME@S is stopped after S seconds, and its
 # first arguments that start with -D are the JVM's system properties. When a `tests` action
@@ -21,6 +22,9 @@ mkdir -p "$F/shared"
 if [ -d .device/runtime ]; then
   tar -C "$F" -xJf .device/runtime/jre.tar.xz
   rm -rf "$F/lib" && cp -r .device/runtime/lib "$F/lib"
+fi
+if [ -f .device/job/job.tar.xz ]; then
+  rm -rf "$F/job" && mkdir -p "$F/job" && tar -C "$F/job" -xJf .device/job/job.tar.xz
 fi
 for b in .device/zoo-*; do
   [ -d "$b" ] || continue
@@ -85,6 +89,12 @@ run_action() {
         --backend cuda "$@" 2>&1 | log profile ;;
     bench-engine)
       "${T[@]}" "${JAVA[@]}" "${D[@]}" io.flinfer.job.cli.BenchEngineCommand --backend cuda "$@" 2>&1 | log bench-engine ;;
+    bench-job)
+      # The whole command line's classes (Kafka and Flink with them) in place of the runtime's jars.
+      [ -d "$F/job" ] || { echo "no job bundle in $F: carry .device/job" >&2; return 3; }
+      "${T[@]}" "$F/jre/bin/java" --add-modules jdk.incubator.vector --add-opens=java.base/java.util=ALL-UNNAMED \
+        -Xmx48g -XX:MaxDirectMemorySize=32g "${D[@]}" -cp "$F/job" io.flinfer.job.cli.FlinferCommand bench-job \
+        --backend cuda "$@" 2>&1 | log bench-job ;;
     torch)
       PYTHONUNBUFFERED=1 "${T[@]}" python3 gpu/hf_llama_bench.py "$@" 2>&1 | log torch ;;
     *) echo "unknown action $action" >&2; return 2 ;;

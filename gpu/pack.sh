@@ -9,10 +9,12 @@ SHARED=${FLINFER_SHARED:-../shared}
 V=0.1.0-SNAPSHOT
 M2=${M2_REPO:-$HOME/.m2/repository}
 rm -rf .device
-mkdir -p .device/runtime/lib .device/zoo-a .device/zoo-b .device/zoo-c .device/zoo-d
+mkdir -p .device/runtime/lib .device/zoo-a .device/zoo-b .device/zoo-c .device/zoo-d .device/job
 
 jre=$(mktemp -d)
-jlink --add-modules java.base,java.desktop,jdk.incubator.vector,java.management,jdk.management,jdk.unsupported,java.logging,java.xml,java.sql \
+# The modules of the device tests and of bench-job's in-process broker and MiniCluster (SASL and
+# JNDI classes among them).
+jlink --add-modules java.base,java.desktop,jdk.incubator.vector,java.management,jdk.management,jdk.unsupported,java.logging,java.xml,java.sql,java.naming,java.security.sasl,java.security.jgss,java.rmi,java.scripting,java.compiler,jdk.crypto.ec,java.net.http,jdk.zipfs,jdk.management.agent \
   --strip-debug --no-man-pages --no-header-files --compress=0 --output "$jre/jre" 2>/dev/null
 # Uncompressed modules, so that xz sees through them.
 tar -C "$jre" -cf - jre | xz -T0 -9 > .device/runtime/jre.tar.xz
@@ -61,4 +63,14 @@ bundle zoo-a phi3-tiny llama-q-Q8_0
 bundle zoo-b qwen2-tiny
 bundle zoo-c qwen3-tiny
 bundle zoo-d llama3-tiny
+# job: the command-line jar unpacked for bench-job, less what a Linux x86-64 run never loads (the
+# web UI's assets, other platforms' natives, ICU, JCuda's PTX compiler), in one bundle that a call
+# carries alone while the runtime is still unpacked on the warm machine.
+job=$(mktemp -d)
+root=$(pwd)
+(cd "$job" && unzip -q "$root/job/target/flinfer.jar" \
+  && rm -rf web com/ibm aix win darwin* freebsd* linux/aarch64 linux/ppc64le linux/s390x linux/arm* \
+    lib/libJNvPTXCompiler-* lib/libJNvrtc-* lib/libJCudaRuntime-*)
+tar -C "$job" -cf - . | xz -T0 -9 > .device/job/job.tar.xz
+rm -rf "$job"
 du -sh .device/*
