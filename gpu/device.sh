@@ -35,8 +35,8 @@ if [ ! -x "$F/jre/bin/java" ]; then
   echo "no Java runtime in $F: carry .device/runtime (gpu/pack.sh builds it)" >&2
   exit 3
 fi
-JAVA=("$F/jre/bin/java" --add-modules jdk.incubator.vector -Xmx48g -XX:MaxDirectMemorySize=32g
-  -Dflinfer.shared="$F/shared" -cp "$F/lib/*")
+JVM=("$F/jre/bin/java" --add-modules jdk.incubator.vector -Xmx48g -XX:MaxDirectMemorySize=32g
+  -Dflinfer.shared="$F/shared")
 log() { if [ -n "${OUT:-}" ]; then tee -a "$OUT/$1.log"; else cat; fi; }
 
 driver_cuda=$(nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\([0-9]*\)\..*/\1/p' | head -1)
@@ -46,8 +46,9 @@ if [ -n "$driver_cuda" ] && [ "$driver_cuda" -lt 13 ] && command -v nvcc >/dev/n
     nvcc -fatbin -O3 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 \
       -o "$F/kernels.fatbin" gpu-runtime/src/main/cuda/flinfer_kernels.cu 2>&1 | log device
   fi
-  JAVA+=(-Dflinfer.cuda.image="$F/kernels.fatbin")
+  JVM+=(-Dflinfer.cuda.image="$F/kernels.fatbin")
 fi
+JAVA=("${JVM[@]}" -cp "$F/lib/*")
 
 run() {
   local action=${1%@*} limit=
@@ -92,9 +93,8 @@ run_action() {
     bench-job)
       # The whole command line's classes (Kafka and Flink with them) in place of the runtime's jars.
       [ -d "$F/job" ] || { echo "no job bundle in $F: carry .device/job" >&2; return 3; }
-      "${T[@]}" "$F/jre/bin/java" --add-modules jdk.incubator.vector --add-opens=java.base/java.util=ALL-UNNAMED \
-        -Xmx48g -XX:MaxDirectMemorySize=32g "${D[@]}" -cp "$F/job" io.flinfer.job.cli.FlinferCommand bench-job \
-        --backend cuda "$@" 2>&1 | log bench-job ;;
+      "${T[@]}" "${JVM[@]}" --add-opens=java.base/java.util=ALL-UNNAMED "${D[@]}" -cp "$F/job" \
+        io.flinfer.job.cli.FlinferCommand bench-job --backend cuda "$@" 2>&1 | log bench-job ;;
     torch)
       PYTHONUNBUFFERED=1 "${T[@]}" python3 gpu/hf_llama_bench.py "$@" 2>&1 | log torch ;;
     *) echo "unknown action $action" >&2; return 2 ;;

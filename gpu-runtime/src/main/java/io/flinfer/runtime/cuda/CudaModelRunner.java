@@ -286,10 +286,13 @@ public final class CudaModelRunner implements ModelRunner {
     int b = requestCapacity;
     x = cu.alloc(tokens * (long) c.dim() * f);
     xn = cu.alloc(tokens * (long) dimP * s);
-    qkv = cu.alloc(tokens * (long) qkvShape.rows() * f);
+    // A product whose finish or SwiGLU a later kernel does never writes its fp32 output: the q/k/v
+    // and gate/up buffers (the largest of a step: 0.9 GB for 8B's gate/up at 8K tokens) exist only
+    // where the separate kernels run.
+    qkv = fusions.qkvFinishInPost() ? null : cu.alloc(tokens * (long) qkvShape.rows() * f);
     qf = cu.alloc(tokens * (long) c.qDim() * f);
     att = cu.alloc(tokens * (long) qDimP * s);
-    h = cu.alloc(tokens * (long) upShape.rows() * f);
+    h = fusions.swigluInProduct() ? null : cu.alloc(tokens * (long) upShape.rows() * f);
     hn = cu.alloc(tokens * (long) hiddenP * s);
     long ws = 0;
     for (GemmShape g : new GemmShape[] {qkvShape, oShape, upShape, downShape}) {
