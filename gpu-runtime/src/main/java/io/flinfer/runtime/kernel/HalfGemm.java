@@ -10,6 +10,13 @@ import jdk.incubator.vector.VectorSpecies;
  * <p>Each output is reduced as {@link Gemm} reduces a decoded row (one 8-lane accumulator over the
  * row, lanes summed in order, then the scalar tail), so a token gets the same bits alone as in a
  * batch, where rows are decoded once for all the batch's tokens.
+ *
+ * <p>IEEE halves convert with one instruction fewer where the token's activations are below 2^16 in
+ * magnitude: the product by 2^112 that turns a half's moved bits into its value moves onto the
+ * activations, once per product ({@link HalfVectors#scaledForMoved}). Each multiply-add then rounds
+ * the same real number, so the bits do not change. In isolation this made the one-token and small
+ * batch products 10-45% faster where the weights sit in cache; a step that streams them from memory
+ * is bound by the memory and does not change.
  */
 public final class HalfGemm {
   private static final VectorSpecies<Float> S = GemmKernels.S;
@@ -33,13 +40,18 @@ public final class HalfGemm {
       rows1(w, x, out, oFrom, oTo, tmp);
       return;
     }
+    // Halves convert without their final product where the token carries it (scaledForMoved).
+    float[] moved =
+        w.isBf16() || w.cols() % L != 0 ? null : HalfVectors.scaledForMoved(x, 0, w.cols());
+    float[] xv = moved != null ? moved : x;
     int quarter = (oTo - oFrom + 3) / 4;
     int last = oTo - 1;
     for (int o = oFrom; o < oFrom + quarter; o++) {
       rows4(
           w,
-          x,
+          xv,
           0,
+          moved != null,
           out,
           0,
           o,
@@ -77,12 +89,14 @@ public final class HalfGemm {
 
   /**
    * Four rows of bfloat16 or of halves with no infinity or NaN times the token at {@code
-   * x[xRow..]}, into {@code out[outAt + o]}.
+   * x[xRow..]}, into {@code out[outAt + o]}. With {@code moved}, {@code x} holds the token times
+   * 2^112 ({@link HalfVectors#scaledForMoved}) and the row has no scalar tail.
    */
   static void rows4(
       HalfWeights w,
       float[] x,
       int xRow,
+      boolean moved,
       float[] out,
       int outAt,
       int o0,
@@ -102,12 +116,22 @@ public final class HalfGemm {
     FloatVector a1 = a0;
     FloatVector a2 = a0;
     FloatVector a3 = a0;
-    for (int i = 0; i < colsV; i += L) {
-      FloatVector xv = FloatVector.fromArray(S, x, xRow + i);
-      a0 = (bf16 ? HalfVectors.bf16(h, r0 + i) : HalfVectors.fp16Finite(h, r0 + i)).fma(xv, a0);
-      a1 = (bf16 ? HalfVectors.bf16(h, r1 + i) : HalfVectors.fp16Finite(h, r1 + i)).fma(xv, a1);
-      a2 = (bf16 ? HalfVectors.bf16(h, r2 + i) : HalfVectors.fp16Finite(h, r2 + i)).fma(xv, a2);
-      a3 = (bf16 ? HalfVectors.bf16(h, r3 + i) : HalfVectors.fp16Finite(h, r3 + i)).fma(xv, a3);
+    if (moved) {
+      for (int i = 0; i < colsV; i += L) {
+        FloatVector xv = FloatVector.fromArray(S, x, xRow + i);
+        a0 = HalfVectors.fp16Moved(h, r0 + i).fma(xv, a0);
+        a1 = HalfVectors.fp16Moved(h, r1 + i).fma(xv, a1);
+        a2 = HalfVectors.fp16Moved(h, r2 + i).fma(xv, a2);
+        a3 = HalfVectors.fp16Moved(h, r3 + i).fma(xv, a3);
+      }
+    } else {
+      for (int i = 0; i < colsV; i += L) {
+        FloatVector xv = FloatVector.fromArray(S, x, xRow + i);
+        a0 = (bf16 ? HalfVectors.bf16(h, r0 + i) : HalfVectors.fp16Finite(h, r0 + i)).fma(xv, a0);
+        a1 = (bf16 ? HalfVectors.bf16(h, r1 + i) : HalfVectors.fp16Finite(h, r1 + i)).fma(xv, a1);
+        a2 = (bf16 ? HalfVectors.bf16(h, r2 + i) : HalfVectors.fp16Finite(h, r2 + i)).fma(xv, a2);
+        a3 = (bf16 ? HalfVectors.bf16(h, r3 + i) : HalfVectors.fp16Finite(h, r3 + i)).fma(xv, a3);
+      }
     }
     // Through the scratch: vectors handed to a helper would be boxed.
     a0.intoArray(tmp, 0);

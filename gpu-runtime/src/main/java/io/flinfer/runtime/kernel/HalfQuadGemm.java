@@ -55,6 +55,12 @@ final class HalfQuadGemm {
       int oFrom,
       int oTo,
       float[] tmp) {
+    // Halves convert without their final product where the tokens carry it (scaledForMoved).
+    float[] moved =
+        w.isBf16() || w.cols() % L != 0
+            ? null
+            : HalfVectors.scaledForMoved(x, 0, tokens * w.cols());
+    float[] xv = moved != null ? moved : x;
     int quarter = (oTo - oFrom + 3) / 4;
     int last = oTo - 1;
     for (int o0 = oFrom; o0 < oFrom + quarter; o0++) {
@@ -63,13 +69,13 @@ final class HalfQuadGemm {
       int o3 = Math.min(o0 + 3 * quarter, last);
       int t = 0;
       for (; t + 4 <= tokens; t += 4) {
-        t4r4(w, x, t, out, outStride, o0, o1, o2, o3, tmp);
+        t4r4(w, xv, moved != null, t, out, outStride, o0, o1, o2, o3, tmp);
       }
       for (; t + 2 <= tokens; t += 2) {
-        t2r4(w, x, t, out, outStride, o0, o1, o2, o3, tmp);
+        t2r4(w, xv, moved != null, t, out, outStride, o0, o1, o2, o3, tmp);
       }
       if (t < tokens) {
-        HalfGemm.rows4(w, x, t * w.cols(), out, t * outStride, o0, o1, o2, o3, tmp);
+        HalfGemm.rows4(w, xv, t * w.cols(), moved != null, out, t * outStride, o0, o1, o2, o3, tmp);
       }
     }
   }
@@ -77,6 +83,7 @@ final class HalfQuadGemm {
   private static void t4r4(
       HalfWeights w,
       float[] x,
+      boolean moved,
       int t,
       float[] out,
       int outStride,
@@ -114,10 +121,22 @@ final class HalfQuadGemm {
     FloatVector a32 = a00;
     FloatVector a33 = a00;
     for (int i = 0; i < colsV; i += L) {
-      FloatVector v0 = (bf16 ? HalfVectors.bf16(h, r0 + i) : HalfVectors.fp16Finite(h, r0 + i));
-      FloatVector v1 = (bf16 ? HalfVectors.bf16(h, r1 + i) : HalfVectors.fp16Finite(h, r1 + i));
-      FloatVector v2 = (bf16 ? HalfVectors.bf16(h, r2 + i) : HalfVectors.fp16Finite(h, r2 + i));
-      FloatVector v3 = (bf16 ? HalfVectors.bf16(h, r3 + i) : HalfVectors.fp16Finite(h, r3 + i));
+      FloatVector v0 =
+          (bf16
+              ? HalfVectors.bf16(h, r0 + i)
+              : moved ? HalfVectors.fp16Moved(h, r0 + i) : HalfVectors.fp16Finite(h, r0 + i));
+      FloatVector v1 =
+          (bf16
+              ? HalfVectors.bf16(h, r1 + i)
+              : moved ? HalfVectors.fp16Moved(h, r1 + i) : HalfVectors.fp16Finite(h, r1 + i));
+      FloatVector v2 =
+          (bf16
+              ? HalfVectors.bf16(h, r2 + i)
+              : moved ? HalfVectors.fp16Moved(h, r2 + i) : HalfVectors.fp16Finite(h, r2 + i));
+      FloatVector v3 =
+          (bf16
+              ? HalfVectors.bf16(h, r3 + i)
+              : moved ? HalfVectors.fp16Moved(h, r3 + i) : HalfVectors.fp16Finite(h, r3 + i));
       FloatVector u0 = FloatVector.fromArray(S, x, x0 + i);
       a00 = v0.fma(u0, a00);
       a01 = v1.fma(u0, a01);
@@ -162,6 +181,7 @@ final class HalfQuadGemm {
   private static void t2r4(
       HalfWeights w,
       float[] x,
+      boolean moved,
       int t,
       float[] out,
       int outStride,
@@ -189,10 +209,22 @@ final class HalfQuadGemm {
     FloatVector a12 = a00;
     FloatVector a13 = a00;
     for (int i = 0; i < colsV; i += L) {
-      FloatVector v0 = (bf16 ? HalfVectors.bf16(h, r0 + i) : HalfVectors.fp16Finite(h, r0 + i));
-      FloatVector v1 = (bf16 ? HalfVectors.bf16(h, r1 + i) : HalfVectors.fp16Finite(h, r1 + i));
-      FloatVector v2 = (bf16 ? HalfVectors.bf16(h, r2 + i) : HalfVectors.fp16Finite(h, r2 + i));
-      FloatVector v3 = (bf16 ? HalfVectors.bf16(h, r3 + i) : HalfVectors.fp16Finite(h, r3 + i));
+      FloatVector v0 =
+          (bf16
+              ? HalfVectors.bf16(h, r0 + i)
+              : moved ? HalfVectors.fp16Moved(h, r0 + i) : HalfVectors.fp16Finite(h, r0 + i));
+      FloatVector v1 =
+          (bf16
+              ? HalfVectors.bf16(h, r1 + i)
+              : moved ? HalfVectors.fp16Moved(h, r1 + i) : HalfVectors.fp16Finite(h, r1 + i));
+      FloatVector v2 =
+          (bf16
+              ? HalfVectors.bf16(h, r2 + i)
+              : moved ? HalfVectors.fp16Moved(h, r2 + i) : HalfVectors.fp16Finite(h, r2 + i));
+      FloatVector v3 =
+          (bf16
+              ? HalfVectors.bf16(h, r3 + i)
+              : moved ? HalfVectors.fp16Moved(h, r3 + i) : HalfVectors.fp16Finite(h, r3 + i));
       FloatVector u0 = FloatVector.fromArray(S, x, x0 + i);
       a00 = v0.fma(u0, a00);
       a01 = v1.fma(u0, a01);

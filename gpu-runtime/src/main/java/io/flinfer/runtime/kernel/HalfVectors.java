@@ -124,11 +124,52 @@ public final class HalfVectors {
    * floats as {@link #fp16(short[], int)} without the test for them.
    */
   static FloatVector fp16Finite(short[] a, int element) {
+    return fp16Moved(a, element).mul(HALF_TO_FLOAT);
+  }
+
+  /**
+   * Eight IEEE halves of an array that holds no infinity or NaN, times 2^-112 (exact: the halves'
+   * bits in a float's places): {@link #fp16Finite} without its product, for a product whose other
+   * factor carries the 2^112 ({@link #scaledForMoved}).
+   */
+  static FloatVector fp16Moved(short[] a, int element) {
     return halves(a, element)
         .lanewise(VectorOperators.LSHL, 13)
         .and(0x8FFFE000)
-        .reinterpretAsFloats()
-        .mul(0x1.0p112f);
+        .reinterpretAsFloats();
+  }
+
+  /** The factor between a half's bits moved into a float's places and its value. */
+  static final float HALF_TO_FLOAT = 0x1.0p112f;
+
+  private static final ThreadLocal<float[]> SCALED = ThreadLocal.withInitial(() -> new float[0]);
+
+  /**
+   * {@code x[from..from + n)} times 2^112 in this thread's scratch, or null where a value's
+   * magnitude reaches 2^16 or is not finite (its product would overflow). With every value below,
+   * {@code fp16Moved(w) * scaled} is the same real number as {@code fp16Finite(w) * x}, so a
+   * multiply-add rounds it to the same bits, and the conversion saves its product.
+   */
+  static float[] scaledForMoved(float[] x, int from, int n) {
+    float[] dst = SCALED.get();
+    if (dst.length < n) {
+      dst = new float[n];
+      SCALED.set(dst);
+    }
+    int i = 0;
+    FloatVector max = FloatVector.zero(S);
+    for (; i + S.length() <= n; i += S.length()) {
+      FloatVector v = FloatVector.fromArray(S, x, from + i);
+      // A NaN carries through the maxima and fails the bound below.
+      max = max.max(v.abs());
+      v.mul(HALF_TO_FLOAT).intoArray(dst, i);
+    }
+    float m = max.reduceLanes(VectorOperators.MAX);
+    for (; i < n; i++) {
+      m = Math.max(m, Math.abs(x[from + i]));
+      dst[i] = x[from + i] * HALF_TO_FLOAT;
+    }
+    return m < 0x1.0p16f ? dst : null;
   }
 
   /** Whether no element of {@code a} is an IEEE half infinity or NaN (exponent bits all ones). */
@@ -165,7 +206,7 @@ public final class HalfVectors {
    */
   static FloatVector fp16(IntVector h) {
     IntVector moved = h.lanewise(VectorOperators.LSHL, 13).and(0x8FFFE000);
-    FloatVector v = moved.reinterpretAsFloats().mul(0x1.0p112f);
+    FloatVector v = moved.reinterpretAsFloats().mul(HALF_TO_FLOAT);
     VectorMask<Integer> special = moved.and(0x0F800000).compare(VectorOperators.EQ, 0x0F800000);
     if (!special.anyTrue()) {
       return v;

@@ -215,6 +215,57 @@ class GemmTest {
   }
 
   /**
+   * F16 products of one token and of small batches take the halves without their final product and
+   * activations scaled by 2^112; a token with an activation of 2^16 or more, whose scaled values
+   * would overflow, takes the full conversion. Either way a token gets the bits of the decoded rows
+   * (a batch of 16), with subnormal halves among the weights.
+   */
+  @ParameterizedTest(name = "{0} cols, {1} tokens")
+  @CsvSource({"64, 5", "768, 3", "2048, 1"})
+  void halfProductsGiveTheDecodedRowsBitsWithLargeActivationsAndSubnormalWeights(
+      int cols, int tokens) {
+    int rows = 9;
+    Random rnd = new Random(cols + tokens);
+    float[] w = randoms(rnd, rows * cols);
+    for (int i = 0; i < w.length; i += 7) {
+      w[i] *= 1e-6f; // subnormal as halves (below 2^-14)
+    }
+    float[] x = randoms(rnd, 16 * cols);
+    x[3] = 70000f; // token 0 needs the full conversion
+    x[cols + 1] = -0x1.0p16f; // token 1 too
+    x[2 * cols + 2] = Math.nextDown(0x1.0p16f); // token 2 does not
+    WeightMatrix m =
+        WeightMatrix.of(
+            GgmlType.F16, ByteBuffer.wrap(GgufWriter.encode(GgmlType.F16, w)), rows, cols);
+    float[] decoded = new float[16 * rows];
+    m.matmul(x, 16, decoded, rows, 0, rows, new float[WeightMatrix.scratchSize(cols)]);
+    float[] small = new float[tokens * rows];
+    m.matmul(x, tokens, small, rows, 0, rows, new float[WeightMatrix.scratchSize(cols)]);
+    for (int t = 0; t < 16; t++) {
+      float[] one = new float[rows];
+      m.matmul(
+          Arrays.copyOfRange(x, t * cols, (t + 1) * cols),
+          1,
+          one,
+          rows,
+          0,
+          rows,
+          new float[WeightMatrix.scratchSize(cols)]);
+      for (int o = 0; o < rows; o++) {
+        int expected = Float.floatToRawIntBits(decoded[t * rows + o]);
+        assertThat(Float.floatToRawIntBits(one[o]))
+            .as("token %d row %d alone", t, o)
+            .isEqualTo(expected);
+        if (t < tokens) {
+          assertThat(Float.floatToRawIntBits(small[t * rows + o]))
+              .as("token %d row %d in a batch of %d", t, o, tokens)
+              .isEqualTo(expected);
+        }
+      }
+    }
+  }
+
+  /**
    * Q4_0 blocks whose scale is infinite or NaN: a token alone gets the bits it gets in a batch of
    * every size, the kernels rounding {@code (n - 8) * scale} as the row decoder does (an offset
    * added in the multiply-add that scales, {@code n * scale - 8 * scale}, would turn an infinite
