@@ -23,6 +23,7 @@ import picocli.CommandLine.Command;
       BenchCacheCommand.class,
       BenchEngineCommand.class,
       BenchJobCommand.class,
+      BenchKernelCommand.class,
       SchemasCommand.class,
       GatewayCommand.class,
       CommandLine.HelpCommand.class
