@@ -256,7 +256,11 @@ public final class GgufFile {
               + tensor.name()
               + " has unsupported type "
               + tensor.typeId()
-              + " (F32, F16, BF16, Q8_0 and Q4_0 are supported)");
+              + " ("
+              + GgmlType.nameOf(tensor.typeId())
+              + "; "
+              + java.util.Arrays.toString(GgmlType.values())
+              + " are supported)");
     }
     long bytes;
     try {

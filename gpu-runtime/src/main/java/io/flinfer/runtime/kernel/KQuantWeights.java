@@ -54,13 +54,25 @@ public final class KQuantWeights implements CompactWeights {
   static final int SUPER = 256;
 
   private final Format format;
+
+  /**
+   * Whether the file holds Q3_K super-blocks, which take the Q6_K heap form: their 16 scales less
+   * 32 and their values {@code q - 4 + 4 * high bit} are signed bytes, and {@code d * scale * q} is
+   * what llama.cpp computes for them.
+   */
+  private final boolean fromQ3k;
+
   private final int cols;
   // Final but for scratch matrices (fill), which grow them.
   private byte[] bytes;
   private float[] scales;
 
-  private KQuantWeights(Format format, byte[] bytes, float[] scales, int cols) {
+  /** Bytes of a Q3_K super-block in a file: 32 of high bits, 64 of bit pairs, 12 of scales, d. */
+  public static final int Q3K_BLOCK_BYTES = 110;
+
+  private KQuantWeights(Format format, byte[] bytes, float[] scales, int cols, boolean fromQ3k) {
     this.format = format;
+    this.fromQ3k = fromQ3k;
     this.bytes = bytes;
     this.scales = scales;
     this.cols = cols;
@@ -78,10 +90,20 @@ public final class KQuantWeights implements CompactWeights {
 
   /** Q6_K super-blocks from {@code data}. */
   public static KQuantWeights q6k(ByteBuffer data, int rows, int cols) {
-    return copy(Format.Q6_K, data, rows, cols);
+    return copy(Format.Q6_K, data, rows, cols, false);
+  }
+
+  /** Q3_K super-blocks from {@code data}, in the Q6_K heap form. */
+  public static KQuantWeights q3k(ByteBuffer data, int rows, int cols) {
+    return copy(Format.Q6_K, data, rows, cols, true);
   }
 
   private static KQuantWeights copy(Format format, ByteBuffer data, int rows, int cols) {
+    return copy(format, data, rows, cols, false);
+  }
+
+  private static KQuantWeights copy(
+      Format format, ByteBuffer data, int rows, int cols, boolean fromQ3k) {
     if (cols % SUPER != 0) {
       throw new IllegalArgumentException("columns must fill whole super-blocks: " + cols);
     }
@@ -91,7 +113,8 @@ public final class KQuantWeights implements CompactWeights {
             format,
             new byte[Math.multiplyExact(blocks, format.heapBytes)],
             new float[blocks * format.scalesPerBlock],
-            cols);
+            cols,
+            fromQ3k);
     w.fill(data, 0, rows);
     return w;
   }
@@ -101,7 +124,12 @@ public final class KQuantWeights implements CompactWeights {
    * a time: the heap layout for a matrix the heap has no room for.
    */
   public static KQuantWeights scratch(Format format, int cols) {
-    return new KQuantWeights(format, new byte[0], new float[0], cols);
+    return new KQuantWeights(format, new byte[0], new float[0], cols, false);
+  }
+
+  /** As {@link #scratch} for a file of Q3_K super-blocks. */
+  public static KQuantWeights scratchQ3k(int cols) {
+    return new KQuantWeights(Format.Q6_K, new byte[0], new float[0], cols, true);
   }
 
   /**
@@ -116,7 +144,15 @@ public final class KQuantWeights implements CompactWeights {
       bytes = new byte[blocks * format.heapBytes];
       scales = new float[blocks * format.scalesPerBlock];
     }
-    int start = b.position() + from * perRow * format.blockBytes;
+    int start = b.position() + from * perRow * (fromQ3k ? Q3K_BLOCK_BYTES : format.blockBytes);
+    if (fromQ3k) {
+      for (int k = 0; k < blocks; k++) {
+        int p = start + k * Q3K_BLOCK_BYTES;
+        scales[k] = HalfFloats.fromHalf(b.getShort(p + 108));
+        joinQ3k(b, p, bytes, k * format.heapBytes);
+      }
+      return this;
+    }
     if (format == Format.Q6_K) {
       for (int k = 0; k < blocks; k++) {
         int p = start + k * format.blockBytes;
@@ -162,6 +198,31 @@ public final class KQuantWeights implements CompactWeights {
   }
 
   /**
+   * The file's Q3_K super-block at {@code b[p..]} in the Q6_K heap form at {@code dst[o..]}: its 16
+   * scales less 32, then each value's bit pair with its high bit, less 4. Value {@code i = 128 h +
+   * 32 s + l} has its pair at bits {@code 2s} of byte {@code 32 + 32 h + l} and its high bit at bit
+   * {@code i / 32} of byte {@code l}.
+   */
+  private static void joinQ3k(ByteBuffer b, int p, byte[] dst, int o) {
+    for (int j = 0; j < 16; j++) {
+      dst[o + j] = (byte) (KScales.q3kScale(b, p + 96, j) - 32);
+    }
+    ByteVector highBits = HalfVectors.bytes32(b, p);
+    for (int h = 0; h < 2; h++) {
+      ByteVector pairs = HalfVectors.bytes32(b, p + 32 + 32 * h);
+      for (int s = 0; s < 4; s++) {
+        ByteVector low = pairs.lanewise(VectorOperators.LSHR, 2 * s).and((byte) 3);
+        ByteVector high =
+            highBits
+                .lanewise(VectorOperators.LSHR, 4 * h + s)
+                .and((byte) 1)
+                .lanewise(VectorOperators.LSHL, 2);
+        low.or(high).sub((byte) 4).intoArray(dst, o + 16 + 128 * h + 32 * s);
+      }
+    }
+  }
+
+  /**
    * Q6_K values: nibbles {@code low} with the bit pairs at {@code shift} of {@code h} above them,
    * less 32 (the heap form's bytes, and the mapped decoder's).
    */
@@ -188,7 +249,7 @@ public final class KQuantWeights implements CompactWeights {
     return scales;
   }
 
-  int cols() {
+  public int cols() {
     return cols;
   }
 

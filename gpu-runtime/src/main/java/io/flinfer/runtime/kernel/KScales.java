@@ -3,7 +3,8 @@ package io.flinfer.runtime.kernel;
 /**
  * The 6-bit scales and mins of Q4_K and Q5_K super-blocks, packed into 12 bytes: the first four
  * sub-blocks' in the low 6 bits of bytes 0..7, the last four's in the nibbles of bytes 8..11 with
- * their top 2 bits in bytes 0..7's top bits. One unpacking for the mapped and the heap forms.
+ * their top 2 bits in bytes 0..7's top bits. One unpacking for the mapped and the heap forms. Also
+ * Q3_K's sixteen 6-bit scales in 12 bytes.
  */
 public final class KScales {
   private KScales() {}
@@ -24,5 +25,16 @@ public final class KScales {
       m = (q >>> 4) | ((int) (low8 >>> (8 * j + 6)) & 3) << 4;
     }
     return sc | (m << 8);
+  }
+
+  /**
+   * Sub-block {@code j}'s 6-bit scale (0..63) of a Q3_K super-block whose 12 scale bytes start at
+   * {@code at}: the low nibbles of bytes 0..7 for scales 0..7, their high nibbles for 8..15, and
+   * the top two bits at bits {@code 2 (j / 4)} of byte {@code 8 + j % 4}.
+   */
+  public static int q3kScale(java.nio.ByteBuffer b, int at, int j) {
+    int low = (b.get(at + (j & 7)) >>> (j < 8 ? 0 : 4)) & 0x0f;
+    int high = (b.get(at + 8 + (j & 3)) >>> (2 * (j >>> 2))) & 3;
+    return low | (high << 4);
   }
 }

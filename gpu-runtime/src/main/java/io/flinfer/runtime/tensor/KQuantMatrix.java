@@ -42,6 +42,18 @@ abstract class KQuantMatrix extends CompactMatrix {
       int cols,
       Reader heap,
       MappedDecoder mapped) {
+    this(format, false, data, rows, cols, heap, mapped);
+  }
+
+  /** {@code fromQ3k}: the file holds Q3_K super-blocks, which take the Q6_K heap form. */
+  KQuantMatrix(
+      KQuantWeights.Format format,
+      boolean fromQ3k,
+      ByteBuffer data,
+      int rows,
+      int cols,
+      Reader heap,
+      MappedDecoder mapped) {
     super(
         data,
         rows,
@@ -50,7 +62,9 @@ abstract class KQuantMatrix extends CompactMatrix {
         heap,
         mapped);
     this.format = format;
-    this.mappedRows = ThreadLocal.withInitial(() -> KQuantWeights.scratch(format, cols));
+    this.mappedRows =
+        ThreadLocal.withInitial(
+            () -> fromQ3k ? KQuantWeights.scratchQ3k(cols) : KQuantWeights.scratch(format, cols));
     String activations = System.getProperty(ACTIVATIONS, "f32");
     if (!activations.equals("f32") && !activations.equals("q8")) {
       throw new IllegalArgumentException(ACTIVATIONS + " must be f32 or q8, not " + activations);
@@ -77,7 +91,7 @@ abstract class KQuantMatrix extends CompactMatrix {
     Q8KActivations a = Q8KActivations.ofThisThread();
     a.quantize(x, tokens, cols);
     KQuantWeights heap = (KQuantWeights) heap();
-    int rowBytes = format.blockBytes() * (cols / KQuants.SUPER);
+    int rowBytes = (int) (type().bytes(cols));
     // One token reads each row once, straight from its blocks; a batch decodes a tile of rows to
     // integer-valued floats once and takes every token through it. Both sums of a super-block are
     // exact integers: the same bits.

@@ -54,6 +54,8 @@ public abstract class WeightMatrix {
         return new ScaleMinKMatrix(type, slice, rows, cols);
       case Q6_K:
         return new Q6KMatrix(slice, rows, cols);
+      case Q3_K:
+        return new Q3KMatrix(slice, rows, cols);
       default:
         throw new IllegalArgumentException("unsupported tensor type " + type);
     }

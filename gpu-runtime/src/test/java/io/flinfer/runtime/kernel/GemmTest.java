@@ -138,7 +138,11 @@ class GemmTest {
     "Q6_K, 16, 256, 16",
     "Q5_K, 9, 512, 5",
     "Q6_K, 9, 256, 5",
-    "Q6_K, 16, 768, 9"
+    "Q6_K, 16, 768, 9",
+    "Q3_K, 9, 256, 5",
+    "Q3_K, 16, 768, 9",
+    "Q3_K, 11, 512, 2",
+    "Q3_K, 16, 256, 16"
   })
   void aTokenAloneGetsTheBitsItGetsInABatch(GgmlType type, int rows, int cols, int tokens) {
     Random rnd = new Random(rows * 131 + cols);
@@ -486,12 +490,18 @@ class GemmTest {
    * super-block scales.
    */
   static byte[] encoded(GgmlType type, Random rnd, int rows, int cols) {
-    if (type != GgmlType.Q5_K) {
+    if (type != GgmlType.Q5_K && type != GgmlType.Q3_K) {
       return GgufWriter.encode(type, randoms(rnd, rows * cols));
     }
     byte[] bytes = new byte[(int) type.bytes((long) rows * cols)];
     rnd.nextBytes(bytes);
     ByteBuffer b = ByteBuffer.wrap(bytes).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    if (type == GgmlType.Q3_K) {
+      for (int p = 0; p < bytes.length; p += 110) {
+        b.putShort(p + 108, io.flinfer.memcache.HalfFloats.toHalf(0.01f * (1 + rnd.nextFloat())));
+      }
+      return bytes;
+    }
     for (int p = 0; p < bytes.length; p += 176) {
       b.putShort(p, io.flinfer.memcache.HalfFloats.toHalf(0.01f * (1 + rnd.nextFloat())));
       b.putShort(p + 2, io.flinfer.memcache.HalfFloats.toHalf(0.01f * rnd.nextFloat()));

@@ -19,6 +19,8 @@ class KQuantDotsTest {
         return KQuantWeights.q4k(b, rows, cols);
       case Q5_K:
         return KQuantWeights.q5k(b, rows, cols);
+      case Q3_K:
+        return KQuantWeights.q3k(b, rows, cols);
       default:
         return KQuantWeights.q6k(b, rows, cols);
     }
@@ -118,7 +120,9 @@ class KQuantDotsTest {
     "Q5_K, 9, 512, 5",
     "Q6_K, 9, 256, 7",
     "Q6_K, 16, 768, 4",
-    "Q4_K, 10, 512, 8"
+    "Q4_K, 10, 512, 8",
+    "Q3_K, 9, 256, 7",
+    "Q3_K, 16, 512, 4"
   })
   void aTokenGetsTheSameBitsAloneInABatchAndFromTheMappedFile(
       GgmlType type, int rows, int cols, int tokens) {

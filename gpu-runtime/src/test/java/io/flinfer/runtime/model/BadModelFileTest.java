@@ -92,7 +92,7 @@ class BadModelFileTest {
     assertThatThrownBy(() -> ModelLoader.load(bad, null))
         .isInstanceOf(ModelFormatException.class)
         .hasMessageContaining(bad.toString())
-        .hasMessageContaining("unsupported type 3");
+        .hasMessageContaining("unsupported type 3 (Q4_1;");
   }
 
   private static Path writeTiny(Path p) throws Exception {

@@ -1,0 +1,62 @@
+package io.flinfer.runtime.tensor;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.stream.Collectors;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Q3_K super-blocks decode to the values llama.cpp's own Python reader (gguf-py) gives for them,
+ * bit for bit: the scalar reference, the heap form (the Q6_K layout) and the mapped rows.
+ */
+class Q3KMatrixTest {
+  @ParameterizedTest(name = "weights on the heap: {0}")
+  @ValueSource(booleans = {true, false})
+  void rowsAreWhatGgufPyDequantizes(boolean heap) throws Exception {
+    List<String> lines;
+    try (BufferedReader r =
+        new BufferedReader(
+            new InputStreamReader(
+                getClass().getResourceAsStream("/kquants/q3k-4x512.txt"),
+                StandardCharsets.US_ASCII))) {
+      lines = r.lines().filter(l -> !l.startsWith("#")).collect(Collectors.toList());
+    }
+    byte[] bytes = HexFormat.of().parseHex(lines.get(0));
+    String[] expected = lines.get(1).split(" ");
+    int rows = 4;
+    int cols = 512;
+    assertThat(expected).hasSize(rows * cols);
+    if (!heap) {
+      System.setProperty("flinfer.weights.heap", "false");
+    }
+    WeightMatrix m;
+    try {
+      m = WeightMatrix.of(GgmlType.Q3_K, ByteBuffer.wrap(bytes), rows, cols);
+    } finally {
+      System.clearProperty("flinfer.weights.heap");
+    }
+    float[] fast = new float[cols];
+    float[] reference = new float[cols];
+    int nonZero = 0;
+    for (int row = 0; row < rows; row++) {
+      m.decodeRow(row, fast, 0);
+      m.decodeRowReference(row, reference, 0);
+      for (int i = 0; i < cols; i++) {
+        int want = Integer.parseUnsignedInt(expected[row * cols + i], 16);
+        assertThat(Float.floatToRawIntBits(reference[i]))
+            .as("reference, row %d value %d", row, i)
+            .isEqualTo(want);
+        assertThat(Float.floatToRawIntBits(fast[i])).as("row %d value %d", row, i).isEqualTo(want);
+        nonZero += fast[i] != 0 ? 1 : 0;
+      }
+    }
+    assertThat(nonZero).isGreaterThan(rows * cols / 2);
+  }
+}
