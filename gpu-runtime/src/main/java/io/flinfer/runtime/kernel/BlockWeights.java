@@ -32,6 +32,31 @@ public final class BlockWeights implements CompactWeights {
     return split(data, rows, cols, true);
   }
 
+  /**
+   * IQ4_NL blocks (fp16 scale, 16 bytes of 4-bit indices into {@link KQuantWeights#IQ4_VALUES})
+   * from {@code data}, in the Q8_0 form: each value's table entry as a signed byte.
+   */
+  public static BlockWeights iq4nl(ByteBuffer data, int rows, int cols) {
+    if (cols % BlockGemm.BLOCK != 0) {
+      throw new IllegalArgumentException("columns must fill whole blocks: " + cols);
+    }
+    ByteBuffer b = data.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+    int base = b.position();
+    int blocks = rows * (cols / BlockGemm.BLOCK);
+    byte[] quants = new byte[blocks * BlockGemm.BLOCK];
+    float[] scales = new float[blocks];
+    for (int k = 0; k < blocks; k++) {
+      int p = base + k * 18;
+      scales[k] = HalfFloats.fromHalf(b.getShort(p));
+      for (int j = 0; j < 16; j++) {
+        int packed = b.get(p + 2 + j);
+        quants[k * 32 + j] = KQuantWeights.IQ4_VALUES[packed & 0x0f];
+        quants[k * 32 + 16 + j] = KQuantWeights.IQ4_VALUES[(packed >>> 4) & 0x0f];
+      }
+    }
+    return new BlockWeights(quants, scales, false, cols);
+  }
+
   private static BlockWeights split(ByteBuffer data, int rows, int cols, boolean nibbles) {
     if (cols % BlockGemm.BLOCK != 0) {
       throw new IllegalArgumentException("columns must fill whole blocks: " + cols);

@@ -56,23 +56,47 @@ public final class KQuantWeights implements CompactWeights {
   private final Format format;
 
   /**
-   * Whether the file holds Q3_K super-blocks, which take the Q6_K heap form: their 16 scales less
-   * 32 and their values {@code q - 4 + 4 * high bit} are signed bytes, and {@code d * scale * q} is
-   * what llama.cpp computes for them.
+   * The file blocks the heap form is read from: the format's own, or Q3_K and IQ4_XS super-blocks,
+   * which take the Q6_K heap form (a signed byte per value and per 16-value scale, and d).
    */
-  private final boolean fromQ3k;
+  public enum Source {
+    /** The heap format's own file blocks. */
+    OWN(0),
+    /** Q3_K: 32 bytes of high bits, 64 of bit pairs, 12 of 6-bit scales, fp16 d. */
+    Q3_K(110),
+    /** IQ4_XS: fp16 d, 2 + 4 bytes of 6-bit scales of 32 values, 128 bytes of 4-bit indices. */
+    IQ4_XS(136);
+
+    private final int blockBytes;
+
+    Source(int blockBytes) {
+      this.blockBytes = blockBytes;
+    }
+
+    /** Bytes of a super-block in the file (for {@link #OWN}, the format's). */
+    public int blockBytes(Format format) {
+      return this == OWN ? format.blockBytes : blockBytes;
+    }
+  }
+
+  /**
+   * The values IQ4_NL and IQ4_XS indices stand for (llama.cpp's {@code kvalues_iq4nl}): a value is
+   * its block's scale times the entry.
+   */
+  public static final byte[] IQ4_VALUES = {
+    -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113
+  };
+
+  private final Source source;
 
   private final int cols;
   // Final but for scratch matrices (fill), which grow them.
   private byte[] bytes;
   private float[] scales;
 
-  /** Bytes of a Q3_K super-block in a file: 32 of high bits, 64 of bit pairs, 12 of scales, d. */
-  public static final int Q3K_BLOCK_BYTES = 110;
-
-  private KQuantWeights(Format format, byte[] bytes, float[] scales, int cols, boolean fromQ3k) {
+  private KQuantWeights(Format format, byte[] bytes, float[] scales, int cols, Source source) {
     this.format = format;
-    this.fromQ3k = fromQ3k;
+    this.source = source;
     this.bytes = bytes;
     this.scales = scales;
     this.cols = cols;
@@ -90,20 +114,25 @@ public final class KQuantWeights implements CompactWeights {
 
   /** Q6_K super-blocks from {@code data}. */
   public static KQuantWeights q6k(ByteBuffer data, int rows, int cols) {
-    return copy(Format.Q6_K, data, rows, cols, false);
+    return copy(Format.Q6_K, data, rows, cols, Source.OWN);
   }
 
   /** Q3_K super-blocks from {@code data}, in the Q6_K heap form. */
   public static KQuantWeights q3k(ByteBuffer data, int rows, int cols) {
-    return copy(Format.Q6_K, data, rows, cols, true);
+    return copy(Format.Q6_K, data, rows, cols, Source.Q3_K);
+  }
+
+  /** IQ4_XS super-blocks from {@code data}, in the Q6_K heap form. */
+  public static KQuantWeights iq4xs(ByteBuffer data, int rows, int cols) {
+    return copy(Format.Q6_K, data, rows, cols, Source.IQ4_XS);
   }
 
   private static KQuantWeights copy(Format format, ByteBuffer data, int rows, int cols) {
-    return copy(format, data, rows, cols, false);
+    return copy(format, data, rows, cols, Source.OWN);
   }
 
   private static KQuantWeights copy(
-      Format format, ByteBuffer data, int rows, int cols, boolean fromQ3k) {
+      Format format, ByteBuffer data, int rows, int cols, Source source) {
     if (cols % SUPER != 0) {
       throw new IllegalArgumentException("columns must fill whole super-blocks: " + cols);
     }
@@ -114,7 +143,7 @@ public final class KQuantWeights implements CompactWeights {
             new byte[Math.multiplyExact(blocks, format.heapBytes)],
             new float[blocks * format.scalesPerBlock],
             cols,
-            fromQ3k);
+            source);
     w.fill(data, 0, rows);
     return w;
   }
@@ -124,12 +153,12 @@ public final class KQuantWeights implements CompactWeights {
    * a time: the heap layout for a matrix the heap has no room for.
    */
   public static KQuantWeights scratch(Format format, int cols) {
-    return new KQuantWeights(format, new byte[0], new float[0], cols, false);
+    return scratch(format, Source.OWN, cols);
   }
 
-  /** As {@link #scratch} for a file of Q3_K super-blocks. */
-  public static KQuantWeights scratchQ3k(int cols) {
-    return new KQuantWeights(Format.Q6_K, new byte[0], new float[0], cols, true);
+  /** As {@link #scratch} for a file of {@code source} blocks. */
+  public static KQuantWeights scratch(Format format, Source source, int cols) {
+    return new KQuantWeights(format, new byte[0], new float[0], cols, source);
   }
 
   /**
@@ -144,12 +173,18 @@ public final class KQuantWeights implements CompactWeights {
       bytes = new byte[blocks * format.heapBytes];
       scales = new float[blocks * format.scalesPerBlock];
     }
-    int start = b.position() + from * perRow * (fromQ3k ? Q3K_BLOCK_BYTES : format.blockBytes);
-    if (fromQ3k) {
+    int fileBytes = source.blockBytes(format);
+    int start = b.position() + from * perRow * fileBytes;
+    if (source != Source.OWN) {
       for (int k = 0; k < blocks; k++) {
-        int p = start + k * Q3K_BLOCK_BYTES;
-        scales[k] = HalfFloats.fromHalf(b.getShort(p + 108));
-        joinQ3k(b, p, bytes, k * format.heapBytes);
+        int p = start + k * fileBytes;
+        if (source == Source.Q3_K) {
+          scales[k] = HalfFloats.fromHalf(b.getShort(p + 108));
+          joinQ3k(b, p, bytes, k * format.heapBytes);
+        } else {
+          scales[k] = HalfFloats.fromHalf(b.getShort(p));
+          lookUpIq4xs(b, p, bytes, k * format.heapBytes);
+        }
       }
       return this;
     }
@@ -218,6 +253,28 @@ public final class KQuantWeights implements CompactWeights {
                 .and((byte) 1)
                 .lanewise(VectorOperators.LSHL, 2);
         low.or(high).sub((byte) 4).intoArray(dst, o + 16 + 128 * h + 32 * s);
+      }
+    }
+  }
+
+  /**
+   * The file's IQ4_XS super-block at {@code b[p..]} in the Q6_K heap form at {@code dst[o..]}: each
+   * 32-value sub-block's 6-bit scale less 32, twice (the form has one per 16 values), then each
+   * value's entry of {@link #IQ4_VALUES}. Sub-block j's scale has its low nibble in byte {@code 4 +
+   * j / 2} (high nibble for odd j) and its top bits at bits {@code 2j} of the 16-bit word at 2; its
+   * 32 values are the low nibbles of bytes {@code 8 + 16j..} and then their high nibbles.
+   */
+  private static void lookUpIq4xs(ByteBuffer b, int p, byte[] dst, int o) {
+    int high = b.getShort(p + 2) & 0xffff;
+    for (int j = 0; j < 8; j++) {
+      int low = (b.get(p + 4 + j / 2) >>> (4 * (j & 1))) & 0x0f;
+      byte scale = (byte) ((low | ((high >>> (2 * j)) & 3) << 4) - 32);
+      dst[o + 2 * j] = scale;
+      dst[o + 2 * j + 1] = scale;
+      for (int l = 0; l < 16; l++) {
+        int q = b.get(p + 8 + 16 * j + l);
+        dst[o + 16 + 32 * j + l] = IQ4_VALUES[q & 0x0f];
+        dst[o + 16 + 32 * j + 16 + l] = IQ4_VALUES[(q >>> 4) & 0x0f];
       }
     }
   }

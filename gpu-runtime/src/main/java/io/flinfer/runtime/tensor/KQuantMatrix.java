@@ -42,13 +42,13 @@ abstract class KQuantMatrix extends CompactMatrix {
       int cols,
       Reader heap,
       MappedDecoder mapped) {
-    this(format, false, data, rows, cols, heap, mapped);
+    this(format, KQuantWeights.Source.OWN, data, rows, cols, heap, mapped);
   }
 
-  /** {@code fromQ3k}: the file holds Q3_K super-blocks, which take the Q6_K heap form. */
+  /** {@code source}: the file blocks the heap form is read from. */
   KQuantMatrix(
       KQuantWeights.Format format,
-      boolean fromQ3k,
+      KQuantWeights.Source source,
       ByteBuffer data,
       int rows,
       int cols,
@@ -62,14 +62,30 @@ abstract class KQuantMatrix extends CompactMatrix {
         heap,
         mapped);
     this.format = format;
-    this.mappedRows =
-        ThreadLocal.withInitial(
-            () -> fromQ3k ? KQuantWeights.scratchQ3k(cols) : KQuantWeights.scratch(format, cols));
+    this.mappedRows = ThreadLocal.withInitial(() -> KQuantWeights.scratch(format, source, cols));
     String activations = System.getProperty(ACTIVATIONS, "f32");
     if (!activations.equals("f32") && !activations.equals("q8")) {
       throw new IllegalArgumentException(ACTIVATIONS + " must be f32 or q8, not " + activations);
     }
     this.q8Activations = activations.equals("q8");
+  }
+
+  private static final ThreadLocal<KQuantWeights[]> ROW =
+      ThreadLocal.withInitial(() -> new KQuantWeights[KQuantWeights.Source.values().length]);
+
+  /**
+   * Row {@code row} of mapped {@code source} blocks (which take the Q6_K heap form) decoded through
+   * that form, one row at a time in this thread's scratch: the heap copy's bits.
+   */
+  static void decodeThroughHeapForm(
+      KQuantWeights.Source source, ByteBuffer data, int cols, int row, float[] dst, int off) {
+    KQuantWeights[] rows = ROW.get();
+    KQuantWeights w = rows[source.ordinal()];
+    if (w == null || w.cols() != cols) {
+      w = KQuantWeights.scratch(KQuantWeights.Format.Q6_K, source, cols);
+      rows[source.ordinal()] = w;
+    }
+    w.fill(data, row, 1).decodeRow(0, dst, off);
   }
 
   private static float[] decoded(int n) {

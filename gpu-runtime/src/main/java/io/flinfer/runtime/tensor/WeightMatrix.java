@@ -55,7 +55,10 @@ public abstract class WeightMatrix {
       case Q6_K:
         return new Q6KMatrix(slice, rows, cols);
       case Q3_K:
-        return new Q3KMatrix(slice, rows, cols);
+      case IQ4_XS:
+        return new Q6KFormMatrix(type, slice, rows, cols);
+      case IQ4_NL:
+        return new Iq4NlMatrix(slice, rows, cols);
       default:
         throw new IllegalArgumentException("unsupported tensor type " + type);
     }

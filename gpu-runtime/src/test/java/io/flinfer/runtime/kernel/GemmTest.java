@@ -142,7 +142,14 @@ class GemmTest {
     "Q3_K, 9, 256, 5",
     "Q3_K, 16, 768, 9",
     "Q3_K, 11, 512, 2",
-    "Q3_K, 16, 256, 16"
+    "Q3_K, 16, 256, 16",
+    "IQ4_XS, 9, 256, 5",
+    "IQ4_XS, 16, 512, 2",
+    "IQ4_XS, 16, 256, 16",
+    "IQ4_NL, 9, 96, 5",
+    "IQ4_NL, 64, 768, 9",
+    "IQ4_NL, 13, 160, 2",
+    "IQ4_NL, 9, 64, 16"
   })
   void aTokenAloneGetsTheBitsItGetsInABatch(GgmlType type, int rows, int cols, int tokens) {
     Random rnd = new Random(rows * 131 + cols);
@@ -490,15 +497,23 @@ class GemmTest {
    * super-block scales.
    */
   static byte[] encoded(GgmlType type, Random rnd, int rows, int cols) {
-    if (type != GgmlType.Q5_K && type != GgmlType.Q3_K) {
+    // Formats without a quantizer here: random values and scales under a sane fp16 d.
+    int dAt =
+        switch (type) {
+          case Q3_K -> 108;
+          case IQ4_XS, IQ4_NL, Q5_K -> 0;
+          default -> -1;
+        };
+    if (dAt < 0) {
       return GgufWriter.encode(type, randoms(rnd, rows * cols));
     }
     byte[] bytes = new byte[(int) type.bytes((long) rows * cols)];
     rnd.nextBytes(bytes);
     ByteBuffer b = ByteBuffer.wrap(bytes).order(java.nio.ByteOrder.LITTLE_ENDIAN);
-    if (type == GgmlType.Q3_K) {
-      for (int p = 0; p < bytes.length; p += 110) {
-        b.putShort(p + 108, io.flinfer.memcache.HalfFloats.toHalf(0.01f * (1 + rnd.nextFloat())));
+    if (type != GgmlType.Q5_K) {
+      int blockBytes = (int) type.bytes(type.blockSize());
+      for (int p = 0; p < bytes.length; p += blockBytes) {
+        b.putShort(p + dAt, io.flinfer.memcache.HalfFloats.toHalf(0.01f * (1 + rnd.nextFloat())));
       }
       return bytes;
     }

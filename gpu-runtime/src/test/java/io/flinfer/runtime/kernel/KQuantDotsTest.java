@@ -21,6 +21,8 @@ class KQuantDotsTest {
         return KQuantWeights.q5k(b, rows, cols);
       case Q3_K:
         return KQuantWeights.q3k(b, rows, cols);
+      case IQ4_XS:
+        return KQuantWeights.iq4xs(b, rows, cols);
       default:
         return KQuantWeights.q6k(b, rows, cols);
     }
@@ -122,7 +124,9 @@ class KQuantDotsTest {
     "Q6_K, 16, 768, 4",
     "Q4_K, 10, 512, 8",
     "Q3_K, 9, 256, 7",
-    "Q3_K, 16, 512, 4"
+    "Q3_K, 16, 512, 4",
+    "IQ4_XS, 9, 256, 7",
+    "IQ4_XS, 16, 512, 4"
   })
   void aTokenGetsTheSameBitsAloneInABatchAndFromTheMappedFile(
       GgmlType type, int rows, int cols, int tokens) {

@@ -10,21 +10,29 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.stream.Collectors;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * Q3_K super-blocks decode to the values llama.cpp's own Python reader (gguf-py) gives for them,
- * bit for bit: the scalar reference, the heap form (the Q6_K layout) and the mapped rows.
+ * Formats that take another format's heap form (Q3_K and IQ4_XS the Q6_K one, IQ4_NL the Q8_0 one)
+ * decode to the values llama.cpp's own Python reader (gguf-py) gives for them, bit for bit: the
+ * scalar reference, the heap form and the mapped rows.
  */
-class Q3KMatrixTest {
-  @ParameterizedTest(name = "weights on the heap: {0}")
-  @ValueSource(booleans = {true, false})
-  void rowsAreWhatGgufPyDequantizes(boolean heap) throws Exception {
+class GgufPyDequantizationTest {
+  @ParameterizedTest(name = "{0}, weights on the heap: {1}")
+  @CsvSource({
+    "Q3_K, q3k, true",
+    "Q3_K, q3k, false",
+    "IQ4_XS, iq4xs, true",
+    "IQ4_XS, iq4xs, false",
+    "IQ4_NL, iq4nl, true",
+    "IQ4_NL, iq4nl, false"
+  })
+  void rowsAreWhatGgufPyDequantizes(GgmlType type, String file, boolean heap) throws Exception {
     List<String> lines;
     try (BufferedReader r =
         new BufferedReader(
             new InputStreamReader(
-                getClass().getResourceAsStream("/kquants/q3k-4x512.txt"),
+                getClass().getResourceAsStream("/kquants/" + file + "-4x512.txt"),
                 StandardCharsets.US_ASCII))) {
       lines = r.lines().filter(l -> !l.startsWith("#")).collect(Collectors.toList());
     }
@@ -38,7 +46,7 @@ class Q3KMatrixTest {
     }
     WeightMatrix m;
     try {
-      m = WeightMatrix.of(GgmlType.Q3_K, ByteBuffer.wrap(bytes), rows, cols);
+      m = WeightMatrix.of(type, ByteBuffer.wrap(bytes), rows, cols);
     } finally {
       System.clearProperty("flinfer.weights.heap");
     }
