@@ -238,6 +238,69 @@ public final class KQuantGemm {
   }
 
   /**
+   * Q2_K: the eight values at {@code q[p]} (heap form, 0..3) as {@code (d * scale) * q - dmin *
+   * min}, a product and a difference, each rounded, as llama.cpp's reference dequantizes them.
+   */
+  static FloatVector q2kChunk(byte[] q, int p, float scale, float min) {
+    return ((FloatVector) ints(q, p).convert(VectorOperators.I2F, 0)).mul(scale).sub(min);
+  }
+
+  /**
+   * Q2_K super-block {@code q[p..]} with scales {@code d, dmin} as floats into {@code dst[o..]}.
+   */
+  static void q2kBlock(byte[] q, int p, float d, float dmin, float[] dst, int o) {
+    for (int g = 0; g < 16; g++) {
+      float scale = d * q[p + g];
+      float min = dmin * q[p + 16 + g];
+      q2kChunk(q, p + 32 + 16 * g, scale, min).intoArray(dst, o + 16 * g);
+      q2kChunk(q, p + 40 + 16 * g, scale, min).intoArray(dst, o + 16 * g + L);
+    }
+  }
+
+  /**
+   * Q2_K rows [oFrom, oTo) of {@code w} times the token {@code x}; {@code tmp}: 16 floats. Two rows
+   * side by side, as {@link #scaleMinRows}.
+   */
+  static void q2kRows(KQuantWeights w, float[] x, float[] out, int oFrom, int oTo, float[] tmp) {
+    int half = (oTo - oFrom + 1) / 2;
+    for (int o = oFrom; o < oFrom + half; o++) {
+      int o1 = Math.min(o + half, oTo - 1);
+      q2kRows2(w, x, o, o1, tmp);
+      out[o] = GemmKernels.sum8(tmp, 0);
+      out[o1] = GemmKernels.sum8(tmp, L);
+    }
+  }
+
+  /** Two Q2_K rows' accumulators into {@code tmp[0..16)}. */
+  private static void q2kRows2(KQuantWeights w, float[] x, int o0, int o1, float[] tmp) {
+    byte[] q = w.bytes();
+    float[] s = w.scales();
+    int blocks = w.cols() / KQuantWeights.SUPER;
+    FloatVector a0 = FloatVector.zero(S);
+    FloatVector a1 = a0;
+    for (int b = 0; b < blocks; b++) {
+      int k0 = o0 * blocks + b;
+      int k1 = o1 * blocks + b;
+      int p0 = k0 * 288;
+      int p1 = k1 * 288;
+      for (int g = 0; g < 16; g++) {
+        int i = b * KQuantWeights.SUPER + 16 * g;
+        float s0 = s[2 * k0] * q[p0 + g];
+        float m0 = s[2 * k0 + 1] * q[p0 + 16 + g];
+        float s1 = s[2 * k1] * q[p1 + g];
+        float m1 = s[2 * k1 + 1] * q[p1 + 16 + g];
+        for (int c = 0; c < 16; c += L) {
+          FloatVector xv = xs(x, i + c);
+          a0 = q2kChunk(q, p0 + 32 + 16 * g + c, s0, m0).fma(xv, a0);
+          a1 = q2kChunk(q, p1 + 32 + 16 * g + c, s1, m1).fma(xv, a1);
+        }
+      }
+    }
+    a0.intoArray(tmp, 0);
+    a1.intoArray(tmp, L);
+  }
+
+  /**
    * Q6_K rows [oFrom, oTo) of {@code w} times the token {@code x}; {@code tmp}: 16 floats. Two rows
    * side by side, as {@link #scaleMinRows}.
    */

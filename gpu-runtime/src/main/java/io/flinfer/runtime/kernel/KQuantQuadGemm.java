@@ -50,6 +50,7 @@ final class KQuantQuadGemm {
     KQuantWeights.Format f = w.format();
     return QuadRowGemm.AVAILABLE
         && f != KQuantWeights.Format.Q5_K
+        && f != KQuantWeights.Format.Q2_K
         && tokens > 1
         && tokens < (f == KQuantWeights.Format.Q6_K ? MAX_TOKENS : MAX_NIBBLE_TOKENS);
   }

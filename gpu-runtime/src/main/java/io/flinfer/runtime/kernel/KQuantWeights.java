@@ -28,7 +28,12 @@ public final class KQuantWeights implements CompactWeights {
      * Q6_K: d * scale * (q - 32), 6-bit q, signed 8-bit scales of 16 values, 210 bytes in the file
      * and 272 on the heap.
      */
-    Q6_K(210, 272, 1);
+    Q6_K(210, 272, 1),
+    /**
+     * Q2_K: d * scale * q - dmin * min, 2-bit q, 4-bit scales and mins of 16 values, 84 bytes in
+     * the file and 288 on the heap (16 scales, 16 mins, then a byte per value).
+     */
+    Q2_K(84, 288, 2);
 
     final int blockBytes;
     final int heapBytes;
@@ -110,6 +115,11 @@ public final class KQuantWeights implements CompactWeights {
   /** Q5_K super-blocks from {@code data}. */
   public static KQuantWeights q5k(ByteBuffer data, int rows, int cols) {
     return copy(Format.Q5_K, data, rows, cols);
+  }
+
+  /** Q2_K super-blocks from {@code data}. */
+  public static KQuantWeights q2k(ByteBuffer data, int rows, int cols) {
+    return copy(Format.Q2_K, data, rows, cols);
   }
 
   /** Q6_K super-blocks from {@code data}. */
@@ -196,6 +206,15 @@ public final class KQuantWeights implements CompactWeights {
       }
       return this;
     }
+    if (format == Format.Q2_K) {
+      for (int k = 0; k < blocks; k++) {
+        int p = start + k * format.blockBytes;
+        scales[2 * k] = HalfFloats.fromHalf(b.getShort(p + 80));
+        scales[2 * k + 1] = HalfFloats.fromHalf(b.getShort(p + 82));
+        splitQ2k(b, p, bytes, k * format.heapBytes);
+      }
+      return this;
+    }
     b.get(start, bytes, 0, blocks * format.blockBytes);
     for (int k = 0; k < blocks; k++) {
       int p = k * format.blockBytes;
@@ -258,6 +277,29 @@ public final class KQuantWeights implements CompactWeights {
   }
 
   /**
+   * The file's Q2_K super-block at {@code b[p..]} in its heap form at {@code dst[o..]}: the 16
+   * scales (low nibbles of bytes 0..15), the 16 mins (their high nibbles), then each value's bit
+   * pair as a byte. Value {@code i = 128 h + 32 s + l} has its pair at bits {@code 2s} of byte
+   * {@code 16 + 32 h + l}.
+   */
+  private static void splitQ2k(ByteBuffer b, int p, byte[] dst, int o) {
+    for (int j = 0; j < 16; j++) {
+      int sm = b.get(p + j);
+      dst[o + j] = (byte) (sm & 0x0f);
+      dst[o + 16 + j] = (byte) ((sm >>> 4) & 0x0f);
+    }
+    for (int h = 0; h < 2; h++) {
+      ByteVector pairs = HalfVectors.bytes32(b, p + 16 + 32 * h);
+      for (int s = 0; s < 4; s++) {
+        pairs
+            .lanewise(VectorOperators.LSHR, 2 * s)
+            .and((byte) 3)
+            .intoArray(dst, o + 32 + 128 * h + 32 * s);
+      }
+    }
+  }
+
+  /**
    * The file's IQ4_XS super-block at {@code b[p..]} in the Q6_K heap form at {@code dst[o..]}: each
    * 32-value sub-block's 6-bit scale less 32, twice (the form has one per 16 values), then each
    * value's entry of {@link #IQ4_VALUES}. Sub-block j's scale has its low nibble in byte {@code 4 +
@@ -289,7 +331,7 @@ public final class KQuantWeights implements CompactWeights {
     return low.or(high).sub((byte) 32);
   }
 
-  /** Whether super-blocks have mins (Q4_K, Q5_K). */
+  /** Whether super-blocks have mins (Q4_K, Q5_K; Q2_K, which has no 8-bit activation path). */
   boolean hasMins() {
     return format != Format.Q6_K;
   }
@@ -315,6 +357,8 @@ public final class KQuantWeights implements CompactWeights {
   public void multiplyToken(float[] x, float[] out, int oFrom, int oTo, float[] tmp) {
     if (format == Format.Q6_K) {
       KQuantGemm.q6kRows(this, x, out, oFrom, oTo, tmp);
+    } else if (format == Format.Q2_K) {
+      KQuantGemm.q2kRows(this, x, out, oFrom, oTo, tmp);
     } else {
       KQuantGemm.scaleMinRows(this, x, out, oFrom, oTo, tmp);
     }
@@ -398,6 +442,8 @@ public final class KQuantWeights implements CompactWeights {
       int o = off + b * SUPER;
       if (format == Format.Q6_K) {
         KQuantGemm.q6kBlock(bytes, k * format.heapBytes, scales[k], dst, o);
+      } else if (format == Format.Q2_K) {
+        KQuantGemm.q2kBlock(bytes, k * format.heapBytes, scales[2 * k], scales[2 * k + 1], dst, o);
       } else {
         KQuantGemm.scaleMinBlock(
             bytes,

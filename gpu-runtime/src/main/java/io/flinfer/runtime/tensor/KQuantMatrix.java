@@ -67,22 +67,32 @@ abstract class KQuantMatrix extends CompactMatrix {
     if (!activations.equals("f32") && !activations.equals("q8")) {
       throw new IllegalArgumentException(ACTIVATIONS + " must be f32 or q8, not " + activations);
     }
-    this.q8Activations = activations.equals("q8");
+    // Q2_K has no 8-bit activation kernels: it keeps float activations either way.
+    this.q8Activations = activations.equals("q8") && format != KQuantWeights.Format.Q2_K;
   }
 
-  private static final ThreadLocal<KQuantWeights[]> ROW =
-      ThreadLocal.withInitial(() -> new KQuantWeights[KQuantWeights.Source.values().length]);
+  private static final ThreadLocal<KQuantWeights[][]> ROW =
+      ThreadLocal.withInitial(
+          () ->
+              new KQuantWeights[KQuantWeights.Format.values().length]
+                  [KQuantWeights.Source.values().length]);
 
   /**
-   * Row {@code row} of mapped {@code source} blocks (which take the Q6_K heap form) decoded through
-   * that form, one row at a time in this thread's scratch: the heap copy's bits.
+   * Row {@code row} of mapped {@code source} blocks decoded through the heap {@code format}, one
+   * row at a time in this thread's scratch: the heap copy's bits.
    */
   static void decodeThroughHeapForm(
-      KQuantWeights.Source source, ByteBuffer data, int cols, int row, float[] dst, int off) {
-    KQuantWeights[] rows = ROW.get();
+      KQuantWeights.Format format,
+      KQuantWeights.Source source,
+      ByteBuffer data,
+      int cols,
+      int row,
+      float[] dst,
+      int off) {
+    KQuantWeights[] rows = ROW.get()[format.ordinal()];
     KQuantWeights w = rows[source.ordinal()];
     if (w == null || w.cols() != cols) {
-      w = KQuantWeights.scratch(KQuantWeights.Format.Q6_K, source, cols);
+      w = KQuantWeights.scratch(format, source, cols);
       rows[source.ordinal()] = w;
     }
     w.fill(data, row, 1).decodeRow(0, dst, off);

@@ -36,7 +36,8 @@ final class Q6KFormMatrix extends KQuantMatrix {
         rows,
         cols,
         source == KQuantWeights.Source.Q3_K ? KQuantWeights::q3k : KQuantWeights::iq4xs,
-        (d, c, row, dst, off) -> decodeThroughHeapForm(source, d, c, row, dst, off));
+        (d, c, row, dst, off) ->
+            decodeThroughHeapForm(KQuantWeights.Format.Q6_K, source, d, c, row, dst, off));
     this.type = type;
   }
 

@@ -54,6 +54,8 @@ public abstract class WeightMatrix {
         return new ScaleMinKMatrix(type, slice, rows, cols);
       case Q6_K:
         return new Q6KMatrix(slice, rows, cols);
+      case Q2_K:
+        return new Q2KMatrix(slice, rows, cols);
       case Q3_K:
       case IQ4_XS:
         return new Q6KFormMatrix(type, slice, rows, cols);

@@ -149,7 +149,11 @@ class GemmTest {
     "IQ4_NL, 9, 96, 5",
     "IQ4_NL, 64, 768, 9",
     "IQ4_NL, 13, 160, 2",
-    "IQ4_NL, 9, 64, 16"
+    "IQ4_NL, 9, 64, 16",
+    "Q2_K, 9, 256, 5",
+    "Q2_K, 16, 768, 9",
+    "Q2_K, 11, 512, 2",
+    "Q2_K, 16, 256, 16"
   })
   void aTokenAloneGetsTheBitsItGetsInABatch(GgmlType type, int rows, int cols, int tokens) {
     Random rnd = new Random(rows * 131 + cols);
@@ -501,6 +505,7 @@ class GemmTest {
     int dAt =
         switch (type) {
           case Q3_K -> 108;
+          case Q2_K -> 80;
           case IQ4_XS, IQ4_NL, Q5_K -> 0;
           default -> -1;
         };
@@ -514,6 +519,9 @@ class GemmTest {
       int blockBytes = (int) type.bytes(type.blockSize());
       for (int p = 0; p < bytes.length; p += blockBytes) {
         b.putShort(p + dAt, io.flinfer.memcache.HalfFloats.toHalf(0.01f * (1 + rnd.nextFloat())));
+        if (type == GgmlType.Q2_K) {
+          b.putShort(p + 82, io.flinfer.memcache.HalfFloats.toHalf(0.01f * rnd.nextFloat()));
+        }
       }
       return bytes;
     }

@@ -176,6 +176,32 @@ class KQuantDotsTest {
     }
   }
 
+  /** Q2_K has no 8-bit activation kernels: under the setting it multiplies as without it. */
+  @Test
+  void q2kKeepsFloatActivationsUnderTheEightBitSetting() {
+    int rows = 9;
+    int cols = 512;
+    int tokens = 3;
+    Random rnd = new Random(37);
+    byte[] bytes = GemmTest.encoded(GgmlType.Q2_K, rnd, rows, cols);
+    float[] x = GemmTest.randoms(rnd, tokens * cols);
+    WeightMatrix f32 = WeightMatrix.of(GgmlType.Q2_K, ByteBuffer.wrap(bytes), rows, cols);
+    WeightMatrix q8;
+    System.setProperty("flinfer.kquant.activations", "q8");
+    try {
+      q8 = WeightMatrix.of(GgmlType.Q2_K, ByteBuffer.wrap(bytes), rows, cols);
+    } finally {
+      System.clearProperty("flinfer.kquant.activations");
+    }
+    for (int n : new int[] {1, tokens}) {
+      float[] a = new float[n * rows];
+      float[] b = new float[n * rows];
+      f32.matmul(x, n, a, rows, 0, rows, new float[WeightMatrix.scratchSize(cols)]);
+      q8.matmul(x, n, b, rows, 0, rows, new float[WeightMatrix.scratchSize(cols)]);
+      assertThat(b).as("%d tokens", n).containsExactly(a);
+    }
+  }
+
   /**
    * The same activations again (the next slice of rows of one product) reuse the quantization; new
    * values in the same array, or another shape, are quantized anew.

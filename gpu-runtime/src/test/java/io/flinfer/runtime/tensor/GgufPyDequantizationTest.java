@@ -13,13 +13,15 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * Formats that take another format's heap form (Q3_K and IQ4_XS the Q6_K one, IQ4_NL the Q8_0 one)
- * decode to the values llama.cpp's own Python reader (gguf-py) gives for them, bit for bit: the
- * scalar reference, the heap form and the mapped rows.
+ * Formats read through a heap form of this runtime's own (Q2_K's bytes; Q3_K and IQ4_XS take the
+ * Q6_K one, IQ4_NL the Q8_0 one) decode to the values llama.cpp's own Python reader (gguf-py) gives
+ * for them, bit for bit: the scalar reference, the heap form and the mapped rows.
  */
 class GgufPyDequantizationTest {
   @ParameterizedTest(name = "{0}, weights on the heap: {1}")
   @CsvSource({
+    "Q2_K, q2k, true",
+    "Q2_K, q2k, false",
     "Q3_K, q3k, true",
     "Q3_K, q3k, false",
     "IQ4_XS, iq4xs, true",
