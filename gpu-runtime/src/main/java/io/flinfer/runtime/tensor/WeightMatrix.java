@@ -60,7 +60,8 @@ public abstract class WeightMatrix {
       case IQ4_XS:
         return new Q6KFormMatrix(type, slice, rows, cols);
       case IQ4_NL:
-        return new Iq4NlMatrix(slice, rows, cols);
+      case Q5_0:
+        return new Q8FormMatrix(type, slice, rows, cols);
       default:
         throw new IllegalArgumentException("unsupported tensor type " + type);
     }

@@ -153,7 +153,11 @@ class GemmTest {
     "Q2_K, 9, 256, 5",
     "Q2_K, 16, 768, 9",
     "Q2_K, 11, 512, 2",
-    "Q2_K, 16, 256, 16"
+    "Q2_K, 16, 256, 16",
+    "Q5_0, 9, 96, 5",
+    "Q5_0, 64, 896, 9",
+    "Q5_0, 13, 160, 2",
+    "Q5_0, 9, 64, 16"
   })
   void aTokenAloneGetsTheBitsItGetsInABatch(GgmlType type, int rows, int cols, int tokens) {
     Random rnd = new Random(rows * 131 + cols);
@@ -506,7 +510,7 @@ class GemmTest {
         switch (type) {
           case Q3_K -> 108;
           case Q2_K -> 80;
-          case IQ4_XS, IQ4_NL, Q5_K -> 0;
+          case IQ4_XS, IQ4_NL, Q5_0, Q5_K -> 0;
           default -> -1;
         };
     if (dAt < 0) {

@@ -14,8 +14,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * Formats read through a heap form of this runtime's own (Q2_K's bytes; Q3_K and IQ4_XS take the
- * Q6_K one, IQ4_NL the Q8_0 one) decode to the values llama.cpp's own Python reader (gguf-py) gives
- * for them, bit for bit: the scalar reference, the heap form and the mapped rows.
+ * Q6_K one, IQ4_NL and Q5_0 the Q8_0 one) decode to the values llama.cpp's own Python reader
+ * (gguf-py) gives for them, bit for bit: the scalar reference, the heap form and the mapped rows.
  */
 class GgufPyDequantizationTest {
   @ParameterizedTest(name = "{0}, weights on the heap: {1}")
@@ -27,7 +27,9 @@ class GgufPyDequantizationTest {
     "IQ4_XS, iq4xs, true",
     "IQ4_XS, iq4xs, false",
     "IQ4_NL, iq4nl, true",
-    "IQ4_NL, iq4nl, false"
+    "IQ4_NL, iq4nl, false",
+    "Q5_0, q5_0, true",
+    "Q5_0, q5_0, false"
   })
   void rowsAreWhatGgufPyDequantizes(GgmlType type, String file, boolean heap) throws Exception {
     List<String> lines;
