@@ -62,35 +62,11 @@ final class Q8FormMatrix extends CompactMatrix {
     }
   }
 
-  private static final ThreadLocal<byte[]> VALUES = ThreadLocal.withInitial(() -> new byte[32]);
-
   private static void decodeQ5(ByteBuffer data, int cols, int row, float[] dst, int off) {
-    decode(data, cols, row, dst, off, 22, BlockWeights::q5Values);
+    BlockRows.decode(data, cols, row, dst, off, 22, false, BlockWeights::q5Values);
   }
 
   private static void decodeIq4nl(ByteBuffer data, int cols, int row, float[] dst, int off) {
-    decode(data, cols, row, dst, off, 18, BlockWeights::iq4nlValues);
-  }
-
-  /** Row {@code row} of the mapped blocks through the heap form's bytes: the heap copy's bits. */
-  private static void decode(
-      ByteBuffer data,
-      int cols,
-      int row,
-      float[] dst,
-      int off,
-      int blockBytes,
-      BlockWeights.BlockValues values) {
-    byte[] q = VALUES.get();
-    int blocks = cols / 32;
-    int base = row * blocks * blockBytes;
-    for (int b = 0; b < blocks; b++) {
-      int p = base + b * blockBytes;
-      float d = HalfFloats.fromHalf(data.getShort(p));
-      values.values(data, p, q, 0);
-      for (int j = 0; j < 32; j++) {
-        dst[off + b * 32 + j] = q[j] * d;
-      }
-    }
+    BlockRows.decode(data, cols, row, dst, off, 18, false, BlockWeights::iq4nlValues);
   }
 }

@@ -59,6 +59,9 @@ public abstract class WeightMatrix {
       case Q3_K:
       case IQ4_XS:
         return new Q6KFormMatrix(type, slice, rows, cols);
+      case Q4_1:
+      case Q5_1:
+        return new AffineBlockMatrix(type, slice, rows, cols);
       case IQ4_NL:
       case Q5_0:
         return new Q8FormMatrix(type, slice, rows, cols);

@@ -157,7 +157,11 @@ class GemmTest {
     "Q5_0, 9, 96, 5",
     "Q5_0, 64, 896, 9",
     "Q5_0, 13, 160, 2",
-    "Q5_0, 9, 64, 16"
+    "Q5_0, 9, 64, 16",
+    "Q4_1, 9, 96, 5",
+    "Q4_1, 64, 896, 3",
+    "Q5_1, 13, 160, 2",
+    "Q5_1, 9, 64, 16"
   })
   void aTokenAloneGetsTheBitsItGetsInABatch(GgmlType type, int rows, int cols, int tokens) {
     Random rnd = new Random(rows * 131 + cols);
@@ -510,7 +514,7 @@ class GemmTest {
         switch (type) {
           case Q3_K -> 108;
           case Q2_K -> 80;
-          case IQ4_XS, IQ4_NL, Q5_0, Q5_K -> 0;
+          case IQ4_XS, IQ4_NL, Q5_0, Q4_1, Q5_1, Q5_K -> 0;
           default -> -1;
         };
     if (dAt < 0) {
@@ -525,6 +529,9 @@ class GemmTest {
         b.putShort(p + dAt, io.flinfer.memcache.HalfFloats.toHalf(0.01f * (1 + rnd.nextFloat())));
         if (type == GgmlType.Q2_K) {
           b.putShort(p + 82, io.flinfer.memcache.HalfFloats.toHalf(0.01f * rnd.nextFloat()));
+        }
+        if (type == GgmlType.Q4_1 || type == GgmlType.Q5_1) {
+          b.putShort(p + 2, io.flinfer.memcache.HalfFloats.toHalf(-0.1f * rnd.nextFloat()));
         }
       }
       return bytes;

@@ -82,17 +82,17 @@ class BadModelFileTest {
 
   @Test
   void unsupportedTensorType() throws Exception {
-    Path bad = dir.resolve("q41.gguf");
+    Path bad = dir.resolve("iq2xxs.gguf");
     byte[] raw = Files.readAllBytes(writeTiny(dir.resolve("tiny.gguf")));
-    // Rewrite the first tensor's type id (F32 = 0) to Q4_1 (3).
+    // Rewrite the first tensor's type id (F32 = 0) to IQ2_XXS (16).
     String text = new String(raw, java.nio.charset.StandardCharsets.ISO_8859_1);
     int at = text.indexOf("token_embd.weight") + "token_embd.weight".length() + 4 + 16;
-    raw[at] = 3;
+    raw[at] = 16;
     Files.write(bad, raw);
     assertThatThrownBy(() -> ModelLoader.load(bad, null))
         .isInstanceOf(ModelFormatException.class)
         .hasMessageContaining(bad.toString())
-        .hasMessageContaining("unsupported type 3 (Q4_1;");
+        .hasMessageContaining("unsupported type 16 (IQ2_XXS;");
   }
 
   private static Path writeTiny(Path p) throws Exception {

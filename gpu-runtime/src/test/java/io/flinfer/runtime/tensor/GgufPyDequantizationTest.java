@@ -13,9 +13,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * Formats read through a heap form of this runtime's own (Q2_K's bytes; Q3_K and IQ4_XS take the
- * Q6_K one, IQ4_NL and Q5_0 the Q8_0 one) decode to the values llama.cpp's own Python reader
- * (gguf-py) gives for them, bit for bit: the scalar reference, the heap form and the mapped rows.
+ * Formats read through a heap form of this runtime's own (Q2_K's bytes, Q4_1 and Q5_1 as bytes with
+ * a scale and an offset; Q3_K and IQ4_XS take the Q6_K one, IQ4_NL and Q5_0 the Q8_0 one) decode to
+ * the values llama.cpp's own Python reader (gguf-py) gives for them, bit for bit: the scalar
+ * reference, the heap form and the mapped rows.
  */
 class GgufPyDequantizationTest {
   @ParameterizedTest(name = "{0}, weights on the heap: {1}")
@@ -29,7 +30,11 @@ class GgufPyDequantizationTest {
     "IQ4_NL, iq4nl, true",
     "IQ4_NL, iq4nl, false",
     "Q5_0, q5_0, true",
-    "Q5_0, q5_0, false"
+    "Q5_0, q5_0, false",
+    "Q4_1, q4_1, true",
+    "Q4_1, q4_1, false",
+    "Q5_1, q5_1, true",
+    "Q5_1, q5_1, false"
   })
   void rowsAreWhatGgufPyDequantizes(GgmlType type, String file, boolean heap) throws Exception {
     List<String> lines;
