@@ -18,7 +18,6 @@ import jdk.incubator.vector.VectorSpecies;
 public final class AffineBlockWeights implements CompactWeights {
   private static final VectorSpecies<Byte> B8 = ByteVector.SPECIES_64;
   private static final VectorSpecies<Integer> I8 = IntVector.SPECIES_256;
-  private static final ThreadLocal<float[]> ROW = ThreadLocal.withInitial(() -> new float[0]);
 
   private final byte[] quants;
   private final float[] scales;
@@ -90,31 +89,58 @@ public final class AffineBlockWeights implements CompactWeights {
     int blocks = cols / BlockGemm.BLOCK;
     for (int b = 0; b < blocks; b++) {
       int k = row * blocks + b;
-      float d = scales[k];
-      float m = offsets[k];
       for (int j = 0; j < BlockGemm.BLOCK; j += 8) {
-        ((FloatVector)
-                ((IntVector)
-                        ByteVector.fromArray(B8, quants, k * BlockGemm.BLOCK + j)
-                            .convertShape(VectorOperators.B2I, I8, 0))
-                    .convert(VectorOperators.I2F, 0))
-            .mul(d)
-            .add(m)
+        chunk(quants, k * BlockGemm.BLOCK + j, scales[k], offsets[k])
             .intoArray(dst, off + b * BlockGemm.BLOCK + j);
       }
     }
   }
 
+  /**
+   * Eight values at {@code quants[p]} as {@code d * q + m}, the product and the sum each rounded.
+   */
+  private static FloatVector chunk(byte[] quants, int p, float d, float m) {
+    return ((FloatVector)
+            ((IntVector)
+                    ByteVector.fromArray(B8, quants, p).convertShape(VectorOperators.B2I, I8, 0))
+                .convertShape(VectorOperators.I2F, FloatVector.SPECIES_256, 0))
+        .mul(d)
+        .add(m);
+  }
+
+  /**
+   * Two rows side by side, one from each half of the range, each in its own accumulator (as {@link
+   * KQuantGemm} takes K-quant rows): a shorter second half repeats its last row.
+   */
   @Override
   public void multiplyToken(float[] x, float[] out, int oFrom, int oTo, float[] tmp) {
-    float[] row = ROW.get();
-    if (row.length < cols) {
-      row = new float[cols];
-      ROW.set(row);
+    int half = (oTo - oFrom + 1) / 2;
+    for (int o = oFrom; o < oFrom + half; o++) {
+      int o1 = Math.min(o + half, oTo - 1);
+      rows2(x, o, o1, tmp);
+      out[o] = GemmKernels.sum8(tmp, 0);
+      out[o1] = GemmKernels.sum8(tmp, 8);
     }
-    for (int o = oFrom; o < oTo; o++) {
-      decodeRow(o, row, 0);
-      Gemm.rows1(row, 0, cols, x, 1, out, 0, o, tmp);
+  }
+
+  private void rows2(float[] x, int o0, int o1, float[] tmp) {
+    int blocks = cols / BlockGemm.BLOCK;
+    FloatVector a0 = FloatVector.zero(GemmKernels.S);
+    FloatVector a1 = a0;
+    for (int b = 0; b < blocks; b++) {
+      int k0 = o0 * blocks + b;
+      int k1 = o1 * blocks + b;
+      float d0 = scales[k0];
+      float m0 = offsets[k0];
+      float d1 = scales[k1];
+      float m1 = offsets[k1];
+      for (int j = 0; j < BlockGemm.BLOCK; j += 8) {
+        FloatVector xv = FloatVector.fromArray(GemmKernels.S, x, b * BlockGemm.BLOCK + j);
+        a0 = chunk(quants, k0 * BlockGemm.BLOCK + j, d0, m0).fma(xv, a0);
+        a1 = chunk(quants, k1 * BlockGemm.BLOCK + j, d1, m1).fma(xv, a1);
+      }
     }
+    a0.intoArray(tmp, 0);
+    a1.intoArray(tmp, 8);
   }
 }

@@ -145,7 +145,8 @@ public final class BlockGemm {
 
   /** The low nibbles of the eight bytes at {@code q[p]} as Q4_0 values (offset by 8), floats. */
   private static FloatVector low(byte[] q, int p) {
-    return (FloatVector) ints(q, p).and(0x0f).sub(8).convert(VectorOperators.I2F, 0);
+    return (FloatVector)
+        ints(q, p).and(0x0f).sub(8).convertShape(VectorOperators.I2F, FloatVector.SPECIES_256, 0);
   }
 
   /** The high nibbles of the eight bytes at {@code q[p]} as Q4_0 values, floats. */
@@ -155,7 +156,7 @@ public final class BlockGemm {
             .lanewise(VectorOperators.ASHR, 4)
             .and(0x0f)
             .sub(8)
-            .convert(VectorOperators.I2F, 0);
+            .convertShape(VectorOperators.I2F, FloatVector.SPECIES_256, 0);
   }
 
   private static IntVector ints(byte[] q, int p) {
@@ -176,6 +177,6 @@ public final class BlockGemm {
         (IntVector)
             ByteVector.fromArray(BYTES, q, p + (j & 15)).convertShape(VectorOperators.B2I, INTS, 0);
     IntVector n = j < 16 ? v.and(0x0f) : v.lanewise(VectorOperators.ASHR, 4).and(0x0f);
-    return (FloatVector) n.sub(8).convert(VectorOperators.I2F, 0);
+    return (FloatVector) n.sub(8).convertShape(VectorOperators.I2F, FloatVector.SPECIES_256, 0);
   }
 }

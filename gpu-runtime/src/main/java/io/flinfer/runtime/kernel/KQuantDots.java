@@ -152,7 +152,8 @@ public final class KQuantDots {
   private static void store(ShortVector v, float[] dst, int o) {
     for (int part = 0; part < 2; part++) {
       Vector<Integer> n = v.convertShape(VectorOperators.S2I, INTS8, part);
-      ((FloatVector) n.convert(VectorOperators.I2F, 0)).intoArray(dst, o + 8 * part);
+      ((FloatVector) n.convertShape(VectorOperators.I2F, FloatVector.SPECIES_256, 0))
+          .intoArray(dst, o + 8 * part);
     }
   }
 

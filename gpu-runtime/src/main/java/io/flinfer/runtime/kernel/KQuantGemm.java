@@ -41,11 +41,6 @@ public final class KQuantGemm {
     return ints(q, p).lanewise(VectorOperators.ASHR, 4).and(0x0f);
   }
 
-  /** Bit {@code bit} of the eight bytes at {@code q[p]}, moved to bit 4: Q5_K's fifth bits. */
-  private static IntVector fifth(byte[] q, int p, int bit) {
-    return fifthOf(ints(q, p), bit);
-  }
-
   /** Bit {@code bit} of the fifth-bit bytes {@code h}, moved to bit 4. */
   private static IntVector fifthOf(IntVector h, int bit) {
     return h.lanewise(VectorOperators.ASHR, bit).and(1).lanewise(VectorOperators.LSHL, 4);
@@ -56,12 +51,14 @@ public final class KQuantGemm {
    * compute it: an instruction fewer than a product and a difference.
    */
   static FloatVector weights(IntVector n, float scale, float min) {
-    return ((FloatVector) n.convert(VectorOperators.I2F, 0)).fma(scale, -min);
+    return ((FloatVector) n.convertShape(VectorOperators.I2F, FloatVector.SPECIES_256, 0))
+        .fma(scale, -min);
   }
 
   /** Q6_K: the eight values {@code q - 32} at {@code q[p]} (heap form) times {@code scale}. */
   static FloatVector q6kChunk(byte[] q, int p, float scale) {
-    return ((FloatVector) ints(q, p).convert(VectorOperators.I2F, 0)).mul(scale);
+    return ((FloatVector) ints(q, p).convertShape(VectorOperators.I2F, FloatVector.SPECIES_256, 0))
+        .mul(scale);
   }
 
   private static FloatVector xs(float[] x, int i) {
@@ -217,19 +214,90 @@ public final class KQuantGemm {
         float m0 = s[2 * k0 + 1] * q[p0 + 8 + 2 * g];
         float d1 = s[2 * k1] * q[p1 + 2 * g];
         float m1 = s[2 * k1 + 1] * q[p1 + 8 + 2 * g];
+        // Vector calls only, no helpers: with the fifth bits, helper calls took C2 past its
+        // inlining budget and the vectors were boxed (110M Q5_K_M batch 1: 17-29 tokens/s, 40-94
+        // written out; one loop over both halves measured 43-66).
+        int lowBit = 2 * g;
         for (int c = 0; c < 32; c += L) {
-          FloatVector xv = xs(x, i + c);
-          a0 = weights(low(q, r0 + c).or(fifth(q, p0 + 16 + c, 2 * g)), d0, m0).fma(xv, a0);
-          a1 = weights(low(q, r1 + c).or(fifth(q, p1 + 16 + c, 2 * g)), d1, m1).fma(xv, a1);
+          FloatVector xv = FloatVector.fromArray(S, x, i + c);
+          IntVector n0 =
+              (IntVector)
+                  ByteVector.fromArray(BYTES, q, r0 + c).convertShape(VectorOperators.B2I, INTS, 0);
+          IntVector h0 =
+              (IntVector)
+                  ByteVector.fromArray(BYTES, q, p0 + 16 + c)
+                      .convertShape(VectorOperators.B2I, INTS, 0);
+          IntVector n1 =
+              (IntVector)
+                  ByteVector.fromArray(BYTES, q, r1 + c).convertShape(VectorOperators.B2I, INTS, 0);
+          IntVector h1 =
+              (IntVector)
+                  ByteVector.fromArray(BYTES, q, p1 + 16 + c)
+                      .convertShape(VectorOperators.B2I, INTS, 0);
+          IntVector v0 =
+              n0.and(0x0f)
+                  .or(
+                      h0.lanewise(VectorOperators.ASHR, lowBit)
+                          .and(1)
+                          .lanewise(VectorOperators.LSHL, 4));
+          IntVector v1 =
+              n1.and(0x0f)
+                  .or(
+                      h1.lanewise(VectorOperators.ASHR, lowBit)
+                          .and(1)
+                          .lanewise(VectorOperators.LSHL, 4));
+          a0 =
+              ((FloatVector) v0.convertShape(VectorOperators.I2F, FloatVector.SPECIES_256, 0))
+                  .fma(d0, -m0)
+                  .fma(xv, a0);
+          a1 =
+              ((FloatVector) v1.convertShape(VectorOperators.I2F, FloatVector.SPECIES_256, 0))
+                  .fma(d1, -m1)
+                  .fma(xv, a1);
         }
         d0 = s[2 * k0] * q[p0 + 2 * g + 1];
         m0 = s[2 * k0 + 1] * q[p0 + 8 + 2 * g + 1];
         d1 = s[2 * k1] * q[p1 + 2 * g + 1];
         m1 = s[2 * k1 + 1] * q[p1 + 8 + 2 * g + 1];
+        int highBit = 2 * g + 1;
         for (int c = 0; c < 32; c += L) {
-          FloatVector xv = xs(x, i + 32 + c);
-          a0 = weights(high(q, r0 + c).or(fifth(q, p0 + 16 + c, 2 * g + 1)), d0, m0).fma(xv, a0);
-          a1 = weights(high(q, r1 + c).or(fifth(q, p1 + 16 + c, 2 * g + 1)), d1, m1).fma(xv, a1);
+          FloatVector xv = FloatVector.fromArray(S, x, i + 32 + c);
+          IntVector n0 =
+              (IntVector)
+                  ByteVector.fromArray(BYTES, q, r0 + c).convertShape(VectorOperators.B2I, INTS, 0);
+          IntVector h0 =
+              (IntVector)
+                  ByteVector.fromArray(BYTES, q, p0 + 16 + c)
+                      .convertShape(VectorOperators.B2I, INTS, 0);
+          IntVector n1 =
+              (IntVector)
+                  ByteVector.fromArray(BYTES, q, r1 + c).convertShape(VectorOperators.B2I, INTS, 0);
+          IntVector h1 =
+              (IntVector)
+                  ByteVector.fromArray(BYTES, q, p1 + 16 + c)
+                      .convertShape(VectorOperators.B2I, INTS, 0);
+          IntVector v0 =
+              n0.lanewise(VectorOperators.ASHR, 4)
+                  .and(0x0f)
+                  .or(
+                      h0.lanewise(VectorOperators.ASHR, highBit)
+                          .and(1)
+                          .lanewise(VectorOperators.LSHL, 4));
+          IntVector v1 =
+              n1.lanewise(VectorOperators.ASHR, 4)
+                  .and(0x0f)
+                  .or(
+                      h1.lanewise(VectorOperators.ASHR, highBit)
+                          .and(1)
+                          .lanewise(VectorOperators.LSHL, 4));
+          a0 =
+              ((FloatVector) v0.convertShape(VectorOperators.I2F, FloatVector.SPECIES_256, 0))
+                  .fma(d0, -m0)
+                  .fma(xv, a0);
+          a1 =
+              ((FloatVector) v1.convertShape(VectorOperators.I2F, FloatVector.SPECIES_256, 0))
+                  .fma(d1, -m1)
+                  .fma(xv, a1);
         }
       }
     }
@@ -242,7 +310,9 @@ public final class KQuantGemm {
    * min}, a product and a difference, each rounded, as llama.cpp's reference dequantizes them.
    */
   static FloatVector q2kChunk(byte[] q, int p, float scale, float min) {
-    return ((FloatVector) ints(q, p).convert(VectorOperators.I2F, 0)).mul(scale).sub(min);
+    return ((FloatVector) ints(q, p).convertShape(VectorOperators.I2F, FloatVector.SPECIES_256, 0))
+        .mul(scale)
+        .sub(min);
   }
 
   /**

@@ -95,7 +95,7 @@ final class KvVectors {
     VectorMask<Integer> subnormal = magnitude.compare(VectorOperators.LT, 0x08);
     if (subnormal.anyTrue()) {
       IntVector small =
-          ((FloatVector) magnitude.convert(VectorOperators.I2F, 0))
+          ((FloatVector) magnitude.convertShape(VectorOperators.I2F, FloatVector.SPECIES_256, 0))
               .mul(0x1.0p-9f)
               .reinterpretAsInts();
       bits = bits.blend(small, subnormal);
