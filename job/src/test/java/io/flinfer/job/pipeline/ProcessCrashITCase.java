@@ -326,8 +326,11 @@ class ProcessCrashITCase {
             prompts.toString(),
             "--max-new-tokens",
             "150",
+            // Two at a time, so that the run is still sending answers when it is killed (all 60
+            // prompts at once took stories260K about a second, and a run that finished before the
+            // kill left nothing to resume).
             "--max-running-requests",
-            "16",
+            "2",
             "--engine-threads",
             "1",
             "--checkpoint-interval-ms",
@@ -344,13 +347,16 @@ class ProcessCrashITCase {
         () -> hasCheckpoint(data.resolve("checkpoints")) && printed(log1) >= 3);
     assertThat(printed(log1)).as("answered before the kill").isLessThan(n);
     killHard(first);
+    assertThat(data.resolve("pending-requests"))
+        .as("the killed run's prompts, still awaited")
+        .exists();
 
     Path log2 = dir.resolve("run2.log");
     Process second = flinfer(log2, args);
     assertThat(second.waitFor(300, TimeUnit.SECONDS)).as("the second run ends").isTrue();
     String out2 = Files.readString(log2, StandardCharsets.UTF_8);
     assertThat(second.exitValue()).as(out2).isZero();
-    assertThat(out2).contains("resuming");
+    assertThat(out2).contains("prompts of the last run are still awaited");
     assertThat(data.resolve("pending-requests")).doesNotExist();
 
     // The broker's log survived both processes: read it back.
