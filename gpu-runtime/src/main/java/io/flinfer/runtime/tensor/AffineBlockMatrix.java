@@ -17,6 +17,9 @@ final class AffineBlockMatrix extends CompactMatrix {
         data,
         rows,
         cols,
+        // The heap form: a byte per value, a float scale and offset per block (the budget counts
+        // it).
+        (long) rows * (cols / 32) * (32 + 8),
         type == GgmlType.Q5_1 ? AffineBlockWeights::q51 : AffineBlockWeights::q41,
         type == GgmlType.Q5_1 ? AffineBlockMatrix::decodeQ51 : AffineBlockMatrix::decodeQ41);
     if (type != GgmlType.Q4_1 && type != GgmlType.Q5_1) {

@@ -24,6 +24,8 @@ final class Q8FormMatrix extends CompactMatrix {
         data,
         rows,
         cols,
+        // The heap form: a byte per value and a float scale per block (the budget counts it).
+        (long) rows * (cols / 32) * (32 + 4),
         type == GgmlType.Q5_0 ? BlockWeights::q5 : BlockWeights::iq4nl,
         type == GgmlType.Q5_0 ? Q8FormMatrix::decodeQ5 : Q8FormMatrix::decodeIq4nl);
     if (type != GgmlType.Q5_0 && type != GgmlType.IQ4_NL) {
