@@ -31,43 +31,10 @@ public final class AffineBlockWeights implements CompactWeights {
     this.cols = cols;
   }
 
-  /** Q4_1 blocks (fp16 d and m, 16 bytes of nibbles: values 0..15 low, 16..31 high). */
-  public static AffineBlockWeights q41(ByteBuffer data, int rows, int cols) {
-    return read(data, rows, cols, 20, AffineBlockWeights::q41Values);
-  }
-
-  /** Q5_1 blocks (fp16 d and m, 32 fifth bits as a little-endian int, 16 bytes of nibbles). */
-  public static AffineBlockWeights q51(ByteBuffer data, int rows, int cols) {
-    return read(data, rows, cols, 24, AffineBlockWeights::q51Values);
-  }
-
-  /** The 32 values of the Q4_1 block at {@code b[p..]} into {@code dst[o..]}. */
-  public static void q41Values(ByteBuffer b, int p, byte[] dst, int o) {
-    for (int j = 0; j < 16; j++) {
-      int packed = b.get(p + 4 + j);
-      dst[o + j] = (byte) (packed & 0x0f);
-      dst[o + 16 + j] = (byte) ((packed >>> 4) & 0x0f);
-    }
-  }
-
-  /**
-   * The 32 values of the Q5_1 block at {@code b[p..]} into {@code dst[o..]}: value j's low nibble
-   * is in byte {@code 8 + j % 16} (high nibble for j >= 16), its fifth bit is bit j of the int at
-   * 4.
-   */
-  public static void q51Values(ByteBuffer b, int p, byte[] dst, int o) {
-    int high = b.getInt(p + 4);
-    for (int j = 0; j < 16; j++) {
-      int packed = b.get(p + 8 + j);
-      dst[o + j] = (byte) ((packed & 0x0f) | ((high >>> j) & 1) << 4);
-      dst[o + 16 + j] = (byte) (((packed >>> 4) & 0x0f) | ((high >>> (j + 16)) & 1) << 4);
-    }
-  }
-
-  private static AffineBlockWeights read(
-      ByteBuffer data, int rows, int cols, int blockBytes, BlockWeights.BlockValues values) {
-    if (cols % BlockGemm.BLOCK != 0) {
-      throw new IllegalArgumentException("columns must fill whole blocks: " + cols);
+  /** Blocks of {@code format} (with offsets: Q4_1, Q5_1) from {@code data}. */
+  public static AffineBlockWeights of(ByteBlockFormat format, ByteBuffer data, int rows, int cols) {
+    if (!format.offsets || cols % BlockGemm.BLOCK != 0) {
+      throw new IllegalArgumentException(format + " blocks of " + cols + " columns with offsets");
     }
     ByteBuffer b = data.duplicate().order(ByteOrder.LITTLE_ENDIAN);
     int base = b.position();
@@ -76,10 +43,10 @@ public final class AffineBlockWeights implements CompactWeights {
     float[] scales = new float[blocks];
     float[] offsets = new float[blocks];
     for (int k = 0; k < blocks; k++) {
-      int p = base + k * blockBytes;
+      int p = base + k * format.blockBytes;
       scales[k] = HalfFloats.fromHalf(b.getShort(p));
       offsets[k] = HalfFloats.fromHalf(b.getShort(p + 2));
-      values.values(b, p, quants, k * BlockGemm.BLOCK);
+      format.values(b, p, quants, k * BlockGemm.BLOCK);
     }
     return new AffineBlockWeights(quants, scales, offsets, cols);
   }

@@ -33,59 +33,13 @@ public final class BlockWeights implements CompactWeights {
   }
 
   /**
-   * IQ4_NL blocks (fp16 scale, 16 bytes of 4-bit indices into {@link KQuantWeights#IQ4_VALUES})
-   * from {@code data}, in the Q8_0 form: each value's table entry as a signed byte.
+   * Blocks of {@code format} (no offsets: Q5_0, IQ4_NL) from {@code data}, in the Q8_0 form: each
+   * value as a signed byte, its block's d as a float.
    */
-  public static BlockWeights iq4nl(ByteBuffer data, int rows, int cols) {
-    return asBytes(data, rows, cols, 18, BlockWeights::iq4nlValues);
-  }
-
-  /**
-   * Q5_0 blocks (fp16 scale, 32 high bits, 16 bytes of low nibbles) from {@code data}, in the Q8_0
-   * form: each value {@code q - 16} as a signed byte.
-   */
-  public static BlockWeights q5(ByteBuffer data, int rows, int cols) {
-    return asBytes(data, rows, cols, 22, BlockWeights::q5Values);
-  }
-
-  /**
-   * The 32 values of the IQ4_NL block at {@code b[p..]} (after its scale) into {@code dst[o..]}.
-   */
-  public static void iq4nlValues(ByteBuffer b, int p, byte[] dst, int o) {
-    for (int j = 0; j < 16; j++) {
-      int packed = b.get(p + 2 + j);
-      dst[o + j] = KQuantWeights.IQ4_VALUES[packed & 0x0f];
-      dst[o + 16 + j] = KQuantWeights.IQ4_VALUES[(packed >>> 4) & 0x0f];
-    }
-  }
-
-  /**
-   * The 32 values of the Q5_0 block at {@code b[p..]} into {@code dst[o..]}: value j's low nibble
-   * is in byte {@code 6 + j % 16} (high nibble for j >= 16), its fifth bit is bit j of the
-   * little-endian int at 2, and it is offset by 16.
-   */
-  public static void q5Values(ByteBuffer b, int p, byte[] dst, int o) {
-    int high = b.getInt(p + 2);
-    for (int j = 0; j < 16; j++) {
-      int packed = b.get(p + 6 + j);
-      dst[o + j] = (byte) (((packed & 0x0f) | ((high >>> j) & 1) << 4) - 16);
-      dst[o + 16 + j] = (byte) ((((packed >>> 4) & 0x0f) | ((high >>> (j + 16)) & 1) << 4) - 16);
-    }
-  }
-
-  /** Reads a block's 32 values as signed bytes. */
-  @FunctionalInterface
-  public interface BlockValues {
-    void values(ByteBuffer b, int p, byte[] dst, int o);
-  }
-
-  /**
-   * Blocks of {@code blockBytes} starting with an fp16 scale, their values read by {@code values}.
-   */
-  private static BlockWeights asBytes(
-      ByteBuffer data, int rows, int cols, int blockBytes, BlockValues values) {
-    if (cols % BlockGemm.BLOCK != 0) {
-      throw new IllegalArgumentException("columns must fill whole blocks: " + cols);
+  public static BlockWeights of(ByteBlockFormat format, ByteBuffer data, int rows, int cols) {
+    if (format.offsets || cols % BlockGemm.BLOCK != 0) {
+      throw new IllegalArgumentException(
+          format + " blocks of " + cols + " columns in the Q8_0 form");
     }
     ByteBuffer b = data.duplicate().order(ByteOrder.LITTLE_ENDIAN);
     int base = b.position();
@@ -93,9 +47,9 @@ public final class BlockWeights implements CompactWeights {
     byte[] quants = new byte[blocks * BlockGemm.BLOCK];
     float[] scales = new float[blocks];
     for (int k = 0; k < blocks; k++) {
-      int p = base + k * blockBytes;
+      int p = base + k * format.blockBytes;
       scales[k] = HalfFloats.fromHalf(b.getShort(p));
-      values.values(b, p, quants, k * BlockGemm.BLOCK);
+      format.values(b, p, quants, k * BlockGemm.BLOCK);
     }
     return new BlockWeights(quants, scales, false, cols);
   }

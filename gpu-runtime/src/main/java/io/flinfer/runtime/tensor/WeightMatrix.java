@@ -61,10 +61,9 @@ public abstract class WeightMatrix {
         return new Q6KFormMatrix(type, slice, rows, cols);
       case Q4_1:
       case Q5_1:
-        return new AffineBlockMatrix(type, slice, rows, cols);
       case IQ4_NL:
       case Q5_0:
-        return new Q8FormMatrix(type, slice, rows, cols);
+        return new ByteBlockMatrix(type, slice, rows, cols);
       default:
         throw new IllegalArgumentException("unsupported tensor type " + type);
     }

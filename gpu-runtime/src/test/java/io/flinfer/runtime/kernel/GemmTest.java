@@ -265,15 +265,7 @@ class GemmTest {
     float[] small = new float[tokens * rows];
     m.matmul(x, tokens, small, rows, 0, rows, new float[WeightMatrix.scratchSize(cols)]);
     for (int t = 0; t < 16; t++) {
-      float[] one = new float[rows];
-      m.matmul(
-          Arrays.copyOfRange(x, t * cols, (t + 1) * cols),
-          1,
-          one,
-          rows,
-          0,
-          rows,
-          new float[WeightMatrix.scratchSize(cols)]);
+      float[] one = alone(m, x, t);
       for (int o = 0; o < rows; o++) {
         int expected = Float.floatToRawIntBits(decoded[t * rows + o]);
         assertThat(Float.floatToRawIntBits(one[o]))
@@ -316,15 +308,7 @@ class GemmTest {
       float[] batch = new float[tokens * rows];
       m.matmul(x, tokens, batch, rows, 0, rows, new float[WeightMatrix.scratchSize(cols)]);
       for (int t = 0; t < tokens; t++) {
-        float[] one = new float[rows];
-        m.matmul(
-            Arrays.copyOfRange(x, t * cols, (t + 1) * cols),
-            1,
-            one,
-            rows,
-            0,
-            rows,
-            new float[WeightMatrix.scratchSize(cols)]);
+        float[] one = alone(m, x, t);
         assertThat(one[2]).as("the row with an infinite scale").isEqualTo(Float.POSITIVE_INFINITY);
         assertThat(one[6]).as("the row with a NaN scale").isNaN();
         for (int o = 0; o < rows; o++) {
@@ -541,6 +525,21 @@ class GemmTest {
       b.putShort(p + 2, io.flinfer.memcache.HalfFloats.toHalf(0.01f * rnd.nextFloat()));
     }
     return bytes;
+  }
+
+  /** Token {@code t} of {@code x} alone through {@code m}: its outputs for every row. */
+  static float[] alone(WeightMatrix m, float[] x, int t) {
+    int cols = m.cols();
+    float[] one = new float[m.rows()];
+    m.matmul(
+        Arrays.copyOfRange(x, t * cols, (t + 1) * cols),
+        1,
+        one,
+        m.rows(),
+        0,
+        m.rows(),
+        new float[WeightMatrix.scratchSize(cols)]);
+    return one;
   }
 
   static float[] randoms(Random rnd, int n) {
