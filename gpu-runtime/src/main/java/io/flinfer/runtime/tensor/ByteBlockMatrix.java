@@ -30,7 +30,8 @@ final class ByteBlockMatrix extends CompactMatrix {
         format.offsets
             ? (d, r, c) -> AffineBlockWeights.of(format, d, r, c)
             : (d, r, c) -> BlockWeights.of(format, d, r, c),
-        (d, c, row, dst, off) -> decode(format, d, c, row, dst, off));
+        (d, c, row, dst, off) -> decode(format, d, c, row, dst, off),
+        type.ggmlActivations());
     this.type = type;
     this.format = format;
   }

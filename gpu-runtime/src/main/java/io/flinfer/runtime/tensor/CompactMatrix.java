@@ -1,5 +1,6 @@
 package io.flinfer.runtime.tensor;
 
+import io.flinfer.runtime.kernel.ActivationRounding;
 import io.flinfer.runtime.kernel.CompactWeights;
 import java.nio.ByteBuffer;
 
@@ -9,7 +10,9 @@ import java.nio.ByteBuffer;
  * small batch where the heap form has a kernel for it, is multiplied by the heap copy's kernel,
  * converting in registers; other batches, and every product of a mapped matrix, go through rows
  * decoded once ({@link WeightMatrix#matmul}). All reduce in one order, so a token gets the same
- * bits wherever its weights live.
+ * bits wherever its weights live. Quantized matrices first round the activations as ggml does for
+ * their type ({@link GgmlType#ggmlActivations}), unless {@code -Dflinfer.activations=f32}, so that
+ * their logits follow llama.cpp's.
  */
 abstract class CompactMatrix extends WeightMatrix {
   /** Reads a matrix's bytes into its heap form. */
@@ -29,6 +32,12 @@ abstract class CompactMatrix extends WeightMatrix {
 
   private final MappedDecoder mapped;
 
+  /**
+   * The activations' rounding before this matrix's products (ggml's for its type, by default), as
+   * configured when the matrix was built.
+   */
+  private final ActivationRounding rounding;
+
   CompactMatrix(ByteBuffer data, int rows, int cols, Reader heap, MappedDecoder mapped) {
     this(data, rows, cols, -1, heap, mapped);
   }
@@ -36,15 +45,32 @@ abstract class CompactMatrix extends WeightMatrix {
   /** {@code heapBytes}: what the heap form takes, where that is not the file's size (-1). */
   CompactMatrix(
       ByteBuffer data, int rows, int cols, long heapBytes, Reader heap, MappedDecoder mapped) {
+    this(data, rows, cols, heapBytes, heap, mapped, null);
+  }
+
+  /**
+   * {@code ggml}: ggml's rounding for the matrix's type where {@link #type} cannot answer yet
+   * (subclasses that keep the type in a field), else null.
+   */
+  CompactMatrix(
+      ByteBuffer data,
+      int rows,
+      int cols,
+      long heapBytes,
+      Reader heap,
+      MappedDecoder mapped,
+      ActivationRounding ggml) {
     super(data, rows, cols);
     long size = heapBytes < 0 ? this.data.remaining() : heapBytes;
     this.heap = HeapBudget.admits(size) ? heap.read(this.data, rows, cols) : null;
     this.mapped = mapped;
+    this.rounding = (ggml != null ? ggml : type().ggmlActivations()).asConfigured();
   }
 
   @Override
   public void matmul(
       float[] x, int tokens, float[] out, int outStride, int oFrom, int oTo, float[] scratch) {
+    x = rounding.apply(x, tokens * cols);
     if (tokens == 1 && heap != null) {
       heap.multiplyToken(x, out, oFrom, oTo, scratch);
     } else if (heap == null

@@ -1,5 +1,7 @@
 package io.flinfer.runtime.tensor;
 
+import io.flinfer.runtime.kernel.ActivationRounding;
+
 /** The tensor element types this runtime reads, with GGML's type ids and block sizes. */
 public enum GgmlType {
   F32(0, 1, 4),
@@ -34,6 +36,29 @@ public enum GgmlType {
 
   public int blockSize() {
     return blockSize;
+  }
+
+  /**
+   * How ggml's CPU backend rounds the activations it multiplies with this type (its {@code
+   * vec_dot_type}): {@code q8_0} for the 32-value formats ({@code q8_1}, whose values are the same,
+   * for Q4_1 and Q5_1), {@code q8_K} for the 256-value ones, none for float weights.
+   */
+  public ActivationRounding ggmlActivations() {
+    switch (this) {
+      case F32:
+      case F16:
+      case BF16:
+        return ActivationRounding.NONE;
+      case Q4_0:
+      case Q4_1:
+      case Q5_0:
+      case Q5_1:
+      case Q8_0:
+      case IQ4_NL:
+        return ActivationRounding.Q8_0;
+      default:
+        return ActivationRounding.Q8_K;
+    }
   }
 
   /** Bytes of {@code elements} values; they must fill whole blocks. */

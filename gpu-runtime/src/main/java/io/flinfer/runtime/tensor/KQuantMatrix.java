@@ -1,20 +1,23 @@
 package io.flinfer.runtime.tensor;
 
+import io.flinfer.runtime.kernel.ActivationRounding;
 import io.flinfer.runtime.kernel.KQuantDots;
 import io.flinfer.runtime.kernel.KQuantWeights;
 import io.flinfer.runtime.kernel.Q8KActivations;
 import java.nio.ByteBuffer;
 
 /**
- * A K-quant matrix (Q4_K, Q5_K, Q6_K). By default its products take float activations, as every
- * compact matrix's do ({@link CompactMatrix}). With {@code -Dflinfer.kquant.activations=q8} when it
- * is built, it multiplies as ggml does: each token's activations are quantized to 8 bits per 256
- * values ({@link Q8KActivations}) and every output sums integer dot products per super-block
- * ({@link io.flinfer.runtime.kernel.KQuantDots}); a token alone streams the packed blocks once
- * (faster than the float kernel), a batch goes through rows decoded once per tile (slower than the
- * float batch: hence not the default). A token's outputs depend on that token alone either way, so
- * they have the same bits alone, in any batch and in any slice of rows, from the heap copy or from
- * the mapped file.
+ * A K-quant matrix (Q4_K, Q5_K, Q6_K, and Q3_K, IQ4_XS and Q2_K through their heap forms). By
+ * default its products take the activations rounded as ggml's {@code q8_K} rounds them ({@link
+ * ActivationRounding}) and multiply them in floats, as every compact matrix's do ({@link
+ * CompactMatrix}). With {@code -Dflinfer.kquant.activations=q8} when it is built, it multiplies as
+ * ggml does, in integers: each token's activations are quantized to 8 bits per 256 values ({@link
+ * Q8KActivations}) and every output sums integer dot products per super-block ({@link
+ * io.flinfer.runtime.kernel.KQuantDots}); a token alone streams the packed blocks once (faster than
+ * the float kernel), a batch goes through rows decoded once per tile (slower than the float batch:
+ * hence not the default). A token's outputs depend on that token alone either way, so they have the
+ * same bits alone, in any batch and in any slice of rows, from the heap copy or from the mapped
+ * file.
  */
 abstract class KQuantMatrix extends CompactMatrix {
   /** Bytes of rows a tile holds, so that they stay in the core's cache while every token passes. */
@@ -60,7 +63,8 @@ abstract class KQuantMatrix extends CompactMatrix {
         cols,
         (long) rows * (cols / KQuants.SUPER) * format.heapBytesPerBlock(),
         heap,
-        mapped);
+        mapped,
+        ActivationRounding.Q8_K);
     this.format = format;
     this.mappedRows = ThreadLocal.withInitial(() -> KQuantWeights.scratch(format, source, cols));
     String activations = System.getProperty(ACTIVATIONS, "f32");

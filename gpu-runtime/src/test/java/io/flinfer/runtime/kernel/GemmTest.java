@@ -61,6 +61,14 @@ class GemmTest {
     }
   }
 
+  /**
+   * {@code x} rounded as products with {@code type} round it ({@link ActivationRounding}), as a
+   * copy: what the reference products take.
+   */
+  static float[] rounded(GgmlType type, float[] x) {
+    return Arrays.copyOf(type.ggmlActivations().apply(x, x.length), x.length);
+  }
+
   @ParameterizedTest
   @CsvSource({"F16", "BF16", "Q8_0", "Q4_0"})
   void decodedTypesUseTheSameArithmeticAsTheirDecodedRows(GgmlType type) {
@@ -76,7 +84,7 @@ class GemmTest {
       m.decodeRow(r, decoded, r * cols);
     }
     float[] expected = new float[tokens * rows];
-    Gemm.reference(decoded, rows, cols, x, tokens, expected, rows);
+    Gemm.reference(decoded, rows, cols, rounded(type, x), tokens, expected, rows);
     float[] actual = new float[tokens * rows];
     m.matmul(x, tokens, actual, rows, 0, rows, new float[WeightMatrix.scratchSize(cols)]);
     for (int i = 0; i < expected.length; i++) {
@@ -173,7 +181,7 @@ class GemmTest {
       m.decodeRowReference(r, dequantized, r * cols);
     }
     float[] expected = new float[tokens * rows];
-    Gemm.reference(dequantized, rows, cols, x, tokens, expected, rows);
+    Gemm.reference(dequantized, rows, cols, rounded(type, x), tokens, expected, rows);
     float[] batch = new float[tokens * rows];
     m.matmul(x, tokens, batch, rows, 0, rows, new float[WeightMatrix.scratchSize(cols)]);
     for (int t = 0; t < tokens; t++) {

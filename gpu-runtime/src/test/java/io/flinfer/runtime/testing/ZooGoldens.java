@@ -2,8 +2,13 @@ package io.flinfer.runtime.testing;
 
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.flinfer.runtime.generate.BatchGenerator;
+import io.flinfer.runtime.generate.GenerationRequest;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.model.ModelLoader;
+import io.flinfer.runtime.sampling.SamplingParams;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -64,6 +69,34 @@ public final class ZooGoldens {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+  }
+
+  /**
+   * What a small perturbation moves the model's logits by in llama.cpp itself: the zoo's {@code
+   * kv_f16_vs_f32} max_rel for {@code name} ({@code golden/zoo/index.json}).
+   */
+  public static double perturbationTolerance(String name) {
+    try {
+      JsonNode index =
+          new ObjectMapper().readTree(SharedFiles.root().resolve("golden/zoo/index.json").toFile());
+      JsonNode v = index.path("models").path(name).path("observed_differences");
+      JsonNode rel = v.path("kv_f16_vs_f32").path("max_rel");
+      if (!rel.isNumber()) {
+        throw new IllegalStateException("index.json has no kv_f16_vs_f32 max_rel for " + name);
+      }
+      return rel.asDouble();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** The greedy continuation {@code g} generates after {@code gold}'s prompt, as long as its. */
+  public static int[] greedy(BatchGenerator g, Golden gold) {
+    return g.generate(
+            List.of(
+                new GenerationRequest(
+                    gold.prompt(), SamplingParams.GREEDY, gold.greedy().length, false)),
+            (r, i, t, lp) -> {})[0];
   }
 
   /** max |a - b| / max |a|, the zoo's measure. */

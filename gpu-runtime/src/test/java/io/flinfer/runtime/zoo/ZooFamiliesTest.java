@@ -4,9 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flinfer.runtime.forward.CpuModelRunner;
 import io.flinfer.runtime.generate.BatchGenerator;
-import io.flinfer.runtime.generate.GenerationRequest;
 import io.flinfer.runtime.model.LlamaModel;
-import io.flinfer.runtime.sampling.SamplingParams;
 import io.flinfer.runtime.testing.ForwardRuns;
 import io.flinfer.runtime.testing.ZooGoldens;
 import java.util.List;
@@ -37,12 +35,7 @@ class ZooFamiliesTest {
         worst = Math.max(worst, rel);
         assertThat(rel).as("%s p%d max_rel", name, p + 1).isLessThanOrEqualTo(TOLERANCE);
 
-        int[] out =
-            g.generate(
-                    List.of(
-                        new GenerationRequest(
-                            gold.prompt(), SamplingParams.GREEDY, gold.greedy().length, false)),
-                    (r, i, t, lp) -> {})[0];
+        int[] out = ZooGoldens.greedy(g, gold);
         int diff = ZooGoldens.firstDifference(gold.greedy(), out);
         if (diff >= 0) {
           assertThat(gold.margins()[diff])

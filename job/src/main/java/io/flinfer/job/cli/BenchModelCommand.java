@@ -9,6 +9,7 @@ import io.flinfer.memcache.KvStoreType;
 import io.flinfer.runtime.forward.ModelRunnerFactory;
 import io.flinfer.runtime.forward.ModelRunners;
 import io.flinfer.runtime.gguf.WeightTypes;
+import io.flinfer.runtime.kernel.ActivationRounding;
 import io.flinfer.runtime.kernel.Gemm;
 import io.flinfer.runtime.llama2c.Llama2cCheckpointLoader;
 import io.flinfer.runtime.llama2c.RandomCheckpointWriter;
@@ -310,8 +311,10 @@ public final class BenchModelCommand implements Callable<Integer> {
     root.put("cpu", cpuModel());
     root.put("vector_bits_available", Gemm.availableVectorBits());
     root.put("vector_bits_used", Gemm.VECTOR_BITS);
-    // K-quant products: float activations (default) or ggml's 8-bit ones
+    // Quantized products: activations rounded as ggml rounds them (default) or unrounded
+    // (-Dflinfer.activations=f32); K-quant products in floats (default) or in integers
     // (-Dflinfer.kquant.activations=q8).
+    root.put("activations", System.getProperty(ActivationRounding.PROPERTY, "ggml"));
     root.put("kquant_activations", System.getProperty("flinfer.kquant.activations", "f32"));
     root.put("java", System.getProperty("java.vm.name") + " " + System.getProperty("java.version"));
   }

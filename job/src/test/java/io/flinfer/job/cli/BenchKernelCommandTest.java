@@ -32,6 +32,7 @@ class BenchKernelCommandTest {
     assertThat(root.get("type").asText()).isEqualTo("Q8_0");
     assertThat(root.get("weight_bytes").asLong()).isEqualTo(64L * 96 / 32 * 34);
     assertThat(root.get("cpu").asText()).isNotBlank();
+    assertThat(root.get("activations").asText()).isEqualTo("ggml");
     JsonNode results = root.get("results");
     assertThat(results).hasSize(4);
     for (JsonNode r : results) {

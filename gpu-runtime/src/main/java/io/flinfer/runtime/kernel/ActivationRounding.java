@@ -1,0 +1,208 @@
+package io.flinfer.runtime.kernel;
+
+import io.flinfer.memcache.HalfFloats;
+import java.util.Arrays;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * How a matrix's activations are rounded before its products. ggml multiplies quantized weights
+ * with activations it has quantized to 8 bits per block ({@code q8_0}: 32 values and an fp16 scale;
+ * {@code q8_K}: 256 values and a float scale), so its logits carry that rounding; a model whose
+ * products take the activations unrounded drifts from llama.cpp's by several percent and picks
+ * other tokens where the margin is small. Rounding them the same way, each value to {@code scale *
+ * q}, and multiplying in floats brings the products to within float rounding of ggml's integer
+ * sums.
+ *
+ * <p>A token's rounding depends on that token's values alone, so a token keeps its bits alone and
+ * in any batch. Each thread keeps the last input it rounded and its result: the products that share
+ * an input (q, k and v; gate and up) and the row ranges of one product round it once.
+ */
+public enum ActivationRounding {
+  /** Activations as they come (float and 16-bit float weights). */
+  NONE(1),
+  /**
+   * ggml's {@code q8_0} (and {@code q8_1}'s values): 32 values, scale {@code max / 127} in fp16.
+   */
+  Q8_0(32),
+  /** ggml's {@code q8_K}: 256 values, scale {@code max / -127} as a float. */
+  Q8_K(256);
+
+  private static final VectorSpecies<Float> S = FloatVector.SPECIES_256;
+  private static final int L = S.length();
+
+  /** 1.5 * 2^23: added to and taken from a float within 2^22, it rounds it to an integer. */
+  private static final float MAGIC = 12582912f;
+
+  /** The system property that turns the rounding off ({@code f32}); {@code ggml} is the default. */
+  public static final String PROPERTY = "flinfer.activations";
+
+  private final int block;
+  private final ThreadLocal<Cache> cache = ThreadLocal.withInitial(Cache::new);
+
+  ActivationRounding(int block) {
+    this.block = block;
+  }
+
+  /** Values a scale covers. */
+  public int block() {
+    return block;
+  }
+
+  /**
+   * This rounding, or {@link #NONE} where {@link #PROPERTY} says {@code f32}; an unknown value is
+   * an error, as a silent default would change every product.
+   */
+  public ActivationRounding asConfigured() {
+    String v = System.getProperty(PROPERTY, "ggml");
+    if (v.equals("f32")) {
+      return NONE;
+    }
+    if (!v.equals("ggml")) {
+      throw new IllegalArgumentException(PROPERTY + " must be ggml or f32, not " + v);
+    }
+    return this;
+  }
+
+  /**
+   * The first {@code n} values of {@code x} rounded (x itself for {@link #NONE}), in this thread's
+   * buffer: valid until this thread's next call for this rounding. {@code n} must be a multiple of
+   * {@link #block}.
+   */
+  public float[] apply(float[] x, int n) {
+    if (this == NONE) {
+      return x;
+    }
+    if (n % block != 0) {
+      throw new IllegalArgumentException(this + " rounds whole blocks of " + block + ": " + n);
+    }
+    Cache c = cache.get();
+    if (c.n == n && Arrays.equals(x, 0, n, c.source, 0, n)) {
+      return c.rounded;
+    }
+    if (c.source.length < n) {
+      c.source = new float[n];
+      c.rounded = new float[n];
+    }
+    System.arraycopy(x, 0, c.source, 0, n);
+    c.n = n;
+    for (int off = 0; off < n; off += block) {
+      if (this == Q8_0) {
+        q8_0(x, off, c.rounded);
+      } else {
+        q8K(x, off, c.rounded);
+      }
+    }
+    return c.rounded;
+  }
+
+  /**
+   * ggml's x86 {@code quantize_row_q8_0} on {@code x[off..off + 32)}, each value back as {@code
+   * fp16(d) * q}: {@code d = max|x| / 127}, {@code q = rint(x * (127 / max|x|))}, ties to even. In
+   * vectors: the maximum is exact in any order, and {@code rint} is adding and taking away 1.5 *
+   * 2^23, exact below 2^22 (the products are at most 127).
+   */
+  static void q8_0(float[] x, int off, float[] dst) {
+    FloatVector v0 = FloatVector.fromArray(S, x, off);
+    FloatVector v1 = FloatVector.fromArray(S, x, off + L);
+    FloatVector v2 = FloatVector.fromArray(S, x, off + 2 * L);
+    FloatVector v3 = FloatVector.fromArray(S, x, off + 3 * L);
+    float amax =
+        v0.abs().max(v1.abs()).max(v2.abs().max(v3.abs())).reduceLanes(VectorOperators.MAX);
+    float d = HalfFloats.fromHalf(HalfFloats.toHalf(amax / 127f));
+    float id = amax != 0 ? 127f / amax : 0;
+    rounded(v0, id, d).intoArray(dst, off);
+    rounded(v1, id, d).intoArray(dst, off + L);
+    rounded(v2, id, d).intoArray(dst, off + 2 * L);
+    rounded(v3, id, d).intoArray(dst, off + 3 * L);
+  }
+
+  /** {@code d * rint(v * id)}, {@code v * id} within 2^22 in magnitude. */
+  private static FloatVector rounded(FloatVector v, float id, float d) {
+    return v.mul(id).add(MAGIC).sub(MAGIC).mul(d);
+  }
+
+  /**
+   * {@link #q8_0} value by value, as ggml writes it: the reference the vector code is held to. Each
+   * q is an integer, so a value rounded to 0 is d * +0, as in ggml's integer products.
+   */
+  static void q8_0Reference(float[] x, int off, float[] dst) {
+    float amax = 0;
+    for (int i = off; i < off + 32; i++) {
+      amax = Math.max(amax, Math.abs(x[i]));
+    }
+    float d = HalfFloats.fromHalf(HalfFloats.toHalf(amax / 127f));
+    float id = amax != 0 ? 127f / amax : 0;
+    for (int i = off; i < off + 32; i++) {
+      dst[i] = d * (int) Math.rint(x[i] * id);
+    }
+  }
+
+  /**
+   * ggml's {@code quantize_row_q8_K} on {@code x[off..off + 256)}, each value back as d * q: the
+   * scale {@code max / -127} for the signed value {@code max} of largest magnitude (the first such,
+   * where both signs have it), {@code q = rint(x * -127 / max)} capped at 127 (ties to even).
+   */
+  static void q8K(float[] x, int off, float[] dst) {
+    FloatVector hi = FloatVector.fromArray(S, x, off);
+    FloatVector lo = hi;
+    for (int i = off + L; i < off + 256; i += L) {
+      FloatVector v = FloatVector.fromArray(S, x, i);
+      hi = hi.max(v);
+      lo = lo.min(v);
+    }
+    float top = hi.reduceLanes(VectorOperators.MAX);
+    float bottom = lo.reduceLanes(VectorOperators.MIN);
+    float max = top > -bottom ? top : -bottom > top ? bottom : firstOfMagnitude(x, off, top);
+    if (max == 0 || max != max) {
+      // All zero (or a NaN, which ggml's scan never picks as the maximum): ggml's scale is 0.
+      q8KReference(x, off, dst);
+      return;
+    }
+    float iscale = -127f / max;
+    float d = 1 / iscale;
+    for (int i = off; i < off + 256; i += L) {
+      FloatVector q = FloatVector.fromArray(S, x, i).mul(iscale).add(MAGIC).sub(MAGIC);
+      q.min(127f).mul(d).intoArray(dst, i);
+    }
+  }
+
+  /** The first value of {@code x[off..off + 256)} whose magnitude is {@code amax}. */
+  private static float firstOfMagnitude(float[] x, int off, float amax) {
+    for (int i = off; i < off + 256; i++) {
+      if (Math.abs(x[i]) == amax) {
+        return x[i];
+      }
+    }
+    return amax;
+  }
+
+  /** {@link #q8K} value by value, as ggml writes it: the reference the vector code is held to. */
+  static void q8KReference(float[] x, int off, float[] dst) {
+    float max = 0;
+    float amax = 0;
+    for (int i = off; i < off + 256; i++) {
+      float ax = Math.abs(x[i]);
+      if (ax > amax) {
+        amax = ax;
+        max = x[i];
+      }
+    }
+    if (amax == 0) {
+      Arrays.fill(dst, off, off + 256, 0f);
+      return;
+    }
+    float iscale = -127f / max;
+    float d = 1 / iscale;
+    for (int i = off; i < off + 256; i++) {
+      dst[i] = d * Math.min(127, (int) Math.rint(iscale * x[i]));
+    }
+  }
+
+  private static final class Cache {
+    float[] source = new float[0];
+    float[] rounded = new float[0];
+    int n = -1;
+  }
+}

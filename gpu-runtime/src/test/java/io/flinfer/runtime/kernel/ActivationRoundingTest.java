@@ -1,0 +1,136 @@
+package io.flinfer.runtime.kernel;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.flinfer.memcache.HalfFloats;
+import java.util.Arrays;
+import java.util.Random;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import org.junit.jupiter.api.Test;
+
+class ActivationRoundingTest {
+  /** Values with ties, repeated magnitudes of both signs, zeros and wide ranges. */
+  private static float[] values(long seed, int n) {
+    Random r = new Random(seed);
+    float[] x = new float[n];
+    float scale = (float) Math.pow(10, r.nextInt(9) - 4);
+    for (int i = 0; i < n; i++) {
+      switch (r.nextInt(6)) {
+        case 0 -> x[i] = 0;
+        case 1 -> x[i] = (r.nextInt(9) - 4) * 0.5f * scale;
+        case 2 -> x[i] = i > 0 ? -x[i - 1] : scale;
+        default -> x[i] = (float) r.nextGaussian() * scale;
+      }
+    }
+    return x;
+  }
+
+  @Property(tries = 300)
+  void vectorCodeGivesTheReferenceBits(
+      @ForAll long seed, @ForAll @IntRange(min = 1, max = 4) int blocks) {
+    float[] x = values(seed, 256 * blocks);
+    assertSameBlocks(x, 32, ActivationRounding::q8_0, ActivationRounding::q8_0Reference);
+    assertSameBlocks(x, 256, ActivationRounding::q8K, ActivationRounding::q8KReference);
+  }
+
+  /** One block's rounding of {@code x[off..]} into {@code dst}. */
+  private interface BlockRounding {
+    void round(float[] x, int off, float[] dst);
+  }
+
+  private static void assertSameBlocks(
+      float[] x, int block, BlockRounding fast, BlockRounding plain) {
+    for (int off = 0; off < x.length; off += block) {
+      float[] a = new float[x.length];
+      float[] b = new float[x.length];
+      fast.round(x, off, a);
+      plain.round(x, off, b);
+      assertThat(Arrays.copyOfRange(a, off, off + block))
+          .as("block of %d at %d", block, off)
+          .containsExactly(Arrays.copyOfRange(b, off, off + block));
+    }
+  }
+
+  /** q8_K's values are the 8-bit activations the integer kernels use, times their scale. */
+  @Property(tries = 100)
+  void q8KIsTheIntegerKernelsQuantization(@ForAll long seed) {
+    float[] x = values(seed, 512);
+    float[] rounded = ActivationRounding.Q8_K.apply(x, x.length);
+    Q8KActivations a = new Q8KActivations();
+    a.quantize(x, 1, 512);
+    for (int i = 0; i < 512; i++) {
+      assertThat(rounded[i]).as("value %d", i).isEqualTo(a.scales()[i / 256] * a.values()[i]);
+    }
+  }
+
+  /**
+   * q8_0 as ggml's x86 code writes it: the scale max|x| / 127 rounded to fp16, the values x * (127
+   * / max|x|) rounded to the nearest integer, ties to even.
+   */
+  @Test
+  void q8_0IsGgmlsRule() {
+    float[] x = new float[32];
+    x[3] = -2.54f; // the largest magnitude: -127
+    x[4] = 2.54f / 127 * 2.5f; // 2.5 after scaling: a tie, to 2
+    x[5] = 2.54f / 127 * 3.5f; // to 4
+    x[6] = 1.0f;
+    float d = HalfFloats.fromHalf(HalfFloats.toHalf(2.54f / 127f));
+    float[] r = ActivationRounding.Q8_0.apply(x, 32);
+    assertThat(r[3]).isEqualTo(d * -127);
+    assertThat(r[0]).isZero();
+    assertThat(r[6]).isEqualTo(d * (float) Math.rint(1.0f * (127f / 2.54f)));
+    assertThat(r[4] / d).isIn(2f, 3f); // the product may land just off the tie
+    assertThat(Arrays.copyOf(ActivationRounding.Q8_0.apply(new float[32], 32), 32))
+        .containsOnly(0f);
+  }
+
+  @Test
+  void aTokensRoundingDependsOnItsOwnValuesOnly() {
+    float[] two = values(7, 2 * 768);
+    float[] both = ActivationRounding.Q8_K.apply(two, two.length).clone();
+    float[] second = ActivationRounding.Q8_K.apply(Arrays.copyOfRange(two, 768, 1536), 768);
+    // The buffer may be longer than the values asked for.
+    assertThat(Arrays.copyOfRange(both, 768, 1536))
+        .containsExactly(Arrays.copyOfRange(second, 0, 768));
+  }
+
+  @Test
+  void newValuesInTheSameArrayAreRoundedAnew() {
+    float[] x = values(3, 256);
+    float[] first = ActivationRounding.Q8_K.apply(x, 256).clone();
+    assertThat(ActivationRounding.Q8_K.apply(x, 256)).containsExactly(first);
+    x[17] *= 3;
+    float[] again = ActivationRounding.Q8_K.apply(x, 256);
+    float[] expected = new float[256];
+    ActivationRounding.q8KReference(x, 0, expected);
+    assertThat(again).startsWith(expected);
+  }
+
+  @Test
+  void noneLeavesTheActivationsAndWholeBlocksAreRequired() {
+    float[] x = values(5, 48);
+    assertThat(ActivationRounding.NONE.apply(x, 48)).isSameAs(x);
+    assertThatThrownBy(() -> ActivationRounding.Q8_0.apply(x, 48))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("32");
+  }
+
+  @Test
+  void thePropertyTurnsTheRoundingOffAndRefusesOtherValues() {
+    try {
+      System.setProperty(ActivationRounding.PROPERTY, "f32");
+      assertThat(ActivationRounding.Q8_K.asConfigured()).isEqualTo(ActivationRounding.NONE);
+      System.setProperty(ActivationRounding.PROPERTY, "q4");
+      assertThatThrownBy(ActivationRounding.Q8_0::asConfigured)
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("ggml or f32");
+      System.clearProperty(ActivationRounding.PROPERTY);
+      assertThat(ActivationRounding.Q8_0.asConfigured()).isEqualTo(ActivationRounding.Q8_0);
+    } finally {
+      System.clearProperty(ActivationRounding.PROPERTY);
+    }
+  }
+}
