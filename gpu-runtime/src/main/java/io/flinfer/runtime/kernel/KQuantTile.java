@@ -45,7 +45,7 @@ final class KQuantTile {
   }
 
   /** The mins' sum of the super-block at {@code w[wb..]} with the token's at {@code x[xb..]}. */
-  private static int msum(float[] w, int wb, float[] x, int xb) {
+  static int msum(float[] w, int wb, float[] x, int xb) {
     return (int)
         FloatVector.fromArray(S, w, wb + SUPER)
             .mul(FloatVector.fromArray(S, x, xb + SUPER))
@@ -54,7 +54,8 @@ final class KQuantTile {
 
   /** This thread's scratch for {@link #tile} on rows of {@code cols} columns. */
   static int[][] sums(int cols) {
-    int n = 6 * (cols / SUPER);
+    // Two rows by three tokens here, four by four in KQuantQuadTile.
+    int n = KQuantQuadTile.OUTPUTS * (cols / SUPER);
     int[][] v = SUMS.get();
     if (v[0].length < n) {
       v[0] = new int[n];

@@ -418,7 +418,30 @@ public final class KQuantWeights implements CompactWeights {
     KQuantTile.tile(tileSums, this, row, rows, w, wOff, a, t, tokens, out, stride, o);
   }
 
-  /** This thread's scratch for {@link #multiplyDecoded}. */
+  /**
+   * As {@link #multiplyDecoded} for the four rows {@code row..row + 4} and 1 to 4 tokens, where
+   * {@link #quadTiles} says the CPU has the registers: the same bits.
+   */
+  public void multiplyDecoded4(
+      int[][] tileSums,
+      int row,
+      float[] w,
+      int wOff,
+      Q8KActivations a,
+      int t,
+      int tokens,
+      float[] out,
+      int stride,
+      int o) {
+    KQuantQuadTile.tile(tileSums, this, row, w, wOff, a, t, tokens, out, stride, o);
+  }
+
+  /** Whether {@link #multiplyDecoded4} fits this CPU's vector registers. */
+  public static boolean quadTiles() {
+    return QuadRowGemm.AVAILABLE;
+  }
+
+  /** This thread's scratch for {@link #multiplyDecoded} and {@link #multiplyDecoded4}. */
   public int[][] tileScratch() {
     return KQuantTile.sums(cols);
   }

@@ -34,37 +34,66 @@ final class QuadRowGemm {
       int outStride,
       int o,
       float[] tmp) {
+    int colsV = cols - cols % L;
     int t = 0;
     for (; t + 4 <= tokens; t += 4) {
-      t4r4(w, wOff, cols, x, t, out, outStride, o, tmp);
+      lanes4x4(w, wOff, cols, x, t * cols, cols, colsV, tmp, 0, L);
+      finish(w, wOff, cols, colsV, x, t, 4, out, outStride, o, tmp);
     }
     for (; t + 2 <= tokens; t += 2) {
-      t2r4(w, wOff, cols, x, t, out, outStride, o, tmp);
+      lanes2x4(w, wOff, cols, x, t * cols, cols, colsV, tmp, 0, L);
+      finish(w, wOff, cols, colsV, x, t, 2, out, outStride, o, tmp);
     }
     for (; t < tokens; t++) {
-      t1r4(w, wOff, cols, x, t, out, outStride, o, tmp);
+      lanes1x4(w, wOff, cols, x, t * cols, cols, colsV, tmp, 0, L);
+      finish(w, wOff, cols, colsV, x, t, 1, out, outStride, o, tmp);
     }
   }
 
-  private static void t4r4(
+  /** The outputs of a tile of four rows by {@code tokens} from its lanes in {@code tmp}. */
+  private static void finish(
       float[] w,
       int wOff,
       int cols,
+      int colsV,
       float[] x,
       int t,
+      int tokens,
       float[] out,
       int outStride,
       int o,
       float[] tmp) {
-    int colsV = cols - cols % L;
-    int w0 = wOff + 0 * cols;
-    int w1 = wOff + 1 * cols;
-    int w2 = wOff + 2 * cols;
-    int w3 = wOff + 3 * cols;
-    int x0 = (t + 0) * cols;
-    int x1 = (t + 1) * cols;
-    int x2 = (t + 2) * cols;
-    int x3 = (t + 3) * cols;
+    for (int j = 0; j < tokens; j++) {
+      for (int r = 0; r < 4; r++) {
+        out[(t + j) * outStride + o + r] =
+            GemmKernels.finishArray(
+                tmp, L * (4 * j + r), w, wOff + r * cols, x, (t + j) * cols, colsV, cols);
+      }
+    }
+  }
+
+  /**
+   * Rows {@code w0 + r * wStride} (r &lt; 4) times tokens {@code x0 + j * xStride} (j &lt; 4) over
+   * columns [0, {@code length}), a multiple of the lanes: output (row r, token j)'s 8 lanes into
+   * {@code lanes[l + (4 * j + r) * stride..]}.
+   */
+  static void lanes4x4(
+      float[] w,
+      int w0,
+      int wStride,
+      float[] x,
+      int x0,
+      int xStride,
+      int length,
+      float[] lanes,
+      int l,
+      int stride) {
+    int w1 = w0 + wStride;
+    int w2 = w1 + wStride;
+    int w3 = w2 + wStride;
+    int x1 = x0 + xStride;
+    int x2 = x1 + xStride;
+    int x3 = x2 + xStride;
     FloatVector a00 = FloatVector.zero(S);
     FloatVector a01 = FloatVector.zero(S);
     FloatVector a02 = FloatVector.zero(S);
@@ -81,7 +110,7 @@ final class QuadRowGemm {
     FloatVector a31 = FloatVector.zero(S);
     FloatVector a32 = FloatVector.zero(S);
     FloatVector a33 = FloatVector.zero(S);
-    for (int i = 0; i < colsV; i += L) {
+    for (int i = 0; i < length; i += L) {
       FloatVector v0 = FloatVector.fromArray(S, w, w0 + i);
       FloatVector v1 = FloatVector.fromArray(S, w, w1 + i);
       FloatVector v2 = FloatVector.fromArray(S, w, w2 + i);
@@ -107,57 +136,44 @@ final class QuadRowGemm {
       a32 = v2.fma(u3, a32);
       a33 = v3.fma(u3, a33);
     }
-    a00.intoArray(tmp, 0);
-    a01.intoArray(tmp, 8);
-    a02.intoArray(tmp, 16);
-    a03.intoArray(tmp, 24);
-    a10.intoArray(tmp, 32);
-    a11.intoArray(tmp, 40);
-    a12.intoArray(tmp, 48);
-    a13.intoArray(tmp, 56);
-    a20.intoArray(tmp, 64);
-    a21.intoArray(tmp, 72);
-    a22.intoArray(tmp, 80);
-    a23.intoArray(tmp, 88);
-    a30.intoArray(tmp, 96);
-    a31.intoArray(tmp, 104);
-    a32.intoArray(tmp, 112);
-    a33.intoArray(tmp, 120);
-    out[(t + 0) * outStride + o + 0] = GemmKernels.finishArray(tmp, 0, w, w0, x, x0, colsV, cols);
-    out[(t + 0) * outStride + o + 1] = GemmKernels.finishArray(tmp, 8, w, w1, x, x0, colsV, cols);
-    out[(t + 0) * outStride + o + 2] = GemmKernels.finishArray(tmp, 16, w, w2, x, x0, colsV, cols);
-    out[(t + 0) * outStride + o + 3] = GemmKernels.finishArray(tmp, 24, w, w3, x, x0, colsV, cols);
-    out[(t + 1) * outStride + o + 0] = GemmKernels.finishArray(tmp, 32, w, w0, x, x1, colsV, cols);
-    out[(t + 1) * outStride + o + 1] = GemmKernels.finishArray(tmp, 40, w, w1, x, x1, colsV, cols);
-    out[(t + 1) * outStride + o + 2] = GemmKernels.finishArray(tmp, 48, w, w2, x, x1, colsV, cols);
-    out[(t + 1) * outStride + o + 3] = GemmKernels.finishArray(tmp, 56, w, w3, x, x1, colsV, cols);
-    out[(t + 2) * outStride + o + 0] = GemmKernels.finishArray(tmp, 64, w, w0, x, x2, colsV, cols);
-    out[(t + 2) * outStride + o + 1] = GemmKernels.finishArray(tmp, 72, w, w1, x, x2, colsV, cols);
-    out[(t + 2) * outStride + o + 2] = GemmKernels.finishArray(tmp, 80, w, w2, x, x2, colsV, cols);
-    out[(t + 2) * outStride + o + 3] = GemmKernels.finishArray(tmp, 88, w, w3, x, x2, colsV, cols);
-    out[(t + 3) * outStride + o + 0] = GemmKernels.finishArray(tmp, 96, w, w0, x, x3, colsV, cols);
-    out[(t + 3) * outStride + o + 1] = GemmKernels.finishArray(tmp, 104, w, w1, x, x3, colsV, cols);
-    out[(t + 3) * outStride + o + 2] = GemmKernels.finishArray(tmp, 112, w, w2, x, x3, colsV, cols);
-    out[(t + 3) * outStride + o + 3] = GemmKernels.finishArray(tmp, 120, w, w3, x, x3, colsV, cols);
+    a00.intoArray(lanes, l);
+    a01.intoArray(lanes, l + stride);
+    a02.intoArray(lanes, l + 2 * stride);
+    a03.intoArray(lanes, l + 3 * stride);
+    a10.intoArray(lanes, l + 4 * stride);
+    a11.intoArray(lanes, l + 5 * stride);
+    a12.intoArray(lanes, l + 6 * stride);
+    a13.intoArray(lanes, l + 7 * stride);
+    a20.intoArray(lanes, l + 8 * stride);
+    a21.intoArray(lanes, l + 9 * stride);
+    a22.intoArray(lanes, l + 10 * stride);
+    a23.intoArray(lanes, l + 11 * stride);
+    a30.intoArray(lanes, l + 12 * stride);
+    a31.intoArray(lanes, l + 13 * stride);
+    a32.intoArray(lanes, l + 14 * stride);
+    a33.intoArray(lanes, l + 15 * stride);
   }
 
-  private static void t2r4(
+  /**
+   * Rows {@code w0 + r * wStride} (r &lt; 4) times tokens {@code x0 + j * xStride} (j &lt; 2) over
+   * columns [0, {@code length}), a multiple of the lanes: output (row r, token j)'s 8 lanes into
+   * {@code lanes[l + (4 * j + r) * stride..]}.
+   */
+  static void lanes2x4(
       float[] w,
-      int wOff,
-      int cols,
+      int w0,
+      int wStride,
       float[] x,
-      int t,
-      float[] out,
-      int outStride,
-      int o,
-      float[] tmp) {
-    int colsV = cols - cols % L;
-    int w0 = wOff + 0 * cols;
-    int w1 = wOff + 1 * cols;
-    int w2 = wOff + 2 * cols;
-    int w3 = wOff + 3 * cols;
-    int x0 = (t + 0) * cols;
-    int x1 = (t + 1) * cols;
+      int x0,
+      int xStride,
+      int length,
+      float[] lanes,
+      int l,
+      int stride) {
+    int w1 = w0 + wStride;
+    int w2 = w1 + wStride;
+    int w3 = w2 + wStride;
+    int x1 = x0 + xStride;
     FloatVector a00 = FloatVector.zero(S);
     FloatVector a01 = FloatVector.zero(S);
     FloatVector a02 = FloatVector.zero(S);
@@ -166,7 +182,7 @@ final class QuadRowGemm {
     FloatVector a11 = FloatVector.zero(S);
     FloatVector a12 = FloatVector.zero(S);
     FloatVector a13 = FloatVector.zero(S);
-    for (int i = 0; i < colsV; i += L) {
+    for (int i = 0; i < length; i += L) {
       FloatVector v0 = FloatVector.fromArray(S, w, w0 + i);
       FloatVector v1 = FloatVector.fromArray(S, w, w1 + i);
       FloatVector v2 = FloatVector.fromArray(S, w, w2 + i);
@@ -182,45 +198,40 @@ final class QuadRowGemm {
       a12 = v2.fma(u1, a12);
       a13 = v3.fma(u1, a13);
     }
-    a00.intoArray(tmp, 0);
-    a01.intoArray(tmp, 8);
-    a02.intoArray(tmp, 16);
-    a03.intoArray(tmp, 24);
-    a10.intoArray(tmp, 32);
-    a11.intoArray(tmp, 40);
-    a12.intoArray(tmp, 48);
-    a13.intoArray(tmp, 56);
-    out[(t + 0) * outStride + o + 0] = GemmKernels.finishArray(tmp, 0, w, w0, x, x0, colsV, cols);
-    out[(t + 0) * outStride + o + 1] = GemmKernels.finishArray(tmp, 8, w, w1, x, x0, colsV, cols);
-    out[(t + 0) * outStride + o + 2] = GemmKernels.finishArray(tmp, 16, w, w2, x, x0, colsV, cols);
-    out[(t + 0) * outStride + o + 3] = GemmKernels.finishArray(tmp, 24, w, w3, x, x0, colsV, cols);
-    out[(t + 1) * outStride + o + 0] = GemmKernels.finishArray(tmp, 32, w, w0, x, x1, colsV, cols);
-    out[(t + 1) * outStride + o + 1] = GemmKernels.finishArray(tmp, 40, w, w1, x, x1, colsV, cols);
-    out[(t + 1) * outStride + o + 2] = GemmKernels.finishArray(tmp, 48, w, w2, x, x1, colsV, cols);
-    out[(t + 1) * outStride + o + 3] = GemmKernels.finishArray(tmp, 56, w, w3, x, x1, colsV, cols);
+    a00.intoArray(lanes, l);
+    a01.intoArray(lanes, l + stride);
+    a02.intoArray(lanes, l + 2 * stride);
+    a03.intoArray(lanes, l + 3 * stride);
+    a10.intoArray(lanes, l + 4 * stride);
+    a11.intoArray(lanes, l + 5 * stride);
+    a12.intoArray(lanes, l + 6 * stride);
+    a13.intoArray(lanes, l + 7 * stride);
   }
 
-  private static void t1r4(
+  /**
+   * Rows {@code w0 + r * wStride} (r &lt; 4) times tokens {@code x0 + j * xStride} (j &lt; 1) over
+   * columns [0, {@code length}), a multiple of the lanes: output (row r, token j)'s 8 lanes into
+   * {@code lanes[l + (4 * j + r) * stride..]}.
+   */
+  static void lanes1x4(
       float[] w,
-      int wOff,
-      int cols,
+      int w0,
+      int wStride,
       float[] x,
-      int t,
-      float[] out,
-      int outStride,
-      int o,
-      float[] tmp) {
-    int colsV = cols - cols % L;
-    int w0 = wOff + 0 * cols;
-    int w1 = wOff + 1 * cols;
-    int w2 = wOff + 2 * cols;
-    int w3 = wOff + 3 * cols;
-    int x0 = (t + 0) * cols;
+      int x0,
+      int xStride,
+      int length,
+      float[] lanes,
+      int l,
+      int stride) {
+    int w1 = w0 + wStride;
+    int w2 = w1 + wStride;
+    int w3 = w2 + wStride;
     FloatVector a00 = FloatVector.zero(S);
     FloatVector a01 = FloatVector.zero(S);
     FloatVector a02 = FloatVector.zero(S);
     FloatVector a03 = FloatVector.zero(S);
-    for (int i = 0; i < colsV; i += L) {
+    for (int i = 0; i < length; i += L) {
       FloatVector v0 = FloatVector.fromArray(S, w, w0 + i);
       FloatVector v1 = FloatVector.fromArray(S, w, w1 + i);
       FloatVector v2 = FloatVector.fromArray(S, w, w2 + i);
@@ -231,13 +242,9 @@ final class QuadRowGemm {
       a02 = v2.fma(u0, a02);
       a03 = v3.fma(u0, a03);
     }
-    a00.intoArray(tmp, 0);
-    a01.intoArray(tmp, 8);
-    a02.intoArray(tmp, 16);
-    a03.intoArray(tmp, 24);
-    out[(t + 0) * outStride + o + 0] = GemmKernels.finishArray(tmp, 0, w, w0, x, x0, colsV, cols);
-    out[(t + 0) * outStride + o + 1] = GemmKernels.finishArray(tmp, 8, w, w1, x, x0, colsV, cols);
-    out[(t + 0) * outStride + o + 2] = GemmKernels.finishArray(tmp, 16, w, w2, x, x0, colsV, cols);
-    out[(t + 0) * outStride + o + 3] = GemmKernels.finishArray(tmp, 24, w, w3, x, x0, colsV, cols);
+    a00.intoArray(lanes, l);
+    a01.intoArray(lanes, l + stride);
+    a02.intoArray(lanes, l + 2 * stride);
+    a03.intoArray(lanes, l + 3 * stride);
   }
 }

@@ -29,6 +29,8 @@ abstract class KQuantMatrix extends CompactMatrix {
    */
   private static final int TILE_VALUES = 16 * 1024;
 
+  private static final boolean QUAD_TILES = KQuantWeights.quadTiles();
+
   private static final ThreadLocal<float[]> DECODED = ThreadLocal.withInitial(() -> new float[0]);
 
   /** The system property that selects the 8-bit activations, and its value that does. */
@@ -126,6 +128,10 @@ abstract class KQuantMatrix extends CompactMatrix {
     // integer-valued floats once and takes every token through it. Both sums of a super-block are
     // exact integers: the same bits.
     int tile = Math.max(1, tokens == 1 ? TILE_BYTES / rowBytes : TILE_VALUES / cols);
+    if (tokens > 1 && QUAD_TILES) {
+      // Whole four-row tiles, at least one, however long the rows.
+      tile = Math.max(4, tile - tile % 4);
+    }
     int span = cols / KQuants.SUPER * KQuantDots.SPAN;
     float[] decoded = tokens == 1 ? null : decoded(tile * span);
     KQuantWeights mapped = heap != null ? null : mappedRows.get();
@@ -143,7 +149,23 @@ abstract class KQuantMatrix extends CompactMatrix {
       for (int i = 0; i < n; i++) {
         w.decodeScaled(first + i, decoded, i * span);
       }
-      for (int i = 0; i < n; i += 2) {
+      int i = 0;
+      for (; QUAD_TILES && i + 4 <= n; i += 4) {
+        for (int t = 0; t < tokens; t += 4) {
+          w.multiplyDecoded4(
+              sums,
+              first + i,
+              decoded,
+              i * span,
+              a,
+              t,
+              Math.min(4, tokens - t),
+              out,
+              outStride,
+              o0 + i);
+        }
+      }
+      for (; i < n; i += 2) {
         int rows = Math.min(2, n - i);
         for (int t = 0; t < tokens; t += 3) {
           w.multiplyDecoded(

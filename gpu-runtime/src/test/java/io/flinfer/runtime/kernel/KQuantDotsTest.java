@@ -112,8 +112,8 @@ class KQuantDotsTest {
 
   /**
    * With 8-bit activations a token gets the same bits alone, in batches of any size (the batch goes
-   * through rows decoded to floats in tiles of 2 x 3), in any slice of rows, and from the mapped
-   * file.
+   * through rows decoded to floats in tiles of 4 x 4 where the CPU has the registers, and 2 x 3),
+   * in any slice of rows, and from the mapped file.
    */
   @ParameterizedTest(name = "{0}: {1} rows x {2} cols, {3} tokens")
   @CsvSource({
@@ -123,6 +123,10 @@ class KQuantDotsTest {
     "Q6_K, 9, 256, 7",
     "Q6_K, 16, 768, 4",
     "Q4_K, 10, 512, 8",
+    "Q4_K, 21, 256, 10",
+    "Q5_K, 12, 256, 2",
+    "Q6_K, 16, 512, 6",
+    "Q6_K, 8, 768, 11",
     "Q3_K, 9, 256, 7",
     "Q3_K, 16, 512, 4",
     "IQ4_XS, 9, 256, 7",
@@ -172,6 +176,51 @@ class KQuantDotsTest {
               .as("%s token %d row %d in a batch of %d", type, t, o, tokens)
               .isEqualTo(expected);
         }
+      }
+    }
+  }
+
+  /**
+   * Products at the largest magnitudes the heap forms hold (Q6_K scale -128 times value -32, every
+   * activation at 127) stay exact in the batch tiles' floats: a lane's 32 products of a super-block
+   * sum to 16,646,144, under 2^24.
+   */
+  @Test
+  void theLargestProductsStayExactInBatches() {
+    int rows = 8;
+    int cols = 512;
+    int tokens = 6;
+    byte[] bytes = new byte[rows * cols / 256 * 210];
+    for (int k = 0; k < rows * cols / 256; k++) {
+      int p = k * 210;
+      // ql and qh zero: every value is 0 - 32.
+      java.util.Arrays.fill(bytes, p + 192, p + 208, (byte) -128);
+      bytes[p + 208] = 0x00; // d = 1.0 in fp16 (0x3C00), little-endian
+      bytes[p + 209] = 0x3C;
+    }
+    float[] x = new float[tokens * cols];
+    java.util.Arrays.fill(x, 1f);
+    WeightMatrix m;
+    System.setProperty("flinfer.kquant.activations", "q8");
+    try {
+      m = WeightMatrix.of(GgmlType.Q6_K, ByteBuffer.wrap(bytes), rows, cols);
+    } finally {
+      System.clearProperty("flinfer.kquant.activations");
+    }
+    KQuantWeights w = heap(GgmlType.Q6_K, bytes, rows, cols);
+    Q8KActivations a = new Q8KActivations();
+    a.quantize(x, tokens, cols);
+    float[] batch = new float[tokens * rows];
+    m.matmul(x, tokens, batch, rows, 0, rows, new float[WeightMatrix.scratchSize(cols)]);
+    for (int t = 0; t < tokens; t++) {
+      for (int o = 0; o < rows; o++) {
+        float expected = w.dot(o, a, t);
+        // Every activation quantized to -127 with scale -1/127: each product is 4096 * 1.
+        assertThat((double) expected)
+            .isCloseTo(4096.0 * cols, org.assertj.core.data.Offset.offset(1.0));
+        assertThat(Float.floatToRawIntBits(batch[t * rows + o]))
+            .as("token %d row %d", t, o)
+            .isEqualTo(Float.floatToRawIntBits(expected));
       }
     }
   }
