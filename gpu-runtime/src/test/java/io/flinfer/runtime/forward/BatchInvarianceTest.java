@@ -5,10 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.testing.ForwardRuns;
 import io.flinfer.runtime.testing.SharedFiles;
+import io.flinfer.runtime.testing.ZooGoldens;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A sequence's logits are the same bits whatever shares its batch, however its prompt is chunked,
@@ -18,9 +21,15 @@ import org.junit.jupiter.api.Test;
 class BatchInvarianceTest {
   private static final int SEQUENCES = 6;
 
-  @Test
-  void mixedBatchesGiveEachSequenceItsAloneLogitsBitForBit() {
-    LlamaModel model = SharedFiles.stories260k();
+  /**
+   * The zoo's quantized files as well: their products round each token's activations on their own
+   * (8 bits a block, as ggml does), shared between the row ranges and threads of one product.
+   */
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"stories260K", "llama-q-Q8_0", "llama-q-Q4_0", "llama-q-Q4_K_M"})
+  void mixedBatchesGiveEachSequenceItsAloneLogitsBitForBit(String name) {
+    LlamaModel model =
+        name.equals("stories260K") ? SharedFiles.stories260k() : ZooGoldens.model(name);
     Random rnd = new Random(42);
     int vocab = model.config().vocabSize();
     int[][] tokens = new int[SEQUENCES][];
