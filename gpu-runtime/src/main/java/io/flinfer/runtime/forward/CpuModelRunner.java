@@ -3,6 +3,7 @@ package io.flinfer.runtime.forward;
 import io.flinfer.memcache.KvPool;
 import io.flinfer.memcache.KvStoreType;
 import io.flinfer.memcache.ReqToTokenPool;
+import io.flinfer.runtime.kernel.ActivationRounding;
 import io.flinfer.runtime.kernel.Attention;
 import io.flinfer.runtime.kernel.Ops;
 import io.flinfer.runtime.kernel.QueryTileAttention;
@@ -35,6 +36,26 @@ public final class CpuModelRunner implements ModelRunner {
   private final int threads;
   private AttentionTask attention;
   private final SwiGluTask swiGlu = new SwiGluTask();
+  private final RoundingTask rounding = new RoundingTask();
+
+  /**
+   * The rounding of a product's input costs about as much as this many multiply-adds a value, for
+   * deciding whether it is worth the worker threads.
+   */
+  private static final long ROUNDING_COST = 8;
+
+  /** Each product's inputs, as its matrices take them. */
+  private final float[][] roundedInputs = new float[3][];
+
+  /** Per rounding kind: its buffer, and the input, length and product it was last rounded for. */
+  private final float[][] roundedBuffers = new float[ActivationRounding.values().length][];
+
+  private final float[][] roundedFrom = new float[ActivationRounding.values().length][];
+  private final int[] roundedLength = new int[ActivationRounding.values().length];
+  private final long[] roundedStep = new long[ActivationRounding.values().length];
+
+  /** Products so far: a rounded input serves only the products of one call. */
+  private long products;
 
   private int capacity;
   private float[] x;
@@ -243,12 +264,42 @@ public final class CpuModelRunner implements ModelRunner {
       float[] o1,
       WeightMatrix m2,
       float[] o2) {
-    matmul.set(in, tokens, m0, o0, m1, o1, m2, o2);
+    products++;
+    roundedInputs[0] = rounded(in, tokens, m0);
+    roundedInputs[1] = m1 == null ? null : rounded(in, tokens, m1);
+    roundedInputs[2] = m2 == null ? null : rounded(in, tokens, m2);
+    matmul.set(roundedInputs, tokens, m0, o0, m1, o1, m2, o2);
     long macs =
         (long) tokens
             * m0.cols()
             * (m0.rows() + (m1 == null ? 0 : m1.rows()) + (m2 == null ? 0 : m2.rows()));
     run(matmul, macs);
+  }
+
+  /**
+   * {@code in} rounded as {@code m}'s products round their activations, once per input and kind for
+   * all the products and threads that share it (the input itself where they take it as it comes).
+   * The buffer is this runner's, valid until the next input of that kind.
+   */
+  private float[] rounded(float[] in, int tokens, WeightMatrix m) {
+    ActivationRounding r = m.activationRounding();
+    if (r == ActivationRounding.NONE) {
+      return in;
+    }
+    int n = tokens * m.cols();
+    int kind = r.ordinal();
+    if (roundedFrom[kind] == in && roundedLength[kind] == n && roundedStep[kind] == products) {
+      return roundedBuffers[kind];
+    }
+    if (roundedBuffers[kind] == null || roundedBuffers[kind].length < n) {
+      roundedBuffers[kind] = new float[n];
+    }
+    rounding.set(r, in, n, roundedBuffers[kind]);
+    run(rounding, (long) n * ROUNDING_COST);
+    roundedFrom[kind] = in;
+    roundedLength[kind] = n;
+    roundedStep[kind] = products;
+    return roundedBuffers[kind];
   }
 
   private boolean parallel(long work) {
@@ -268,6 +319,29 @@ public final class CpuModelRunner implements ModelRunner {
     pool.close();
   }
 
+  /** Rounds a product's input, whole blocks split between the threads. */
+  private static final class RoundingTask implements WorkerPool.Task {
+    private ActivationRounding r;
+    private float[] in;
+    private float[] out;
+    private int n;
+
+    void set(ActivationRounding r, float[] in, int n, float[] out) {
+      this.r = r;
+      this.in = in;
+      this.n = n;
+      this.out = out;
+    }
+
+    @Override
+    public void run(int part, int parts) {
+      int blocks = n / r.block();
+      int from = (int) ((long) blocks * part / parts) * r.block();
+      int to = (int) ((long) blocks * (part + 1) / parts) * r.block();
+      r.round(in, from, to, out);
+    }
+  }
+
   /**
    * The rows of up to three products, handed out in chunks (about four per thread) from a shared
    * counter: a thread that loses its core for a moment (a TaskManager always runs other threads)
@@ -282,7 +356,7 @@ public final class CpuModelRunner implements ModelRunner {
     private final int[] chunkRows = new int[3];
     private final int threads;
     private final AtomicInteger next = new AtomicInteger();
-    private float[] in;
+    private final float[][] in = new float[3][];
     private int tokens;
 
     MatMulTask(int threads, int maxCols) {
@@ -290,8 +364,9 @@ public final class CpuModelRunner implements ModelRunner {
       scratch = new float[threads][WeightMatrix.scratchSize(maxCols)];
     }
 
+    /** {@code in[i]}: matrix i's input, rounded as it rounds its activations. */
     void set(
-        float[] in,
+        float[][] in,
         int tokens,
         WeightMatrix m0,
         float[] o0,
@@ -299,7 +374,7 @@ public final class CpuModelRunner implements ModelRunner {
         float[] o1,
         WeightMatrix m2,
         float[] o2) {
-      this.in = in;
+      System.arraycopy(in, 0, this.in, 0, 3);
       this.tokens = tokens;
       m[0] = m0;
       out[0] = o0;
@@ -331,7 +406,7 @@ public final class CpuModelRunner implements ModelRunner {
         WeightMatrix w = m[i];
         int from = (c - chunkStart[i]) * chunkRows[i];
         int to = Math.min(w.rows(), from + chunkRows[i]);
-        w.matmul(in, tokens, out[i], w.rows(), from, to, scratch[part]);
+        w.matmulRounded(in[i], tokens, out[i], w.rows(), from, to, scratch[part]);
       }
     }
   }

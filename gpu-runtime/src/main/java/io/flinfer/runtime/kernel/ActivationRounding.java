@@ -16,8 +16,10 @@ import jdk.incubator.vector.VectorSpecies;
  * sums.
  *
  * <p>A token's rounding depends on that token's values alone, so a token keeps its bits alone and
- * in any batch. Each thread keeps the last input it rounded and its result: the products that share
- * an input (q, k and v; gate and up) and the row ranges of one product round it once.
+ * in any batch. The CPU forward pass rounds each product's input once for the products that share
+ * it (q, k and v; gate and up) and all their threads, split between the threads, into buffers of
+ * its own ({@link #round}); {@link io.flinfer.runtime.tensor.WeightMatrix#matmul} rounds into this
+ * thread's buffer, which keeps the last input and its result ({@link #apply}).
  */
 public enum ActivationRounding {
   /** Activations as they come (float and 16-bit float weights). */
@@ -87,14 +89,25 @@ public enum ActivationRounding {
     }
     System.arraycopy(x, 0, c.source, 0, n);
     c.n = n;
-    for (int off = 0; off < n; off += block) {
-      if (this == Q8_0) {
-        q8_0(x, off, c.rounded);
-      } else {
-        q8K(x, off, c.rounded);
+    round(x, 0, n, c.rounded);
+    return c.rounded;
+  }
+
+  /**
+   * Values [from, to) of {@code x} rounded into the same places of {@code dst}; both multiples of
+   * {@link #block}. No buffer: for callers that keep their own and split the work.
+   */
+  public void round(float[] x, int from, int to, float[] dst) {
+    if (from % block != 0 || to % block != 0) {
+      throw new IllegalArgumentException(this + " rounds whole blocks of " + block);
+    }
+    for (int off = from; off < to; off += block) {
+      switch (this) {
+        case Q8_0 -> q8_0(x, off, dst);
+        case Q8_K -> q8K(x, off, dst);
+        default -> System.arraycopy(x, off, dst, off, block);
       }
     }
-    return c.rounded;
   }
 
   /**

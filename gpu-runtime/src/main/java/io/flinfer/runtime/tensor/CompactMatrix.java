@@ -68,14 +68,18 @@ abstract class CompactMatrix extends WeightMatrix {
   }
 
   @Override
-  public void matmul(
+  public ActivationRounding activationRounding() {
+    return rounding;
+  }
+
+  @Override
+  public void matmulRounded(
       float[] x, int tokens, float[] out, int outStride, int oFrom, int oTo, float[] scratch) {
-    x = rounding.apply(x, tokens * cols);
     if (tokens == 1 && heap != null) {
       heap.multiplyToken(x, out, oFrom, oTo, scratch);
     } else if (heap == null
         || !heap.multiplyTokens(x, tokens, out, outStride, oFrom, oTo, scratch)) {
-      super.matmul(x, tokens, out, outStride, oFrom, oTo, scratch);
+      super.matmulRounded(x, tokens, out, outStride, oFrom, oTo, scratch);
     }
   }
 

@@ -58,7 +58,7 @@ final class F32Matrix extends WeightMatrix {
   }
 
   @Override
-  public void matmul(
+  public void matmulRounded(
       float[] x, int tokens, float[] out, int outStride, int oFrom, int oTo, float[] scratch) {
     if (rowBlocks != null && (tokens == 1 || RowBlockWeights.takesBatches())) {
       rowBlocks.multiplyTokens(x, tokens, out, outStride, oFrom, oTo, scratch);
@@ -69,7 +69,7 @@ final class F32Matrix extends WeightMatrix {
     } else if (tokens > 1 && Gemm.FOUR_ROW_TILES) {
       // Rows copied out four at a time into four-row tiles: 1.3-2.5x the buffer tiles' speed on
       // one core of an AVX-512 EPYC (32 and 128 tokens, 768 to 8192 columns), the same bits.
-      super.matmul(x, tokens, out, outStride, oFrom, oTo, scratch);
+      super.matmulRounded(x, tokens, out, outStride, oFrom, oTo, scratch);
     } else {
       Gemm.bufferRows(data, cols, x, tokens, out, outStride, oFrom, oTo, scratch);
     }

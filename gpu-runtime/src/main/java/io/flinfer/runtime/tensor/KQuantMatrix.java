@@ -113,11 +113,17 @@ abstract class KQuantMatrix extends CompactMatrix {
     return d;
   }
 
+  /** The integer kernels quantize the activations themselves, from the values as they come. */
   @Override
-  public void matmul(
+  public ActivationRounding activationRounding() {
+    return q8Activations ? ActivationRounding.NONE : super.activationRounding();
+  }
+
+  @Override
+  public void matmulRounded(
       float[] x, int tokens, float[] out, int outStride, int oFrom, int oTo, float[] scratch) {
     if (!q8Activations) {
-      super.matmul(x, tokens, out, outStride, oFrom, oTo, scratch);
+      super.matmulRounded(x, tokens, out, outStride, oFrom, oTo, scratch);
       return;
     }
     Q8KActivations a = Q8KActivations.ofThisThread();

@@ -1,5 +1,6 @@
 package io.flinfer.runtime.tensor;
 
+import io.flinfer.runtime.kernel.ActivationRounding;
 import io.flinfer.runtime.kernel.Gemm;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -128,10 +129,30 @@ public abstract class WeightMatrix {
 
   /**
    * {@code out[t * outStride + o] = sum_i W[o][i] * x[t * cols + i]} for rows {@code o} in [oFrom,
-   * oTo) and tokens t in [0, tokens). {@code scratch} holds at least {@link #scratchSize} floats:
-   * the kernels' accumulators, then up to four decoded rows.
+   * oTo) and tokens t in [0, tokens), the activations {@code x} first rounded as {@link
+   * #activationRounding} says (in this thread's buffer). {@code scratch} holds at least {@link
+   * #scratchSize} floats: the kernels' accumulators, then up to four decoded rows.
    */
-  public void matmul(
+  public final void matmul(
+      float[] x, int tokens, float[] out, int outStride, int oFrom, int oTo, float[] scratch) {
+    float[] rounded = activationRounding().apply(x, tokens * cols);
+    matmulRounded(rounded, tokens, out, outStride, oFrom, oTo, scratch);
+  }
+
+  /**
+   * How this matrix's products round their activations first ({@link ActivationRounding#NONE}
+   * unless a subclass says otherwise): a caller that shares one input between several products and
+   * threads rounds it once and calls {@link #matmulRounded}.
+   */
+  public ActivationRounding activationRounding() {
+    return ActivationRounding.NONE;
+  }
+
+  /**
+   * As {@link #matmul}, with {@code x} already rounded by {@link #activationRounding}. This base
+   * form decodes rows into the scratch and multiplies them in float tiles.
+   */
+  public void matmulRounded(
       float[] x, int tokens, float[] out, int outStride, int oFrom, int oTo, float[] scratch) {
     int rowsAt = Gemm.SCRATCH;
     int o = oFrom;

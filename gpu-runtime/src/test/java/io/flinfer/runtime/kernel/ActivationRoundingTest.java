@@ -97,6 +97,22 @@ class ActivationRoundingTest {
         .containsExactly(Arrays.copyOfRange(second, 0, 768));
   }
 
+  /** A slice rounds its blocks as the whole does and leaves the rest of the buffer alone. */
+  @Test
+  void slicesRoundTheirBlocksOnly() {
+    float[] x = values(9, 1024);
+    float[] whole = Arrays.copyOf(ActivationRounding.Q8_K.apply(x, 1024), 1024);
+    float[] dst = new float[1024];
+    Arrays.fill(dst, 7f);
+    ActivationRounding.Q8_K.round(x, 256, 768, dst);
+    assertThat(Arrays.copyOfRange(dst, 256, 768))
+        .containsExactly(Arrays.copyOfRange(whole, 256, 768));
+    assertThat(Arrays.copyOfRange(dst, 0, 256)).containsOnly(7f);
+    assertThat(Arrays.copyOfRange(dst, 768, 1024)).containsOnly(7f);
+    assertThatThrownBy(() -> ActivationRounding.Q8_0.round(x, 16, 64, dst))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
   @Test
   void newValuesInTheSameArrayAreRoundedAnew() {
     float[] x = values(3, 256);
