@@ -291,8 +291,8 @@ public final class CpuModelRunner implements ModelRunner {
     if (roundedFrom[kind] == in && roundedLength[kind] == n && roundedStep[kind] == products) {
       return roundedBuffers[kind];
     }
-    if (roundedBuffers[kind] == null || roundedBuffers[kind].length < n) {
-      roundedBuffers[kind] = new float[n];
+    if (roundedBuffers[kind] == null || roundedBuffers[kind].length < r.bufferSize(n)) {
+      roundedBuffers[kind] = new float[r.bufferSize(n)];
     }
     rounding.set(r, in, n, roundedBuffers[kind]);
     run(rounding, (long) n * ROUNDING_COST);
@@ -338,7 +338,7 @@ public final class CpuModelRunner implements ModelRunner {
       int blocks = n / r.block();
       int from = (int) ((long) blocks * part / parts) * r.block();
       int to = (int) ((long) blocks * (part + 1) / parts) * r.block();
-      r.round(in, from, to, out);
+      r.round(in, from, to, out, n);
     }
   }
 

@@ -24,10 +24,15 @@ import jdk.incubator.vector.VectorSpecies;
 public enum ActivationRounding {
   /** Activations as they come (float and 16-bit float weights). */
   NONE(1),
-  /**
-   * ggml's {@code q8_0} (and {@code q8_1}'s values): 32 values, scale {@code max / 127} in fp16.
-   */
+  /** ggml's {@code q8_0}: 32 values, scale {@code max / 127} in fp16. */
   Q8_0(32),
+  /**
+   * ggml's {@code q8_1}: {@code q8_0}'s values, and each block's {@code s = fp16(d * sum q)} (d
+   * before its fp16 rounding), which ggml multiplies with the weights' offsets (Q4_1, Q5_1). The
+   * buffer carries, after the values, a correction per block: {@code s - fp16(d) * sum q}, what the
+   * offsets' products must add to the float products of the rounded values ({@link #corrections}).
+   */
+  Q8_1(32),
   /** ggml's {@code q8_K}: 256 values, scale {@code max / -127} as a float. */
   Q8_K(256);
 
@@ -85,29 +90,67 @@ public enum ActivationRounding {
     }
     if (c.source.length < n) {
       c.source = new float[n];
-      c.rounded = new float[n];
+      c.rounded = new float[bufferSize(n)];
     }
     System.arraycopy(x, 0, c.source, 0, n);
     c.n = n;
-    round(x, 0, n, c.rounded);
+    round(x, 0, n, c.rounded, n);
     return c.rounded;
   }
 
+  /** Floats a buffer of {@code n} rounded values takes: {@link #Q8_1} adds its corrections. */
+  public int bufferSize(int n) {
+    return this == Q8_1 ? n + n / 32 : n;
+  }
+
   /**
-   * Values [from, to) of {@code x} rounded into the same places of {@code dst}; both multiples of
+   * Where block {@code b} of a {@link #Q8_1} buffer of {@code n} values keeps its correction:
+   * {@code s - fp16(d) * sum q}, with {@code s = fp16(d * sum q)} as ggml stores it.
+   */
+  public static int corrections(int n) {
+    return n;
+  }
+
+  /**
+   * Values [from, to) of {@code x} rounded into the same places of {@code dst} (of {@link
+   * #bufferSize}({@code n}) floats, {@code n} the values of the whole input); both multiples of
    * {@link #block}. No buffer: for callers that keep their own and split the work.
    */
-  public void round(float[] x, int from, int to, float[] dst) {
+  public void round(float[] x, int from, int to, float[] dst, int n) {
     if (from % block != 0 || to % block != 0) {
       throw new IllegalArgumentException(this + " rounds whole blocks of " + block);
     }
     for (int off = from; off < to; off += block) {
       switch (this) {
         case Q8_0 -> q8_0(x, off, dst);
+        case Q8_1 -> dst[corrections(n) + off / 32] = q8_1(x, off, dst);
         case Q8_K -> q8K(x, off, dst);
         default -> System.arraycopy(x, off, dst, off, block);
       }
     }
+  }
+
+  /**
+   * {@link #q8_0}'s values into {@code dst}, and the block's correction for the offsets' products:
+   * ggml's {@code s} (its x86 {@code quantize_row_q8_1}: {@code fp16(d * sum q)} with the unrounded
+   * d) less what the rounded values sum to ({@code fp16(d) * sum q}, exact in a float).
+   */
+  static float q8_1(float[] x, int off, float[] dst) {
+    q8_0(x, off, dst);
+    float amax = 0;
+    for (int i = off; i < off + 32; i++) {
+      amax = Math.max(amax, Math.abs(x[i]));
+    }
+    float d = amax / 127f;
+    float dh = HalfFloats.fromHalf(HalfFloats.toHalf(d));
+    if (dh == 0) {
+      return 0;
+    }
+    int sum = 0;
+    for (int i = off; i < off + 32; i++) {
+      sum += Math.round(dst[i] / dh);
+    }
+    return HalfFloats.fromHalf(HalfFloats.toHalf(d * sum)) - dh * sum;
   }
 
   /**

@@ -1,6 +1,7 @@
 package io.flinfer.runtime.tensor;
 
 import io.flinfer.memcache.HalfFloats;
+import io.flinfer.runtime.kernel.ActivationRounding;
 import io.flinfer.runtime.kernel.AffineBlockWeights;
 import io.flinfer.runtime.kernel.BlockWeights;
 import io.flinfer.runtime.kernel.ByteBlockFormat;
@@ -14,6 +15,9 @@ import java.nio.ByteBuffer;
 final class ByteBlockMatrix extends CompactMatrix {
   private final GgmlType type;
   private final ByteBlockFormat format;
+
+  /** Q4_1 and Q5_1: each block's offset m; else null. */
+  private final float[] offsets;
 
   ByteBlockMatrix(GgmlType type, ByteBuffer data, int rows, int cols) {
     this(type, ByteBlockFormat.valueOf(type.name()), data, rows, cols);
@@ -34,6 +38,43 @@ final class ByteBlockMatrix extends CompactMatrix {
         type.ggmlActivations());
     this.type = type;
     this.format = format;
+    this.offsets = format.offsets ? offsets(format, this.data, rows, cols) : null;
+  }
+
+  /** Each block's offset m, row-major: what the {@code q8_1} corrections multiply. */
+  private static float[] offsets(ByteBlockFormat format, ByteBuffer data, int rows, int cols) {
+    int blocks = rows * (cols / 32);
+    float[] m = new float[blocks];
+    for (int k = 0; k < blocks; k++) {
+      m[k] = HalfFloats.fromHalf(data.getShort(k * format.blockBytes + 2));
+    }
+    return m;
+  }
+
+  /**
+   * The product of the rounded values, then, for Q4_1 and Q5_1 under {@code q8_1}, each output's
+   * offsets times its token's block corrections, block after block ({@link
+   * ActivationRounding#Q8_1}): the offsets meet ggml's {@code s} instead of the rounded values'
+   * sum. The same after every kernel, so the bits still do not depend on the batch.
+   */
+  @Override
+  public void matmulRounded(
+      float[] x, int tokens, float[] out, int outStride, int oFrom, int oTo, float[] scratch) {
+    super.matmulRounded(x, tokens, out, outStride, oFrom, oTo, scratch);
+    if (offsets == null || activationRounding() != ActivationRounding.Q8_1) {
+      return;
+    }
+    int blocks = cols / 32;
+    int at = ActivationRounding.corrections(tokens * cols);
+    for (int t = 0; t < tokens; t++) {
+      for (int o = oFrom; o < oTo; o++) {
+        float c = 0;
+        for (int b = 0; b < blocks; b++) {
+          c += offsets[o * blocks + b] * x[at + t * blocks + b];
+        }
+        out[t * outStride + o] += c;
+      }
+    }
   }
 
   @Override

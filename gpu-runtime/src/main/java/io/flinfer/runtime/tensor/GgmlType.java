@@ -40,8 +40,8 @@ public enum GgmlType {
 
   /**
    * How ggml's CPU backend rounds the activations it multiplies with this type (its {@code
-   * vec_dot_type}): {@code q8_0} for the 32-value formats ({@code q8_1}, whose values are the same,
-   * for Q4_1 and Q5_1), {@code q8_K} for the 256-value ones, none for float weights.
+   * vec_dot_type}): {@code q8_0} for the 32-value formats, {@code q8_1} for those with offsets
+   * (Q4_1, Q5_1), {@code q8_K} for the 256-value ones, none for float weights.
    */
   public ActivationRounding ggmlActivations() {
     switch (this) {
@@ -50,12 +50,13 @@ public enum GgmlType {
       case BF16:
         return ActivationRounding.NONE;
       case Q4_0:
-      case Q4_1:
       case Q5_0:
-      case Q5_1:
       case Q8_0:
       case IQ4_NL:
         return ActivationRounding.Q8_0;
+      case Q4_1:
+      case Q5_1:
+        return ActivationRounding.Q8_1;
       default:
         return ActivationRounding.Q8_K;
     }

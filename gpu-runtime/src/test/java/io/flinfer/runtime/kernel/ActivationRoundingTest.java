@@ -87,6 +87,35 @@ class ActivationRoundingTest {
         .containsOnly(0f);
   }
 
+  /**
+   * q8_1 rounds the values as q8_0 does and carries, after them, each block's correction: ggml's
+   * {@code s = fp16(d * sum q)} (d before its fp16 rounding) less the rounded values' sum.
+   */
+  @Property(tries = 100)
+  void q8_1CarriesEachBlocksCorrectionAfterQ8_0sValues(@ForAll long seed) {
+    float[] x = values(seed, 128);
+    float[] q1 = ActivationRounding.Q8_1.apply(x, 128);
+    assertThat(ActivationRounding.Q8_1.bufferSize(128)).isEqualTo(132);
+    float[] q0 = Arrays.copyOf(ActivationRounding.Q8_0.apply(x, 128), 128);
+    assertThat(Arrays.copyOf(q1, 128)).containsExactly(q0);
+    for (int b = 0; b < 4; b++) {
+      float amax = 0;
+      for (int i = 32 * b; i < 32 * b + 32; i++) {
+        amax = Math.max(amax, Math.abs(x[i]));
+      }
+      float d = amax / 127f;
+      float dh = HalfFloats.fromHalf(HalfFloats.toHalf(d));
+      int sum = 0;
+      for (int i = 32 * b; i < 32 * b + 32; i++) {
+        sum += amax == 0 ? 0 : (int) Math.rint(x[i] * (127f / amax));
+      }
+      float expected = HalfFloats.fromHalf(HalfFloats.toHalf(d * sum)) - dh * sum;
+      assertThat(q1[ActivationRounding.corrections(128) + b])
+          .as("block %d", b)
+          .isEqualTo(amax == 0 ? 0f : expected);
+    }
+  }
+
   @Test
   void aTokensRoundingDependsOnItsOwnValuesOnly() {
     float[] two = values(7, 2 * 768);
@@ -104,12 +133,12 @@ class ActivationRoundingTest {
     float[] whole = Arrays.copyOf(ActivationRounding.Q8_K.apply(x, 1024), 1024);
     float[] dst = new float[1024];
     Arrays.fill(dst, 7f);
-    ActivationRounding.Q8_K.round(x, 256, 768, dst);
+    ActivationRounding.Q8_K.round(x, 256, 768, dst, 1024);
     assertThat(Arrays.copyOfRange(dst, 256, 768))
         .containsExactly(Arrays.copyOfRange(whole, 256, 768));
     assertThat(Arrays.copyOfRange(dst, 0, 256)).containsOnly(7f);
     assertThat(Arrays.copyOfRange(dst, 768, 1024)).containsOnly(7f);
-    assertThatThrownBy(() -> ActivationRounding.Q8_0.round(x, 16, 64, dst))
+    assertThatThrownBy(() -> ActivationRounding.Q8_0.round(x, 16, 64, dst, 1024))
         .isInstanceOf(IllegalArgumentException.class);
   }
 

@@ -69,6 +69,33 @@ class GemmTest {
     return Arrays.copyOf(type.ggmlActivations().apply(x, x.length), x.length);
   }
 
+  /**
+   * For types whose activations round as ggml's {@code q8_1} (Q4_1, Q5_1): each output's block
+   * offsets (fp16 at byte 2 of each block) times its token's corrections, added to {@code
+   * expected}, so that the offsets meet ggml's {@code s}.
+   */
+  static void addOffsetCorrections(
+      GgmlType type, byte[] bytes, int rows, int cols, float[] x, int tokens, float[] expected) {
+    if (type.ggmlActivations() != ActivationRounding.Q8_1) {
+      return;
+    }
+    int n = tokens * cols;
+    float[] r = type.ggmlActivations().apply(x, n);
+    int blocks = cols / 32;
+    int bb = (int) type.bytes(32);
+    ByteBuffer b = ByteBuffer.wrap(bytes).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    for (int t = 0; t < tokens; t++) {
+      for (int o = 0; o < rows; o++) {
+        double c = 0;
+        for (int k = 0; k < blocks; k++) {
+          float m = io.flinfer.memcache.HalfFloats.fromHalf(b.getShort((o * blocks + k) * bb + 2));
+          c += m * (double) r[ActivationRounding.corrections(n) + t * blocks + k];
+        }
+        expected[t * rows + o] += (float) c;
+      }
+    }
+  }
+
   @ParameterizedTest
   @CsvSource({"F16", "BF16", "Q8_0", "Q4_0"})
   void decodedTypesUseTheSameArithmeticAsTheirDecodedRows(GgmlType type) {
@@ -182,6 +209,7 @@ class GemmTest {
     }
     float[] expected = new float[tokens * rows];
     Gemm.reference(dequantized, rows, cols, rounded(type, x), tokens, expected, rows);
+    addOffsetCorrections(type, bytes, rows, cols, x, tokens, expected);
     float[] batch = new float[tokens * rows];
     m.matmul(x, tokens, batch, rows, 0, rows, new float[WeightMatrix.scratchSize(cols)]);
     for (int t = 0; t < tokens; t++) {
