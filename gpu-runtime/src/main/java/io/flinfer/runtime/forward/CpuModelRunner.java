@@ -44,18 +44,13 @@ public final class CpuModelRunner implements ModelRunner {
    */
   private static final long ROUNDING_COST = 8;
 
-  /** Each product's inputs, as its matrices take them. */
+  /** A product's matrices (up to three), and their inputs as they take them. */
+  private final WeightMatrix[] productMatrices = new WeightMatrix[3];
+
   private final float[][] roundedInputs = new float[3][];
 
-  /** Per rounding kind: its buffer, and the input, length and product it was last rounded for. */
+  /** Per rounding kind: the buffer a product's input is rounded into. */
   private final float[][] roundedBuffers = new float[ActivationRounding.values().length][];
-
-  private final float[][] roundedFrom = new float[ActivationRounding.values().length][];
-  private final int[] roundedLength = new int[ActivationRounding.values().length];
-  private final long[] roundedStep = new long[ActivationRounding.values().length];
-
-  /** Products so far: a rounded input serves only the products of one call. */
-  private long products;
 
   private int capacity;
   private float[] x;
@@ -264,10 +259,16 @@ public final class CpuModelRunner implements ModelRunner {
       float[] o1,
       WeightMatrix m2,
       float[] o2) {
-    products++;
-    roundedInputs[0] = rounded(in, tokens, m0);
-    roundedInputs[1] = m1 == null ? null : rounded(in, tokens, m1);
-    roundedInputs[2] = m2 == null ? null : rounded(in, tokens, m2);
+    WeightMatrix[] ms = productMatrices;
+    ms[0] = m0;
+    ms[1] = m1;
+    ms[2] = m2;
+    for (int i = 0; i < 3; i++) {
+      roundedInputs[i] = ms[i] == null ? null : sameRounding(ms, i);
+      if (ms[i] != null && roundedInputs[i] == null) {
+        roundedInputs[i] = rounded(in, tokens, ms[i]);
+      }
+    }
     matmul.set(roundedInputs, tokens, m0, o0, m1, o1, m2, o2);
     long macs =
         (long) tokens
@@ -277,9 +278,21 @@ public final class CpuModelRunner implements ModelRunner {
   }
 
   /**
-   * {@code in} rounded as {@code m}'s products round their activations, once per input and kind for
-   * all the products and threads that share it (the input itself where they take it as it comes).
-   * The buffer is this runner's, valid until the next input of that kind.
+   * The input already rounded for an earlier matrix of this product whose rounding matrix {@code i}
+   * shares (q, k and v; gate and up), or null.
+   */
+  private float[] sameRounding(WeightMatrix[] ms, int i) {
+    for (int j = 0; j < i; j++) {
+      if (ms[j].activationRounding() == ms[i].activationRounding()) {
+        return roundedInputs[j];
+      }
+    }
+    return null;
+  }
+
+  /**
+   * {@code in} rounded as {@code m}'s products round their activations, split between the threads
+   * (the input itself where they take it as it comes), in this runner's buffer for that rounding.
    */
   private float[] rounded(float[] in, int tokens, WeightMatrix m) {
     ActivationRounding r = m.activationRounding();
@@ -288,17 +301,11 @@ public final class CpuModelRunner implements ModelRunner {
     }
     int n = tokens * m.cols();
     int kind = r.ordinal();
-    if (roundedFrom[kind] == in && roundedLength[kind] == n && roundedStep[kind] == products) {
-      return roundedBuffers[kind];
-    }
     if (roundedBuffers[kind] == null || roundedBuffers[kind].length < r.bufferSize(n)) {
       roundedBuffers[kind] = new float[r.bufferSize(n)];
     }
     rounding.set(r, in, n, roundedBuffers[kind]);
     run(rounding, (long) n * ROUNDING_COST);
-    roundedFrom[kind] = in;
-    roundedLength[kind] = n;
-    roundedStep[kind] = products;
     return roundedBuffers[kind];
   }
 

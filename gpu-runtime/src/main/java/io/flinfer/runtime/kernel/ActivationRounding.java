@@ -136,11 +136,7 @@ public enum ActivationRounding {
    * d) less what the rounded values sum to ({@code fp16(d) * sum q}, exact in a float).
    */
   static float q8_1(float[] x, int off, float[] dst) {
-    q8_0(x, off, dst);
-    float amax = 0;
-    for (int i = off; i < off + 32; i++) {
-      amax = Math.max(amax, Math.abs(x[i]));
-    }
+    float amax = q8_0(x, off, dst);
     float d = amax / 127f;
     float dh = HalfFloats.fromHalf(HalfFloats.toHalf(d));
     if (dh == 0) {
@@ -157,9 +153,9 @@ public enum ActivationRounding {
    * ggml's x86 {@code quantize_row_q8_0} on {@code x[off..off + 32)}, each value back as {@code
    * fp16(d) * q}: {@code d = max|x| / 127}, {@code q = rint(x * (127 / max|x|))}, ties to even. In
    * vectors: the maximum is exact in any order, and {@code rint} is adding and taking away 1.5 *
-   * 2^23, exact below 2^22 (the products are at most 127).
+   * 2^23, exact below 2^22 (the products are at most 127). Returns the block's max|x|.
    */
-  static void q8_0(float[] x, int off, float[] dst) {
+  static float q8_0(float[] x, int off, float[] dst) {
     FloatVector v0 = FloatVector.fromArray(S, x, off);
     FloatVector v1 = FloatVector.fromArray(S, x, off + L);
     FloatVector v2 = FloatVector.fromArray(S, x, off + 2 * L);
@@ -172,6 +168,7 @@ public enum ActivationRounding {
     rounded(v1, id, d).intoArray(dst, off + L);
     rounded(v2, id, d).intoArray(dst, off + 2 * L);
     rounded(v3, id, d).intoArray(dst, off + 3 * L);
+    return amax;
   }
 
   /** {@code d * rint(v * id)}, {@code v * id} within 2^22 in magnitude. */

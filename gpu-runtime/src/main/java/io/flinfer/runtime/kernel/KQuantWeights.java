@@ -398,10 +398,11 @@ public final class KQuantWeights implements CompactWeights {
   }
 
   /**
-   * Outputs of rows {@code row..row + rows} (1 or 2), decoded by {@link #decodeScaled} at {@code
-   * w[wOff..]} one after the other, for tokens {@code t..t + tokens} (1 to 3) of {@code a}, into
-   * {@code out[token * stride + o + i]}: the bits of {@link #dot}. {@code tileSums}: this thread's
-   * {@link #tileScratch}.
+   * Outputs of rows {@code row..row + rows}, decoded by {@link #decodeScaled} at {@code w[wOff..]}
+   * one after the other, for tokens {@code t..t + tokens} of {@code a}, into {@code out[token *
+   * stride + o + i]}: the bits of {@link #dot}. Tiles of 1 or 2 rows by 1 to 3 tokens, or, where
+   * {@link #quadTiles} says the CPU has the registers, of 4 rows by 1 to 4 tokens. {@code
+   * tileSums}: this thread's {@link #tileScratch}.
    */
   public void multiplyDecoded(
       int[][] tileSums,
@@ -415,33 +416,19 @@ public final class KQuantWeights implements CompactWeights {
       float[] out,
       int stride,
       int o) {
-    KQuantTile.tile(tileSums, this, row, rows, w, wOff, a, t, tokens, out, stride, o);
+    if (rows == 4) {
+      KQuantQuadTile.tile(tileSums, this, row, w, wOff, a, t, tokens, out, stride, o);
+    } else {
+      KQuantTile.tile(tileSums, this, row, rows, w, wOff, a, t, tokens, out, stride, o);
+    }
   }
 
-  /**
-   * As {@link #multiplyDecoded} for the four rows {@code row..row + 4} and 1 to 4 tokens, where
-   * {@link #quadTiles} says the CPU has the registers: the same bits.
-   */
-  public void multiplyDecoded4(
-      int[][] tileSums,
-      int row,
-      float[] w,
-      int wOff,
-      Q8KActivations a,
-      int t,
-      int tokens,
-      float[] out,
-      int stride,
-      int o) {
-    KQuantQuadTile.tile(tileSums, this, row, w, wOff, a, t, tokens, out, stride, o);
-  }
-
-  /** Whether {@link #multiplyDecoded4} fits this CPU's vector registers. */
+  /** Whether {@link #multiplyDecoded} takes tiles of four rows on this CPU. */
   public static boolean quadTiles() {
     return QuadRowGemm.AVAILABLE;
   }
 
-  /** This thread's scratch for {@link #multiplyDecoded} and {@link #multiplyDecoded4}. */
+  /** This thread's scratch for {@link #multiplyDecoded}. */
   public int[][] tileScratch() {
     return KQuantTile.sums(cols);
   }

@@ -158,9 +158,10 @@ abstract class KQuantMatrix extends CompactMatrix {
       int i = 0;
       for (; QUAD_TILES && i + 4 <= n; i += 4) {
         for (int t = 0; t < tokens; t += 4) {
-          w.multiplyDecoded4(
+          w.multiplyDecoded(
               sums,
               first + i,
+              4,
               decoded,
               i * span,
               a,

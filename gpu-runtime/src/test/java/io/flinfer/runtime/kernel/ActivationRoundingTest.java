@@ -73,16 +73,28 @@ class ActivationRoundingTest {
   @Test
   void q8_0IsGgmlsRule() {
     float[] x = new float[32];
-    x[3] = -2.54f; // the largest magnitude: -127
-    x[4] = 2.54f / 127 * 2.5f; // 2.5 after scaling: a tie, to 2
-    x[5] = 2.54f / 127 * 3.5f; // to 4
-    x[6] = 1.0f;
-    float d = HalfFloats.fromHalf(HalfFloats.toHalf(2.54f / 127f));
+    x[3] = -127f; // the largest magnitude: the scale is 1 and x * (127 / max|x|) is x exactly
+    x[4] = 2.5f; // a tie: to 2
+    x[5] = 3.5f; // to 4
+    x[6] = -2.5f; // to -2
+    x[7] = 1.4f;
     float[] r = ActivationRounding.Q8_0.apply(x, 32);
-    assertThat(r[3]).isEqualTo(d * -127);
+    assertThat(r[3]).isEqualTo(-127f);
+    assertThat(r[4]).isEqualTo(2f);
+    assertThat(r[5]).isEqualTo(4f);
+    assertThat(r[6]).isEqualTo(-2f);
+    assertThat(r[7]).isEqualTo(1f);
     assertThat(r[0]).isZero();
-    assertThat(r[6]).isEqualTo(d * (float) Math.rint(1.0f * (127f / 2.54f)));
-    assertThat(r[4] / d).isIn(2f, 3f); // the product may land just off the tie
+    // The scale is max|x| / 127 rounded to fp16: 2.54 / 127 is not an fp16, so the values differ
+    // from 2.54 / 127 * q.
+    float[] y = new float[32];
+    y[3] = -2.54f;
+    y[7] = 1.4f;
+    float d = HalfFloats.fromHalf(HalfFloats.toHalf(2.54f / 127f));
+    assertThat(d).isNotEqualTo(2.54f / 127f);
+    r = ActivationRounding.Q8_0.apply(y, 32);
+    assertThat(r[3]).isEqualTo(d * -127);
+    assertThat(r[7]).isEqualTo(d * (float) Math.rint(1.4f * (127f / 2.54f)));
     assertThat(Arrays.copyOf(ActivationRounding.Q8_0.apply(new float[32], 32), 32))
         .containsOnly(0f);
   }
