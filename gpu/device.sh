@@ -12,7 +12,8 @@
 # first arguments that start with -D are the JVM's system properties. When a `tests` action
 # fails, the actions after it are skipped (KEEP_GOING=1 runs them anyway), so a broken kernel
 # costs no benchmark time. Output goes
-# to stdout and, when OUT is set, to $OUT/NAME.log. The kernels are packaged as built by the
+# to stdout and, when OUT is set, to $OUT/NAME.log. With FLINFER_CP_FIRST set (a baseline's
+# jar, see gpu/pack-baseline.sh), the actions run that build of the runtime instead. The kernels are packaged as built by the
 # toolkit here (CUDA 13); where the device's driver is older and the device has nvcc, they are
 # built there from the same source and loaded instead (flinfer.cuda.image).
 set -uo pipefail
@@ -48,7 +49,9 @@ if [ -n "$driver_cuda" ] && [ "$driver_cuda" -lt 13 ] && command -v nvcc >/dev/n
   fi
   JVM+=(-Dflinfer.cuda.image="$F/kernels.fatbin")
 fi
-JAVA=("${JVM[@]}" -cp "$F/lib/*")
+# FLINFER_CP_FIRST: classpath entries ahead of the runtime's jars, e.g. a baseline's gpu-runtime jar
+# (gpu/pack-baseline.sh) for an A/B in one lease; its classes and kernel image win.
+JAVA=("${JVM[@]}" -cp "${FLINFER_CP_FIRST:+$FLINFER_CP_FIRST:}$F/lib/*")
 
 run() {
   local action=${1%@*} limit=

@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 SHARED=${FLINFER_SHARED:-../shared}
 V=0.1.0-SNAPSHOT
 M2=${M2_REPO:-$HOME/.m2/repository}
-rm -rf .device
+# The bundles built here; a baseline (gpu/pack-baseline.sh) stays.
+rm -rf .device/runtime .device/zoo-a .device/zoo-b .device/zoo-c .device/zoo-d .device/job
 mkdir -p .device/runtime/lib .device/zoo-a .device/zoo-b .device/zoo-c .device/zoo-d .device/job
 
 jre=$(mktemp -d)
@@ -45,9 +46,10 @@ natives=$(mktemp -d)
 mv "$natives/jcuda-natives-12.6.0-linux-x86_64.jar" "$lib"/
 rm -rf "$natives"
 
-# zoo-a: stories260K (the backend tests) with phi3-tiny and llama-q-Q8_0; zoo-b: qwen2-tiny (also
-# the 32K-position test); zoo-c: qwen3-tiny; zoo-d: llama3-tiny. The runtime and any one bundle
-# fit one call; while the machine is still warm a call may carry bundles alone.
+# zoo-a: stories260K (the backend tests) with qwen3-tiny (q/k norms); zoo-b: qwen2-tiny (biases,
+# and the 32K-position test); zoo-c: phi3-tiny and llama-q-Q8_0; zoo-d: llama3-tiny. The runtime
+# with zoo-a and a baseline jar fit one call; while the machine is still warm a call may carry
+# bundles alone (zoo-b with zoo-d, or zoo-c).
 mkdir -p .device/zoo-a/models/stories260K .device/zoo-a/golden
 cp "$SHARED"/models/stories260K/{stories260K.bin,tok512.bin} .device/zoo-a/models/stories260K/
 cp "$SHARED"/golden/stories260K-greedy.txt .device/zoo-a/golden/
@@ -59,9 +61,9 @@ bundle() {
     cp "$SHARED/golden/zoo/$m.prompts.txt" "$dir/golden/zoo/"
   done
 }
-bundle zoo-a phi3-tiny llama-q-Q8_0
+bundle zoo-a qwen3-tiny
 bundle zoo-b qwen2-tiny
-bundle zoo-c qwen3-tiny
+bundle zoo-c phi3-tiny llama-q-Q8_0
 bundle zoo-d llama3-tiny
 # job: the command-line jar unpacked for bench-job, less what a Linux x86-64 run never loads (the
 # web UI's assets, other platforms' natives, ICU, JCuda's PTX compiler), in one bundle that a call

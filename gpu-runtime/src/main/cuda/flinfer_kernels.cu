@@ -121,14 +121,47 @@ __device__ void embed_body(const int* step, float* x, const T* emb, int dim, int
   for (int i = threadIdx.x; i < dim; i += blockDim.x) x[(size_t)t * dim + i] = to_f32(row[i]);
 }
 
-// Given a thread's strided share of sum(x^2) over a row, writes out = T(w * (x * rsqrt(mean +
-// eps))). Every thread reads back only the values it summed.
+// A norm block's thread takes the values i = threadIdx.x + k * blockDim.x of its row, NORM_U at
+// a time: every load of a pass is issued before any of its values is used, so a row of up to
+// NORM_U * blockDim.x values costs one memory latency a pass, not one per value. The order of
+// every sum is that of a plain strided loop.
+#define NORM_U 4
+// Split-K partial sums a product has at most (GemmShape.MAX_SPLITS).
+#define MAX_SPLITS 4
+
+// v[u] = src[i0 + u * blockDim.x] for those below dim.
+__device__ __forceinline__ void norm_load(float* v, const float* __restrict__ src, int i0, int dim) {
+#pragma unroll
+  for (int u = 0; u < NORM_U; u++) {
+    int i = i0 + u * blockDim.x;
+    if (i < dim) v[u] = src[i];
+  }
+}
+
+// Given a thread's strided share of sum(x^2) over a row, and its first pass's values of x,
+// writes out = T(w * (x * rsqrt(mean + eps))). Later passes read x back: only the values the
+// thread itself wrote.
 template <typename T>
-__device__ __forceinline__ void rmsnorm_finish(float ss, float* shared, T* out, const float* xr, const float* w,
-                                               int dim, float eps) {
+__device__ __forceinline__ void rmsnorm_finish(float ss, const float* first, float* shared, T* __restrict__ out,
+                                               const float* xr, const float* __restrict__ w, int dim, float eps) {
+  float wv[NORM_U], xv[NORM_U];
+  norm_load(wv, w, threadIdx.x, dim);  // needs no sum: loaded while the block sums
   ss = block_sum(ss, shared);
   float scale = rsqrtf(__fadd_rn(__fdiv_rn(ss, (float)dim), eps));
-  for (int i = threadIdx.x; i < dim; i += blockDim.x) out[i] = from_f32<T>(__fmul_rn(w[i], __fmul_rn(xr[i], scale)));
+  for (int i0 = threadIdx.x; i0 < dim; i0 += NORM_U * blockDim.x) {
+    if (i0 == threadIdx.x) {
+#pragma unroll
+      for (int u = 0; u < NORM_U; u++) xv[u] = first[u];
+    } else {
+      norm_load(wv, w, i0, dim);
+      norm_load(xv, xr, i0, dim);
+    }
+#pragma unroll
+    for (int u = 0; u < NORM_U; u++) {
+      int i = i0 + u * blockDim.x;
+      if (i < dim) out[i] = from_f32<T>(__fmul_rn(wv[u], __fmul_rn(xv[u], scale)));
+    }
+  }
 }
 
 // out[r] = T(w * (x[src] * rsqrt(mean(x[src]^2) + eps))): rows are the step's tokens, or with
@@ -141,9 +174,16 @@ __device__ void rmsnorm_body(const int* step, T* out, int ld_out, const float* x
   if (r >= rows) return;
   int src = last ? step[step[H_LAST] + r] : r;
   const float* xr = x + (size_t)src * dim;
-  float ss = 0.f;
-  for (int i = threadIdx.x; i < dim; i += blockDim.x) ss = __fmaf_rn(xr[i], xr[i], ss);
-  rmsnorm_finish<T>(ss, shared, out + (size_t)r * ld_out, xr, w, dim, eps);
+  float ss = 0.f, first[NORM_U] = {}, v[NORM_U];
+  for (int i0 = threadIdx.x; i0 < dim; i0 += NORM_U * blockDim.x) {
+    norm_load(v, xr, i0, dim);
+#pragma unroll
+    for (int u = 0; u < NORM_U; u++) {
+      if (i0 + u * blockDim.x < dim) ss = __fmaf_rn(v[u], v[u], ss);
+      if (i0 == threadIdx.x) first[u] = v[u];
+    }
+  }
+  rmsnorm_finish<T>(ss, first, shared, out + (size_t)r * ld_out, xr, w, dim, eps);
 }
 
 // x[t] += the splits' partial sums of a product (added in split order, as gemm_reduce does),
@@ -151,8 +191,8 @@ __device__ void rmsnorm_body(const int* step, T* out, int ld_out, const float* x
 // and the next norm in one launch. Block: 1024 threads, one token; a thread keeps its strided
 // share of the row, so the sum of squares runs in rmsnorm_body's order.
 template <typename T>
-__device__ void reduce_rmsnorm_body(const int* step, const float* ws, int splits, float* x, T* out, int ld_out,
-                                    const float* w, int dim, float eps) {
+__device__ void reduce_rmsnorm_body(const int* step, const float* __restrict__ ws, int splits, float* __restrict__ x,
+                                    T* __restrict__ out, int ld_out, const float* __restrict__ w, int dim, float eps) {
   __shared__ float shared[32];
   int t = blockIdx.x;
   int n = step[H_N];
@@ -160,15 +200,31 @@ __device__ void reduce_rmsnorm_body(const int* step, const float* ws, int splits
   size_t total = (size_t)n * dim;
   float* xr = x + (size_t)t * dim;
   const float* wr = ws + (size_t)t * dim;
-  float ss = 0.f;
-  for (int i = threadIdx.x; i < dim; i += blockDim.x) {
-    float v = wr[i];
-    for (int s = 1; s < splits; s++) v = __fadd_rn(v, wr[s * total + i]);
-    v = __fadd_rn(xr[i], v);
-    xr[i] = v;
-    ss = __fmaf_rn(v, v, ss);
+  float ss = 0.f, first[NORM_U] = {};
+  for (int i0 = threadIdx.x; i0 < dim; i0 += NORM_U * blockDim.x) {
+    float v[NORM_U], res[NORM_U], part[MAX_SPLITS - 1][NORM_U];
+    norm_load(v, wr, i0, dim);
+    norm_load(res, xr, i0, dim);
+#pragma unroll
+    for (int s = 1; s < MAX_SPLITS; s++) {
+      if (s < splits) norm_load(part[s - 1], wr + s * total, i0, dim);
+    }
+#pragma unroll
+    for (int u = 0; u < NORM_U; u++) {
+      int i = i0 + u * blockDim.x;
+      if (i >= dim) continue;
+      float a = v[u];
+#pragma unroll
+      for (int s = 1; s < MAX_SPLITS; s++) {
+        if (s < splits) a = __fadd_rn(a, part[s - 1][u]);
+      }
+      a = __fadd_rn(res[u], a);
+      xr[i] = a;
+      ss = __fmaf_rn(a, a, ss);
+      if (i0 == threadIdx.x) first[u] = a;
+    }
   }
-  rmsnorm_finish<T>(ss, shared, out + (size_t)t * ld_out, xr, w, dim, eps);
+  rmsnorm_finish<T>(ss, first, shared, out + (size_t)t * ld_out, xr, w, dim, eps);
 }
 
 // ---- q, k, v after their projection: norms, rope, the KV cache ----
@@ -182,7 +238,10 @@ struct QkvRow {
   const float* bias;  // with splits only: the product added it otherwise
   __device__ __forceinline__ float operator[](int i) const {
     float v = row[i];
-    for (int s = 1; s < splits; s++) v = __fadd_rn(v, row[s * split_stride + i]);
+#pragma unroll
+    for (int s = 1; s < MAX_SPLITS; s++) {
+      if (s < splits) v = __fadd_rn(v, row[s * split_stride + i]);
+    }
     if (bias) v = __fadd_rn(v, bias[i]);
     return v;
   }
@@ -191,59 +250,65 @@ struct QkvRow {
 // Per token: qkv holds [q | k | v] (see QkvRow). Optionally RMS-normalises each q and k head
 // (Qwen3), rotates q and k by the token's position (adjacent pairs, or with neox the halves),
 // writes q (fp32) for attention and k, v (KV type) at the token's KV slot.
-// Block: 512 threads (16 warps), one token; a warp takes one head at a time.
+// Grid: tokens x groups of QKV_WARPS heads, in the order q heads, k heads, v heads; a warp per
+// head, so that one token's heads are spread over many multiprocessors.
+#define QKV_WARPS 4
 template <typename KV>
 __device__ void qkv_post_body(const int* step, const float* qkv, int splits, const float* bias, float* q_out,
                               KV* kcache, KV* vcache, const float* q_norm, const float* k_norm, const float* cos_t,
                               const float* sin_t, int heads, int kv_heads, int hd, int neox, float eps) {
   int t = blockIdx.x;
   int n = step[H_N];
-  if (t >= n) return;
+  int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  int h = blockIdx.y * QKV_WARPS + warp;
+  if (t >= n || h >= heads + 2 * kv_heads) return;
   int pos = step[step[H_POS] + t];
   size_t loc = (size_t)step[step[H_LOCS] + t];
   int q_dim = heads * hd, kv_dim = kv_heads * hd;
   int width = q_dim + 2 * kv_dim;
   QkvRow src = {qkv + (size_t)t * width, (size_t)n * width, splits, splits > 1 ? bias : nullptr};
-  int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  if (h >= heads + kv_heads) {
+    int off = (h - heads - kv_heads) * hd;
+    for (int i = lane; i < hd; i += 32) vcache[loc * kv_dim + off + i] = from_f32<KV>(src[q_dim + kv_dim + off + i]);
+    return;
+  }
   int half = hd / 2;
   const float* c = cos_t + (size_t)pos * half;
   const float* s = sin_t + (size_t)pos * half;
-  for (int h = warp; h < heads + kv_heads; h += blockDim.x >> 5) {
-    bool is_q = h < heads;
-    int in = is_q ? h * hd : q_dim + (h - heads) * hd;
-    const float* nw = is_q ? q_norm : k_norm;
-    float scale = 1.f;
-    if (nw) {
-      float ss = 0.f;
-      for (int i = lane; i < hd; i += 32) {
-        float v = src[in + i];
-        ss = __fmaf_rn(v, v, ss);
-      }
-      ss = warp_sum(ss);
-      scale = rsqrtf(__fadd_rn(__fdiv_rn(ss, (float)hd), eps));
+  bool is_q = h < heads;
+  int in = is_q ? h * hd : q_dim + (h - heads) * hd;
+  const float* nw = is_q ? q_norm : k_norm;
+  float scale = 1.f;
+  if (nw) {
+    float ss = 0.f;
+    for (int i = lane; i < hd; i += 32) {
+      float v = src[in + i];
+      ss = __fmaf_rn(v, v, ss);
     }
-    for (int p = lane; p < half; p += 32) {
-      int a = neox ? p : 2 * p;
-      int b = neox ? p + half : 2 * p + 1;
-      float v0 = src[in + a], v1 = src[in + b];
-      if (nw) {
-        v0 = __fmul_rn(nw[a], __fmul_rn(v0, scale));
-        v1 = __fmul_rn(nw[b], __fmul_rn(v1, scale));
-      }
-      float r0 = __fsub_rn(__fmul_rn(v0, c[p]), __fmul_rn(v1, s[p]));
-      float r1 = __fadd_rn(__fmul_rn(v0, s[p]), __fmul_rn(v1, c[p]));
-      if (is_q) {
-        float* o = q_out + (size_t)t * q_dim + h * hd;
-        o[a] = r0;
-        o[b] = r1;
-      } else {
-        KV* o = kcache + loc * kv_dim + (h - heads) * hd;
-        o[a] = from_f32<KV>(r0);
-        o[b] = from_f32<KV>(r1);
-      }
+    ss = warp_sum(ss);
+    scale = rsqrtf(__fadd_rn(__fdiv_rn(ss, (float)hd), eps));
+  }
+#pragma unroll 2
+  for (int p = lane; p < half; p += 32) {
+    int a = neox ? p : 2 * p;
+    int b = neox ? p + half : 2 * p + 1;
+    float v0 = src[in + a], v1 = src[in + b];
+    if (nw) {
+      v0 = __fmul_rn(nw[a], __fmul_rn(v0, scale));
+      v1 = __fmul_rn(nw[b], __fmul_rn(v1, scale));
+    }
+    float r0 = __fsub_rn(__fmul_rn(v0, c[p]), __fmul_rn(v1, s[p]));
+    float r1 = __fadd_rn(__fmul_rn(v0, s[p]), __fmul_rn(v1, c[p]));
+    if (is_q) {
+      float* o = q_out + (size_t)t * q_dim + h * hd;
+      o[a] = r0;
+      o[b] = r1;
+    } else {
+      KV* o = kcache + loc * kv_dim + (h - heads) * hd;
+      o[a] = from_f32<KV>(r0);
+      o[b] = from_f32<KV>(r1);
     }
   }
-  for (int i = threadIdx.x; i < kv_dim; i += blockDim.x) vcache[loc * kv_dim + i] = from_f32<KV>(src[q_dim + kv_dim + i]);
 }
 
 // ---- feed-forward ----
@@ -760,14 +825,28 @@ __device__ void attention_combine_body(const int* __restrict__ step, const float
     for (int d = threadIdx.x; d < hd; d += blockDim.x) {
       size_t i0 = (size_t)base * heads + h;
       float m = part_m[i0], l = part_l[i0], acc = part_acc[i0 * hd + d];
-      for (int s = 1; s < splits; s++) {
-        size_t i = (size_t)(base + s) * heads + h;
-        float ms = part_m[i], ls = part_l[i];
-        float mn = fmaxf(m, ms);
-        float a = __expf(__fsub_rn(m, mn)), b = __expf(__fsub_rn(ms, mn));
-        acc = __fadd_rn(__fmul_rn(acc, a), __fmul_rn(part_acc[i * hd + d], b));
-        l = __fadd_rn(__fmul_rn(l, a), __fmul_rn(ls, b));
-        m = mn;
+      // Four splits' states are loaded before any is merged: one memory latency per four.
+      for (int s0 = 1; s0 < splits; s0 += 4) {
+        float ms[4], ls[4], as[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+          if (s0 + u < splits) {
+            size_t i = (size_t)(base + s0 + u) * heads + h;
+            ms[u] = part_m[i];
+            ls[u] = part_l[i];
+            as[u] = part_acc[i * hd + d];
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+          if (s0 + u < splits) {
+            float mn = fmaxf(m, ms[u]);
+            float a = __expf(__fsub_rn(m, mn)), b = __expf(__fsub_rn(ms[u], mn));
+            acc = __fadd_rn(__fmul_rn(acc, a), __fmul_rn(as[u], b));
+            l = __fadd_rn(__fmul_rn(l, a), __fmul_rn(ls[u], b));
+            m = mn;
+          }
+        }
       }
       out[(size_t)t * ld_out + h * hd + d] = from_f32<T>(__fdiv_rn(acc, l));
     }
@@ -860,7 +939,7 @@ FOR_TYPES(ENTRY_RMSNORM)
 FOR_TYPES(ENTRY_REDUCE_RMSNORM)
 
 #define ENTRY_QKV(T, N)                                                                                              \
-  extern "C" __global__ void __launch_bounds__(512) qkv_post_##N(                                                   \
+  extern "C" __global__ void __launch_bounds__(32 * QKV_WARPS) qkv_post_##N(                                                   \
       const int* step, const float* qkv, int splits, const float* bias, float* q_out, T* kcache, T* vcache,         \
       const float* q_norm, const float* k_norm, const float* cos_t, const float* sin_t, int heads, int kv_heads,    \
       int hd, int neox, float eps) {                                                                                \

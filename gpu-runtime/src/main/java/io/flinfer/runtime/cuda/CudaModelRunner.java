@@ -62,6 +62,9 @@ public final class CudaModelRunner implements ModelRunner {
   /** Threads of an RMS norm's block (one row): its reduction tree, the same for every batch. */
   private static final int NORM_THREADS = 1024;
 
+  /** Warps of a q/k/v post block, each taking one head (the kernels' QKV_WARPS). */
+  static final int QKV_WARPS = 4;
+
   private final ModelConfig c;
   private final ReqToTokenPool reqToToken;
   private final CudaContext cu;
@@ -554,6 +557,9 @@ public final class CudaModelRunner implements ModelRunner {
     private final Map<String, CUfunction> gemmFns = new HashMap<>();
     private final boolean fewRowsDecode = c.groupSize() <= StepPlan.FEW_ROWS;
 
+    /** Blocks of a token's q/k/v post kernel: a warp per q, k and v head. */
+    private final int qkvPostGroups = (c.heads() + 2 * c.kvHeads() + QKV_WARPS - 1) / QKV_WARPS;
+
     /** Slices of a token's SwiGLU row, each a block of 256 threads with four values apiece. */
     private final int swigluSlices = (c.hiddenDim() + 1023) / 1024;
 
@@ -663,7 +669,7 @@ public final class CudaModelRunner implements ModelRunner {
         } else {
           qkvGemm[l].enqueue(v, n);
         }
-        launch("qkv_post", qkvPostFn, n, 512, 0, qkvPost[l]);
+        launch("qkv_post", qkvPostFn, n, qkvPostGroups, 1, 32 * QKV_WARPS, 0, qkvPost[l]);
         if (few > 0) {
           launch(
               "attention_few_rows",

@@ -7,6 +7,8 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /** The build compiled the kernels into a fat binary and packaged it where the runner loads it. */
@@ -37,6 +39,23 @@ class KernelImageTest {
       }
       assertThat(text).contains("update_req_to_token", "gemm_reduce", "greedy_summary");
     }
+  }
+
+  /** Sizes the host launches with or relies on are the ones the kernels were written for. */
+  @Test
+  void theHostsLimitsAreTheKernels() throws Exception {
+    String source = Files.readString(Path.of("src/main/cuda/flinfer_kernels.cu"));
+    // The norms and q/k/v post add at most MAX_SPLITS partial sums: a shape with more would lose
+    // some.
+    assertThat(define(source, "MAX_SPLITS")).isEqualTo(GemmShape.MAX_SPLITS);
+    assertThat(define(source, "QKV_WARPS")).isEqualTo(CudaModelRunner.QKV_WARPS);
+    assertThat(define(source, "SPLIT")).isEqualTo(StepPlan.SPLIT);
+  }
+
+  private static int define(String source, String name) {
+    Matcher m = Pattern.compile("(?m)^#define " + name + " (\\d+)").matcher(source);
+    assertThat(m.find()).as("#define " + name).isTrue();
+    return Integer.parseInt(m.group(1));
   }
 
   private static boolean nvccOnPath() {
