@@ -19,6 +19,7 @@ import io.flinfer.runtime.forward.ForwardBatch;
 import io.flinfer.runtime.forward.Logits;
 import io.flinfer.runtime.forward.ModelRunner;
 import io.flinfer.runtime.kernel.RopeTable;
+import io.flinfer.runtime.model.GatedActivation;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.model.ModelConfig;
 import io.flinfer.runtime.model.RopeConfig;
@@ -138,6 +139,28 @@ public final class CudaModelRunner implements ModelRunner {
   private FloatBuffer logitsFloats;
   private Launches launches;
 
+  /**
+   * Why this backend cannot serve a model of {@code c}'s description, if it cannot: a head width
+   * without an attention kernel, or an operation its kernels do not implement (Gemma's embedding
+   * scale, GeGLU, post norms and sliding-window layers).
+   */
+  public static java.util.Optional<String> unsupported(ModelConfig c) {
+    if (!AttentionKernels.supportsHeadDim(c.headDim())) {
+      return java.util.Optional.of(
+          "the cuda backend has no attention kernel for heads of " + c.headDim() + " values");
+    }
+    if (c.embeddingScale() != 1f
+        || c.activation() != GatedActivation.SILU
+        || c.postNorms()
+        || c.slidingWindow() != null) {
+      return java.util.Optional.of(
+          "the cuda backend does not implement "
+              + c.architecture()
+              + "'s embedding scale, GeGLU, post norms or sliding-window layers");
+    }
+    return java.util.Optional.empty();
+  }
+
   public CudaModelRunner(LlamaModel model, ReqToTokenPool reqToToken, int threads) {
     this(model, reqToToken, threads, 0);
   }
@@ -155,10 +178,11 @@ public final class CudaModelRunner implements ModelRunner {
     this.maxCtx = reqToToken.maxContextLen();
     this.requestCapacity = reqToToken.size();
     int hd = c.headDim();
-    if (!AttentionKernels.supportsHeadDim(hd)) {
-      throw new IllegalArgumentException(
-          "the cuda backend has no attention kernel for heads of " + hd + " values");
-    }
+    unsupported(c)
+        .ifPresent(
+            why -> {
+              throw new IllegalArgumentException(why);
+            });
     this.cu = new CudaContext(deviceIndex);
     try {
       qkvShape = GemmShape.of(c.qDim() + 2 * c.kvDim(), c.dim());

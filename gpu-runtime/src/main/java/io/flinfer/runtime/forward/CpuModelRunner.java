@@ -5,11 +5,13 @@ import io.flinfer.memcache.KvStoreType;
 import io.flinfer.memcache.ReqToTokenPool;
 import io.flinfer.runtime.kernel.ActivationRounding;
 import io.flinfer.runtime.kernel.Attention;
+import io.flinfer.runtime.kernel.GeluTable;
 import io.flinfer.runtime.kernel.Ops;
 import io.flinfer.runtime.kernel.QueryTileAttention;
 import io.flinfer.runtime.kernel.RopeTable;
 import io.flinfer.runtime.kernel.TokenAttention;
 import io.flinfer.runtime.kernel.WorkerPool;
+import io.flinfer.runtime.model.GatedActivation;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.model.LlamaWeights;
 import io.flinfer.runtime.model.ModelConfig;
@@ -31,6 +33,10 @@ public final class CpuModelRunner implements ModelRunner {
   private KvPool kv;
   private final ReqToTokenPool reqToToken;
   private final RopeTable rope;
+
+  /** The windowed layers' rope table (Gemma 3's local layers), or {@link #rope}. */
+  private final RopeTable windowRope;
+
   private final WorkerPool pool;
   private final MatMulTask matmul;
   private final int threads;
@@ -68,9 +74,12 @@ public final class CpuModelRunner implements ModelRunner {
     this.w = model.weights();
     this.reqToToken = reqToToken;
     this.threads = threads;
-    this.rope =
-        RopeTable.of(
-            c.headDim(), Math.max(c.contextLength(), reqToToken.maxContextLen()), c.rope());
+    int positions = Math.max(c.contextLength(), reqToToken.maxContextLen());
+    this.rope = RopeTable.of(c.headDim(), positions, c.rope());
+    this.windowRope =
+        c.slidingWindow() == null
+            ? rope
+            : RopeTable.of(c.headDim(), positions, c.slidingWindow().rope());
     this.pool = new WorkerPool(threads);
     int maxCols = Math.max(Math.max(c.dim(), c.qDim()), c.hiddenDim());
     this.matmul = new MatMulTask(threads, maxCols);
@@ -172,11 +181,15 @@ public final class CpuModelRunner implements ModelRunner {
         throw new IllegalArgumentException("position " + pos + " is beyond the context length");
       }
       w.tokenEmbedding().decodeRow(batch.inputId(t), x, t * dim);
+      if (c.embeddingScale() != 1f) {
+        Ops.scale(x, t * dim, dim, c.embeddingScale());
+      }
     }
     // The attention units and their cost depend on the batch only: planned once for all layers.
     long attentionWork = attentionWork(batch);
     attention.plan(batch, parallel(attentionWork));
     for (int l = 0; l < c.layers(); l++) {
+      RopeTable layerRope = c.windowed(l) ? windowRope : rope;
       for (int t = 0; t < n; t++) {
         Ops.rmsNorm(xb, t * dim, x, t * dim, w.rmsAtt()[l], dim, c.normEps());
       }
@@ -192,14 +205,14 @@ public final class CpuModelRunner implements ModelRunner {
           Ops.headRmsNorm(q, t * qDim, qDim, hd, w.qNorm()[l], c.normEps());
           Ops.headRmsNorm(k, t * kvDim, kvDim, hd, w.kNorm()[l], c.normEps());
         }
-        Ops.rope(q, t * qDim, qDim, hd, rope, pos);
-        Ops.rope(k, t * kvDim, kvDim, hd, rope, pos);
+        Ops.rope(q, t * qDim, qDim, hd, layerRope, pos);
+        Ops.rope(k, t * kvDim, kvDim, hd, layerRope, pos);
       }
       kv.setKv(l, batch.outCacheLocArray(), 0, n, k, v);
       attention.startLayer(l);
       run(attention, attentionWork);
       matmul(att, n, w.wo()[l], xb, null, null, null, null);
-      Ops.add(x, xb, 0, n * dim);
+      addToResidual(xb, n, c.postNorms() ? w.postAttNorm()[l] : null);
       for (int t = 0; t < n; t++) {
         Ops.rmsNorm(xb, t * dim, x, t * dim, w.rmsFfn()[l], dim, c.normEps());
       }
@@ -207,7 +220,7 @@ public final class CpuModelRunner implements ModelRunner {
       swiGlu.set(n * hidden);
       run(swiGlu, (long) n * hidden * 8);
       matmul(hb, n, w.w2()[l], xb, null, null, null, null);
-      Ops.add(x, xb, 0, n * dim);
+      addToResidual(xb, n, c.postNorms() ? w.postFfnNorm()[l] : null);
     }
     int b = batch.batchSize();
     if (last.length < b * dim) {
@@ -224,6 +237,17 @@ public final class CpuModelRunner implements ModelRunner {
     }
   }
 
+  /** x += out, each token's row of out first RMS-normalised with {@code postNorm} if given. */
+  private void addToResidual(float[] out, int n, float[] postNorm) {
+    int dim = c.dim();
+    if (postNorm != null) {
+      for (int t = 0; t < n; t++) {
+        Ops.rmsNorm(out, t * dim, out, t * dim, postNorm, dim, c.normEps());
+      }
+    }
+    Ops.add(x, out, 0, n * dim);
+  }
+
   /** Multiply-adds of attention: every token against its whole context, keys and values. */
   private long attentionWork(ForwardBatch batch) {
     long positions = 0;
@@ -233,7 +257,7 @@ public final class CpuModelRunner implements ModelRunner {
     return positions * c.heads() * c.headDim() * 2;
   }
 
-  /** SwiGLU over the hidden activations, split evenly between threads. */
+  /** The gated activation (SwiGLU or GeGLU) over the hidden activations, split between threads. */
   private final class SwiGluTask implements WorkerPool.Task {
     private int total;
 
@@ -245,7 +269,11 @@ public final class CpuModelRunner implements ModelRunner {
     public void run(int part, int parts) {
       int from = (int) ((long) total * part / parts) & ~7;
       int to = part == parts - 1 ? total : (int) ((long) total * (part + 1) / parts) & ~7;
-      Ops.swiGlu(hb, hb2, from, to - from);
+      if (c.activation() == GatedActivation.GELU_TANH) {
+        GeluTable.geGlu(hb, hb2, from, to - from);
+      } else {
+        Ops.swiGlu(hb, hb2, from, to - from);
+      }
     }
   }
 
@@ -438,6 +466,10 @@ public final class CpuModelRunner implements ModelRunner {
     private final QueryTileAttention[] tiles;
     private final TokenAttention[] tokenKernels;
     private final AttentionPlan plan;
+
+    /** The windowed layers' plan: tokens only, as a tile's rows would each see another window. */
+    private final AttentionPlan windowPlan;
+
     private final int[][] laneOffset;
     private final int[][] laneRow;
     private final int[][] laneLast;
@@ -467,6 +499,10 @@ public final class CpuModelRunner implements ModelRunner {
               tokenKernels.length > 0,
               tiled && c.headDim() <= SHARED_TILE_MAX_HEAD_DIM,
               threads);
+      windowPlan =
+          c.slidingWindow() == null
+              ? null
+              : new AttentionPlan(c.kvHeads(), group, 0, tokenKernels.length > 0, false, threads);
       laneOffset = new int[threads][QueryTileAttention.LANES];
       laneRow = new int[threads][QueryTileAttention.LANES];
       laneLast = new int[threads][QueryTileAttention.LANES];
@@ -475,6 +511,9 @@ public final class CpuModelRunner implements ModelRunner {
     void plan(ForwardBatch batch, boolean parallel) {
       this.batch = batch;
       plan.plan(batch, reqToToken.table(), reqToToken.maxContextLen(), parallel);
+      if (windowPlan != null) {
+        windowPlan.plan(batch, reqToToken.table(), reqToToken.maxContextLen(), parallel);
+      }
     }
 
     void startLayer(int layer) {
@@ -489,7 +528,8 @@ public final class CpuModelRunner implements ModelRunner {
       int[] table = reqToToken.table();
       int maxCtx = reqToToken.maxContextLen();
       int group = c.groupSize();
-      AttentionPlan p = plan;
+      boolean windowed = c.windowed(layer);
+      AttentionPlan p = windowed ? windowPlan : plan;
       for (int u = next.getAndIncrement(); u < p.units; u = next.getAndIncrement()) {
         int kvHead = p.kvHead[u];
         if (p.kind[u] == AttentionPlan.SHARED_TILE) {
@@ -498,6 +538,10 @@ public final class CpuModelRunner implements ModelRunner {
         }
         int t = p.token[u];
         int rowBase = batch.reqPoolIdx(batch.tokenRequest(t)) * maxCtx;
+        // A windowed layer's token sees the context from its window's start: the table's row
+        // from there on (only token units are planned for those layers).
+        int start = windowed ? c.slidingWindow().start(batch.position(t)) : 0;
+        rowBase += start;
         if (p.kind[u] == AttentionPlan.EXTEND_TILE) {
           tiles[part].attend(
               layer, q, att, dim, t, p.tokens[u], batch.position(t), kvHead, group, table, rowBase);
@@ -513,12 +557,12 @@ public final class CpuModelRunner implements ModelRunner {
               group,
               table,
               rowBase,
-              batch.position(t) + 1);
+              batch.position(t) + 1 - start);
         } else {
           for (int h = kvHead * group; h < (kvHead + 1) * group; h++) {
             int off = t * dim + h * hd;
             perThread[part].attendHead(
-                layer, q, off, kvHead, table, rowBase, batch.position(t) + 1, att, off);
+                layer, q, off, kvHead, table, rowBase, batch.position(t) + 1 - start, att, off);
           }
         }
       }

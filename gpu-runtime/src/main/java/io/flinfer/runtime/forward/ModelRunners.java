@@ -6,8 +6,9 @@ import java.util.Optional;
 
 /**
  * Chooses a backend by name: {@code cpu}, {@code cuda} (device 0), {@code cuda:N}, or {@code auto}
- * (CUDA when the probe says it can run here, else the CPU, saying why in one line). A CUDA backend
- * that cannot run here is an argument error at once, not a failure at the first step.
+ * (CUDA when the probe says it can run here and its kernels serve the model, else the CPU, saying
+ * why in one line). A CUDA backend that cannot run here is an argument error at once, not a failure
+ * at the first step.
  */
 public final class ModelRunners {
   private ModelRunners() {}
@@ -37,7 +38,14 @@ public final class ModelRunners {
             System.err.println("using the CPU backend: " + why.get());
             return CpuModelRunner::new;
           }
-          return CudaModelRunner::new;
+          return (model, reqToToken, threads) -> {
+            Optional<String> no = CudaModelRunner.unsupported(model.config());
+            if (no.isPresent()) {
+              System.err.println("using the CPU backend for " + model.id() + ": " + no.get());
+              return new CpuModelRunner(model, reqToToken, threads);
+            }
+            return new CudaModelRunner(model, reqToToken, threads);
+          };
         }
       default:
         throw new IllegalArgumentException(

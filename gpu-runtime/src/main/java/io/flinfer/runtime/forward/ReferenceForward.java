@@ -1,5 +1,7 @@
 package io.flinfer.runtime.forward;
 
+import io.flinfer.runtime.kernel.GeluTable;
+import io.flinfer.runtime.model.GatedActivation;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.model.LlamaWeights;
 import io.flinfer.runtime.model.ModelConfig;
@@ -31,7 +33,12 @@ public final class ReferenceForward {
     int hd = c.headDim();
     int pos = position++;
     float[] x = row(w.tokenEmbedding(), token);
+    for (int i = 0; i < x.length; i++) {
+      x[i] *= c.embeddingScale();
+    }
     for (int l = 0; l < c.layers(); l++) {
+      RopeConfig layerRope = c.rope(l);
+      int first = c.windowed(l) ? c.slidingWindow().start(pos) : 0;
       float[] xb = rmsNorm(x, w.rmsAtt()[l]);
       float[] q = matvec(w.wq()[l], xb);
       float[] k = matvec(w.wk()[l], xb);
@@ -45,39 +52,47 @@ public final class ReferenceForward {
         q = headNorm(q, w.qNorm()[l]);
         k = headNorm(k, w.kNorm()[l]);
       }
-      rope(q, pos);
-      rope(k, pos);
+      rope(q, pos, layerRope);
+      rope(k, pos, layerRope);
       System.arraycopy(k, 0, keyCache[l], pos * kvDim, kvDim);
       System.arraycopy(v, 0, valueCache[l], pos * kvDim, kvDim);
       float[] out = new float[c.qDim()];
       for (int h = 0; h < c.heads(); h++) {
         int kvh = h / c.groupSize();
-        float[] scores = new float[pos + 1];
-        for (int j = 0; j <= pos; j++) {
+        float[] scores = new float[pos + 1 - first];
+        for (int j = first; j <= pos; j++) {
           double s = 0;
           for (int i = 0; i < hd; i++) {
             s += (double) q[h * hd + i] * keyCache[l][j * kvDim + kvh * hd + i];
           }
-          scores[j] = (float) (s / Math.sqrt(hd));
+          scores[j - first] = (float) (s / Math.sqrt(hd));
         }
         softmax(scores);
-        for (int j = 0; j <= pos; j++) {
+        for (int j = first; j <= pos; j++) {
           for (int i = 0; i < hd; i++) {
-            out[h * hd + i] += scores[j] * valueCache[l][j * kvDim + kvh * hd + i];
+            out[h * hd + i] += scores[j - first] * valueCache[l][j * kvDim + kvh * hd + i];
           }
         }
       }
-      add(x, matvec(w.wo()[l], out));
+      add(x, postNorm(matvec(w.wo()[l], out), c.postNorms() ? w.postAttNorm()[l] : null));
       xb = rmsNorm(x, w.rmsFfn()[l]);
       float[] gate = matvec(w.w1()[l], xb);
       float[] up = matvec(w.w3()[l], xb);
       for (int i = 0; i < gate.length; i++) {
         double g = gate[i];
-        gate[i] = (float) (g / (1 + Math.exp(-g)) * up[i]);
+        gate[i] =
+            c.activation() == GatedActivation.GELU_TANH
+                ? GeluTable.apply(gate[i]) * up[i]
+                : (float) (g / (1 + Math.exp(-g)) * up[i]);
       }
-      add(x, matvec(w.w2()[l], gate));
+      add(x, postNorm(matvec(w.w2()[l], gate), c.postNorms() ? w.postFfnNorm()[l] : null));
     }
     return matvec(w.classifier(), rmsNorm(x, w.rmsFinal()));
+  }
+
+  /** {@code v} RMS-normalised with {@code weight}, or {@code v} itself without one. */
+  private float[] postNorm(float[] v, float[] weight) {
+    return weight == null ? v : rmsNorm(v, weight);
   }
 
   private float[] row(WeightMatrix m, int r) {
@@ -125,14 +140,14 @@ public final class ReferenceForward {
   }
 
   /** Pair i of each head, (2i, 2i+1) or with NEOX rope (i, i + hd/2), turned by pos * freq(i). */
-  private void rope(float[] vec, int pos) {
+  private void rope(float[] vec, int pos, RopeConfig rope) {
     int hd = c.headDim();
-    boolean neox = c.rope().style() == RopeConfig.Style.NEOX;
+    boolean neox = rope.style() == RopeConfig.Style.NEOX;
     for (int h = 0; h < vec.length; h += hd) {
       for (int pair = 0; pair < hd / 2; pair++) {
         int a = h + (neox ? pair : 2 * pair);
         int b = a + (neox ? hd / 2 : 1);
-        double angle = pos * c.rope().frequency(pair, hd);
+        double angle = pos * rope.frequency(pair, hd);
         double cos = Math.cos(angle);
         double sin = Math.sin(angle);
         double v0 = vec[a];

@@ -2,11 +2,13 @@ package io.flinfer.runtime.gguf;
 
 import io.flinfer.runtime.chat.ChatTemplate;
 import io.flinfer.runtime.kernel.VectorApiSupport;
+import io.flinfer.runtime.model.GatedActivation;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.model.LlamaWeights;
 import io.flinfer.runtime.model.ModelConfig;
 import io.flinfer.runtime.model.ModelFormatException;
 import io.flinfer.runtime.model.RopeConfig;
+import io.flinfer.runtime.model.SlidingWindow;
 import io.flinfer.runtime.tensor.GgmlType;
 import io.flinfer.runtime.tensor.WeightMatrix;
 import io.flinfer.runtime.tokenizer.Tokenizer;
@@ -53,7 +55,9 @@ public final class GgufModelLoader {
           "ffn_norm.weight",
           "ffn_gate.weight",
           "ffn_up.weight",
-          "ffn_down.weight");
+          "ffn_down.weight",
+          "post_attention_norm.weight",
+          "post_ffw_norm.weight");
 
   private static final Set<String> MODEL_TENSORS =
       Set.of("token_embd.weight", "output_norm.weight", "output.weight", "rope_freqs.weight");
@@ -96,7 +100,17 @@ public final class GgufModelLoader {
     }
     int context = f.requireInt(k + "context_length");
     int window = f.getInt(k + "attention.sliding_window", 0);
-    if (window > 0 && window < context) {
+    int layers = f.requireInt(k + "block_count");
+    RopeConfig rope = rope(f, k, family, headDim, name);
+    SlidingWindow sliding = null;
+    if (family == ModelFamily.GEMMA3) {
+      sliding = gemmaWindow(f, k, window, rope, name);
+      if (layers == 62 && dim / heads != headDim) {
+        // llama.cpp scales a 62-layer Gemma 3's queries by 1/sqrt(dim / heads), not the head's.
+        throw new ModelFormatException(
+            name, "a query scale of 1/sqrt(" + dim / heads + ") (Gemma 3 27B) is not supported");
+      }
+    } else if (window > 0 && window < context) {
       // Within the window, sliding-window attention is plain causal attention.
       System.err.printf(
           "%s: sliding window of %d positions, shorter than the context of %d: serving contexts"
@@ -106,25 +120,53 @@ public final class GgufModelLoader {
     }
     boolean bias = f.tensors().containsKey("blk.0.attn_q.bias");
     boolean qkNorm = f.tensors().containsKey("blk.0.attn_q_norm.weight");
+    boolean gemma = family == ModelFamily.GEMMA3;
     ModelConfig config =
         new ModelConfig(
             arch,
             dim,
             f.requireInt(k + "feed_forward_length"),
-            f.requireInt(k + "block_count"),
+            layers,
             heads,
             kvHeads,
             headDim,
             tokenizer.vocabSize(),
             context,
             f.getFloat(k + "attention.layer_norm_rms_epsilon", 1e-5f),
-            rope(f, k, family, headDim, name),
+            rope,
             bias,
-            qkNorm);
+            qkNorm,
+            gemma ? (float) Math.sqrt(dim) : 1f,
+            gemma ? GatedActivation.GELU_TANH : GatedActivation.SILU,
+            gemma,
+            sliding);
     LlamaWeights weights = weights(f, config, name);
     weights.validate(config, name);
     return new LlamaModel(
         path.getFileName().toString(), config, weights, tokenizer, chatTemplate(f));
+  }
+
+  /**
+   * Gemma 3's windowed layers, as llama.cpp reads them: a window from {@code
+   * attention.sliding_window} (none: every layer global), every {@code
+   * attention.sliding_window_pattern}-th layer global (default 6), and the windowed layers' rope
+   * base {@code rope.freq_base_swa} (default 10,000) without the global layers' scaling.
+   */
+  private static SlidingWindow gemmaWindow(
+      GgufFile f, String k, int window, RopeConfig rope, String name) {
+    if (window <= 0) {
+      return null;
+    }
+    Object pattern = f.get(k + "attention.sliding_window_pattern");
+    int period = 6;
+    if (pattern instanceof Number) {
+      period = ((Number) pattern).intValue();
+    } else if (pattern != null) {
+      throw new ModelFormatException(
+          name, "metadata " + k + "attention.sliding_window_pattern as a list is not supported");
+    }
+    float theta = f.getFloat(k + "rope.freq_base_swa", 10000f);
+    return new SlidingWindow(window, period, new RopeConfig(rope.style(), theta, null));
   }
 
   /** The file's chat template, rendered with its own BOS and EOS texts, if it has one. */
@@ -212,6 +254,8 @@ public final class GgufModelLoader {
     float[][] bv = c.qkvBias() ? new float[layers][] : null;
     float[][] qNorm = c.qkNorm() ? new float[layers][] : null;
     float[][] kNorm = c.qkNorm() ? new float[layers][] : null;
+    float[][] postAtt = c.postNorms() ? new float[layers][] : null;
+    float[][] postFfn = c.postNorms() ? new float[layers][] : null;
     for (int l = 0; l < layers; l++) {
       String p = "blk." + l + ".";
       rmsAtt[l] = vector(f, p + "attn_norm.weight");
@@ -249,6 +293,10 @@ public final class GgufModelLoader {
         qNorm[l] = vector(f, p + "attn_q_norm.weight");
         kNorm[l] = vector(f, p + "attn_k_norm.weight");
       }
+      if (c.postNorms()) {
+        postAtt[l] = vector(f, p + "post_attention_norm.weight");
+        postFfn[l] = vector(f, p + "post_ffw_norm.weight");
+      }
     }
     return new LlamaWeights(
         embedding,
@@ -267,7 +315,9 @@ public final class GgufModelLoader {
         bk,
         bv,
         qNorm,
-        kNorm);
+        kNorm,
+        postAtt,
+        postFfn);
   }
 
   private static GgufFile.TensorInfo info(GgufFile f, String tensor) {

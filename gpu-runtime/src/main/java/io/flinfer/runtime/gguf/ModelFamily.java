@@ -7,7 +7,8 @@ enum ModelFamily {
   LLAMA("llama", RopeConfig.Style.NORMAL),
   QWEN2("qwen2", RopeConfig.Style.NEOX),
   QWEN3("qwen3", RopeConfig.Style.NEOX),
-  PHI3("phi3", RopeConfig.Style.NEOX);
+  PHI3("phi3", RopeConfig.Style.NEOX),
+  GEMMA3("gemma3", RopeConfig.Style.NEOX);
 
   private final String ggufName;
   private final RopeConfig.Style ropeStyle;

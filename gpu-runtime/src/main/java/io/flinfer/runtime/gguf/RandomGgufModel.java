@@ -9,7 +9,7 @@ import java.nio.file.StandardCopyOption;
 
 /**
  * Writes a GGUF model with random weights in a given shape and tensor type, as serving benchmarks
- * do for models whose trained weights are not at hand: a {@code llama} or {@code qwen2} layout with
+ * do for models whose trained weights are not at hand: the layout of the shape's architecture with
  * a placeholder SentencePiece vocabulary of the shape's size. Matrices are uniform in {@code
  * +-1/sqrt(cols)}, norm weights 1, biases small, so activations stay in a realistic range. Each row
  * is a pure function of (seed, tensor, row), written in parallel and streamed to disk.
@@ -44,6 +44,11 @@ public final class RandomGgufModel {
         .putUnsigned(a + ".attention.value_length", c.headDim())
         .put(a + ".rope.freq_base", c.ropeTheta())
         .put(a + ".attention.layer_norm_rms_epsilon", c.normEps());
+    if (c.slidingWindow() != null) {
+      g.putUnsigned(a + ".attention.sliding_window", c.slidingWindow().positions())
+          .putUnsigned(a + ".attention.sliding_window_pattern", c.slidingWindow().period())
+          .put(a + ".rope.freq_base_swa", c.slidingWindow().rope().theta());
+    }
     vocabulary(g, c.vocabSize());
     int[] tensor = {0};
     g.tensor(
@@ -87,6 +92,10 @@ public final class RandomGgufModel {
         g.tensor(p + "attn_k.bias", GgmlType.F32, 1, c.kvDim(), random(seed, tensor[0]++, 0.01f));
         g.tensor(p + "attn_v.bias", GgmlType.F32, 1, c.kvDim(), random(seed, tensor[0]++, 0.01f));
       }
+      if (c.qkNorm()) {
+        g.tensor(p + "attn_q_norm.weight", GgmlType.F32, 1, c.headDim(), ones());
+        g.tensor(p + "attn_k_norm.weight", GgmlType.F32, 1, c.headDim(), ones());
+      }
       g.tensor(
           p + "attn_output.weight",
           types.layer("attn_output", l),
@@ -112,6 +121,10 @@ public final class RandomGgufModel {
           c.dim(),
           c.hiddenDim(),
           scaled(seed, tensor[0]++, c.hiddenDim()));
+      if (c.postNorms()) {
+        g.tensor(p + "post_attention_norm.weight", GgmlType.F32, 1, c.dim(), ones());
+        g.tensor(p + "post_ffw_norm.weight", GgmlType.F32, 1, c.dim(), ones());
+      }
     }
     Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
     g.write(tmp);

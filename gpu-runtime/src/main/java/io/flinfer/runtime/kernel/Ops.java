@@ -66,6 +66,13 @@ public final class Ops {
     FastExp.swiGlu(a, b, off, off + n);
   }
 
+  /** {@code v[off .. off + n) *= factor}. */
+  public static void scale(float[] v, int off, int n, float factor) {
+    for (int i = off; i < off + n; i++) {
+      v[i] *= factor;
+    }
+  }
+
   public static void add(float[] x, float[] y, int off, int n) {
     for (int i = off; i < off + n; i++) {
       x[i] += y[i];

@@ -5,7 +5,9 @@ import io.flinfer.runtime.tensor.WeightMatrix;
 /**
  * Every weight of a model. Matrices stay in their (mapped) files; only the small vectors (norms,
  * biases) are on the heap. The optional tensors are null when the model has none: {@code bq, bk,
- * bv} (Qwen2's projection biases), {@code qNorm, kNorm} (Qwen3's per-head q/k RMSNorm weights).
+ * bv} (Qwen2's projection biases), {@code qNorm, kNorm} (Qwen3's and Gemma 3's per-head q/k RMSNorm
+ * weights), {@code postAttNorm, postFfnNorm} (Gemma's norms of the attention's and the
+ * feed-forward's outputs).
  */
 public record LlamaWeights(
     WeightMatrix tokenEmbedding,
@@ -24,7 +26,50 @@ public record LlamaWeights(
     float[][] bk,
     float[][] bv,
     float[][] qNorm,
-    float[][] kNorm) {
+    float[][] kNorm,
+    float[][] postAttNorm,
+    float[][] postFfnNorm) {
+
+  /** A model without post norms. */
+  public LlamaWeights(
+      WeightMatrix tokenEmbedding,
+      float[][] rmsAtt,
+      WeightMatrix[] wq,
+      WeightMatrix[] wk,
+      WeightMatrix[] wv,
+      WeightMatrix[] wo,
+      float[][] rmsFfn,
+      WeightMatrix[] w1,
+      WeightMatrix[] w2,
+      WeightMatrix[] w3,
+      float[] rmsFinal,
+      WeightMatrix classifier,
+      float[][] bq,
+      float[][] bk,
+      float[][] bv,
+      float[][] qNorm,
+      float[][] kNorm) {
+    this(
+        tokenEmbedding,
+        rmsAtt,
+        wq,
+        wk,
+        wv,
+        wo,
+        rmsFfn,
+        w1,
+        w2,
+        w3,
+        rmsFinal,
+        classifier,
+        bq,
+        bk,
+        bv,
+        qNorm,
+        kNorm,
+        null,
+        null);
+  }
 
   /** A Llama-2-style model: no biases, no q/k norms. */
   public LlamaWeights(
@@ -97,6 +142,8 @@ public record LlamaWeights(
     optional(c.qkvBias(), bv, c.kvDim(), c, "v bias", source);
     optional(c.qkNorm(), qNorm, c.headDim(), c, "q norm", source);
     optional(c.qkNorm(), kNorm, c.headDim(), c, "k norm", source);
+    optional(c.postNorms(), postAttNorm, c.dim(), c, "post-attention norm", source);
+    optional(c.postNorms(), postFfnNorm, c.dim(), c, "post-feed-forward norm", source);
   }
 
   private static void optional(

@@ -2,10 +2,11 @@ package io.flinfer.runtime.model;
 
 /**
  * The description of a decoder-only transformer that one forward pass serves. What differs between
- * model families (Llama, Qwen2, Qwen3, Phi-3) is data here: the head width, the rope, whether the
- * q/k/v projections carry biases and whether queries and keys are RMS-normalised per head. Fused
- * tensors in a file (Phi-3's {@code attn_qkv}) are split into views when loading, so they need no
- * flag.
+ * model families (Llama, Qwen2, Qwen3, Phi-3, Gemma 3) is data here: the head width, the rope,
+ * whether the q/k/v projections carry biases and whether queries and keys are RMS-normalised per
+ * head, the embedding's scale, the feed-forward activation, norms after the attention and the
+ * feed-forward blocks, and sliding-window layers. Fused tensors in a file (Phi-3's {@code
+ * attn_qkv}) are split into views when loading, so they need no flag.
  *
  * @param architecture the family's name as GGUF spells it ({@code llama}, {@code qwen2}, ...)
  * @param dim model width
@@ -19,7 +20,12 @@ package io.flinfer.runtime.model;
  * @param normEps RMSNorm epsilon
  * @param rope how positions rotate queries and keys
  * @param qkvBias whether q, k and v have biases (Qwen2)
- * @param qkNorm whether q and k are RMS-normalised per head before the rope (Qwen3)
+ * @param qkNorm whether q and k are RMS-normalised per head before the rope (Qwen3, Gemma 3)
+ * @param embeddingScale what a token's embedding is multiplied by (Gemma: sqrt(dim); others 1)
+ * @param activation the gated feed-forward activation
+ * @param postNorms whether the attention's and the feed-forward's outputs are RMS-normalised before
+ *     they join the residual (Gemma 2 and 3)
+ * @param slidingWindow the windowed layers, or null when every layer sees the whole context
  */
 public record ModelConfig(
     String architecture,
@@ -34,7 +40,11 @@ public record ModelConfig(
     float normEps,
     RopeConfig rope,
     boolean qkvBias,
-    boolean qkNorm) {
+    boolean qkNorm,
+    float embeddingScale,
+    GatedActivation activation,
+    boolean postNorms,
+    SlidingWindow slidingWindow) {
 
   public ModelConfig {
     if (dim <= 0 || hiddenDim <= 0 || layers <= 0 || heads <= 0 || kvHeads <= 0 || headDim <= 0) {
@@ -56,6 +66,9 @@ public record ModelConfig(
     if (rope == null) {
       throw new IllegalArgumentException("a rope description is required");
     }
+    if (!(embeddingScale > 0) || activation == null) {
+      throw new IllegalArgumentException("an embedding scale and an activation are required");
+    }
     if (rope.freqFactors() != null && rope.freqFactors().length != headDim / 2) {
       throw new IllegalArgumentException(
           "rope frequency factors have "
@@ -65,6 +78,41 @@ public record ModelConfig(
               + " needs "
               + headDim / 2);
     }
+  }
+
+  /** A model without Gemma's embedding scale, GeGLU, post norms and windowed layers. */
+  public ModelConfig(
+      String architecture,
+      int dim,
+      int hiddenDim,
+      int layers,
+      int heads,
+      int kvHeads,
+      int headDim,
+      int vocabSize,
+      int contextLength,
+      float normEps,
+      RopeConfig rope,
+      boolean qkvBias,
+      boolean qkNorm) {
+    this(
+        architecture,
+        dim,
+        hiddenDim,
+        layers,
+        heads,
+        kvHeads,
+        headDim,
+        vocabSize,
+        contextLength,
+        normEps,
+        rope,
+        qkvBias,
+        qkNorm,
+        1f,
+        GatedActivation.SILU,
+        false,
+        null);
   }
 
   /** A Llama-2-style model: head width dim / heads, adjacent-pair rope, no biases or q/k norms. */
@@ -149,7 +197,21 @@ public record ModelConfig(
         normEps,
         rope,
         qkvBias,
-        qkNorm);
+        qkNorm,
+        embeddingScale,
+        activation,
+        postNorms,
+        slidingWindow);
+  }
+
+  /** The rope of {@code layer}: a windowed layer's own, or the model's. */
+  public RopeConfig rope(int layer) {
+    return windowed(layer) ? slidingWindow.rope() : rope;
+  }
+
+  /** Whether {@code layer} attends to a sliding window of positions only. */
+  public boolean windowed(int layer) {
+    return slidingWindow != null && slidingWindow.covers(layer);
   }
 
   @Override
@@ -167,6 +229,10 @@ public record ModelConfig(
         + rope
         + (qkvBias ? " qkv-bias" : "")
         + (qkNorm ? " qk-norm" : "")
+        + (embeddingScale != 1f ? " embedding-scale=" + embeddingScale : "")
+        + (activation != GatedActivation.SILU ? " " + activation.name().toLowerCase() : "")
+        + (postNorms ? " post-norms" : "")
+        + (slidingWindow != null ? " window=" + slidingWindow : "")
         + "]";
   }
 

@@ -2,6 +2,10 @@ package io.flinfer.runtime.cuda;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flinfer.runtime.model.ModelConfig;
+import io.flinfer.runtime.model.RopeConfig;
+import io.flinfer.runtime.model.SlidingWindow;
+import io.flinfer.runtime.testing.GemmaShapes;
 import org.junit.jupiter.api.Test;
 
 class CudaProbeTest {
@@ -14,5 +18,17 @@ class CudaProbeTest {
     assertThat(CudaProbe.concise(e)).isEqualTo("no CUDA driver (libcuda.so.1 not found)");
     assertThat(CudaProbe.concise(new UnsatisfiedLinkError("first\nsecond")))
         .isEqualTo("no CUDA driver: first");
+  }
+
+  /** Models whose operations the kernels lack are refused with the reason (auto: the CPU). */
+  @Test
+  void gemmasOperationsAreRefusedNamingThem() {
+    RopeConfig rope = new RopeConfig(RopeConfig.Style.NEOX, 1e4f, null);
+    ModelConfig gemma = GemmaShapes.tiny(6, new SlidingWindow(128, 6, rope));
+    assertThat(CudaModelRunner.unsupported(gemma))
+        .hasValueSatisfying(why -> assertThat(why).contains("gemma3", "GeGLU"));
+    assertThat(CudaModelRunner.unsupported(ModelConfig.llama110M())).isEmpty();
+    assertThat(CudaModelRunner.unsupported(new ModelConfig(60, 120, 1, 2, 2, 100, 64, 1e4f, 1e-5f)))
+        .hasValueSatisfying(why -> assertThat(why).contains("heads of 30"));
   }
 }

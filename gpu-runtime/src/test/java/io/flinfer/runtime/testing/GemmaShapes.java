@@ -1,0 +1,36 @@
+package io.flinfer.runtime.testing;
+
+import io.flinfer.runtime.model.GatedActivation;
+import io.flinfer.runtime.model.ModelConfig;
+import io.flinfer.runtime.model.RopeConfig;
+import io.flinfer.runtime.model.SlidingWindow;
+
+/** Small model descriptions in Gemma 3's layout for tests. */
+public final class GemmaShapes {
+  private GemmaShapes() {}
+
+  /**
+   * Six layers 64 wide (heads of 32, two KV heads, a 600-token vocabulary), global rope base 1e6,
+   * with {@code layers} of them and the given windowed layers (or none).
+   */
+  public static ModelConfig tiny(int layers, SlidingWindow window) {
+    return new ModelConfig(
+        "gemma3",
+        64,
+        192,
+        layers,
+        4,
+        2,
+        32,
+        600,
+        512,
+        1e-6f,
+        new RopeConfig(RopeConfig.Style.NEOX, 1e6f, null),
+        false,
+        true,
+        8f,
+        GatedActivation.GELU_TANH,
+        true,
+        window);
+  }
+}
