@@ -3,6 +3,7 @@ package io.flinfer.runtime.kernel;
 import io.flinfer.memcache.HalfFloats;
 import java.util.Arrays;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -13,7 +14,7 @@ import jdk.incubator.vector.VectorSpecies;
  * products take the activations unrounded drifts from llama.cpp's by several percent and picks
  * other tokens where the margin is small. Rounding them the same way, each value to {@code scale *
  * q}, and multiplying in floats brings the products to within float rounding of ggml's integer
- * sums.
+ * sums. Half-precision and bfloat16 weights take activations converted to their own type.
  *
  * <p>A token's rounding depends on that token's values alone, so a token keeps its bits alone and
  * in any batch. The CPU forward pass rounds each product's input once for the products that share
@@ -22,8 +23,12 @@ import jdk.incubator.vector.VectorSpecies;
  * thread's buffer, which keeps the last input and its result ({@link #apply}).
  */
 public enum ActivationRounding {
-  /** Activations as they come (float and 16-bit float weights). */
+  /** Activations as they come (float weights). */
   NONE(1),
+  /** ggml's {@code F16} activations for half-precision weights: each value to the nearest fp16. */
+  F16(1),
+  /** ggml's {@code BF16} activations for bfloat16 weights: each value to the nearest bf16. */
+  BF16(1),
   /** ggml's {@code q8_0}: 32 values, scale {@code max / 127} in fp16. */
   Q8_0(32),
   /**
@@ -120,6 +125,10 @@ public enum ActivationRounding {
     if (from % block != 0 || to % block != 0) {
       throw new IllegalArgumentException(this + " rounds whole blocks of " + block);
     }
+    if (this == F16 || this == BF16) {
+      sixteenBit(this == F16, x, from, to, dst);
+      return;
+    }
     for (int off = from; off < to; off += block) {
       switch (this) {
         case Q8_0 -> q8_0(x, off, dst);
@@ -128,6 +137,59 @@ public enum ActivationRounding {
         default -> System.arraycopy(x, off, dst, off, block);
       }
     }
+  }
+
+  /** The largest float below the smallest normal half, 2^-14, as bits. */
+  private static final int HALF_NORMAL = 0x38800000;
+
+  /** 65536 as bits: a value that rounds to it is beyond the largest half, 65504. */
+  private static final int HALF_OVERFLOW = 0x47800000;
+
+  /**
+   * {@code x[from..to)} rounded to the nearest fp16 or bf16 (ties to even, as F16C and ggml's
+   * {@code ggml_compute_fp32_to_bf16} round) and back, in vectors: a normal half keeps 10 of the
+   * float's 23 mantissa bits (bf16 7), a subnormal half is a multiple of 2^-24 (adding and taking
+   * away 0.5 rounds a value below 2^-14 to one), past 65504 a half is infinite; NaN and infinities
+   * stay (a bf16 NaN quiet, as ggml makes it).
+   */
+  static void sixteenBit(boolean half, float[] x, int from, int to, float[] dst) {
+    int i = from;
+    for (; i + L <= to; i += L) {
+      IntVector b = FloatVector.fromArray(S, x, i).reinterpretAsInts();
+      IntVector r;
+      if (half) {
+        IntVector sign = b.and(0x80000000);
+        IntVector a = b.and(0x7fffffff);
+        r = a.add(a.lanewise(VectorOperators.LSHR, 13).and(1)).add(0xfff).and(~0x1fff);
+        r = r.blend(0x7f800000, r.compare(VectorOperators.GE, HALF_OVERFLOW));
+        FloatVector small = a.reinterpretAsFloats().add(0.5f).sub(0.5f);
+        r = r.blend(small.reinterpretAsInts(), a.compare(VectorOperators.LT, HALF_NORMAL));
+        r = r.blend(a, a.compare(VectorOperators.GE, 0x7f800000)).or(sign);
+      } else {
+        r = b.add(b.lanewise(VectorOperators.LSHR, 16).and(1)).add(0x7fff).and(0xffff0000);
+        IntVector nan = b.and(0xffff0000).or(0x00400000);
+        r = r.blend(nan, b.and(0x7fffffff).compare(VectorOperators.GT, 0x7f800000));
+      }
+      r.reinterpretAsFloats().intoArray(dst, i);
+    }
+    for (; i < to; i++) {
+      dst[i] = half ? halfReference(x[i]) : bf16Reference(x[i]);
+    }
+  }
+
+  /** The nearest fp16 of {@code v}: the reference {@link #sixteenBit} is held to. */
+  static float halfReference(float v) {
+    return HalfFloats.fromHalf(HalfFloats.toHalf(v));
+  }
+
+  /** ggml's {@code ggml_compute_fp32_to_bf16}, back to a float. */
+  static float bf16Reference(float v) {
+    int u = Float.floatToRawIntBits(v);
+    if ((u & 0x7fffffff) > 0x7f800000) {
+      return Float.intBitsToFloat((u & 0xffff0000) | 0x00400000);
+    }
+    u += 0x7fff + ((u >>> 16) & 1);
+    return Float.intBitsToFloat(u & 0xffff0000);
   }
 
   /**

@@ -41,14 +41,17 @@ public enum GgmlType {
   /**
    * How ggml's CPU backend rounds the activations it multiplies with this type (its {@code
    * vec_dot_type}): {@code q8_0} for the 32-value formats, {@code q8_1} for those with offsets
-   * (Q4_1, Q5_1), {@code q8_K} for the 256-value ones, none for float weights.
+   * (Q4_1, Q5_1), {@code q8_K} for the 256-value ones, the weights' own type for 16-bit floats,
+   * none for F32.
    */
   public ActivationRounding ggmlActivations() {
     switch (this) {
       case F32:
-      case F16:
-      case BF16:
         return ActivationRounding.NONE;
+      case F16:
+        return ActivationRounding.F16;
+      case BF16:
+        return ActivationRounding.BF16;
       case Q4_0:
       case Q5_0:
       case Q8_0:

@@ -55,6 +55,80 @@ class ActivationRoundingTest {
   }
 
   /** q8_K's values are the 8-bit activations the integer kernels use, times their scale. */
+  /**
+   * fp16 and bf16 in vectors give the scalar conversions' values (bit for bit; NaN stays NaN, a
+   * bf16 NaN quiet with ggml's bits): any float bits, and values around the halves' limits (2^-24,
+   * 2^-14, 65504, 65520), their ties among them.
+   */
+  @Property(tries = 300)
+  void sixteenBitRoundingInVectorsIsTheScalarConversions(
+      @ForAll long seed, @ForAll @IntRange(min = 1, max = 40) int n) {
+    Random rnd = new Random(seed);
+    float[] edges = {
+      0x1p-25f,
+      0x1.8p-24f,
+      0x1p-24f,
+      0x1.ffcp-15f,
+      0x1.ffep-15f,
+      0x1p-14f,
+      65504f,
+      65519.99f,
+      65520f,
+      65536f,
+      1.00048828125f,
+      3.0009765625f,
+      Float.MIN_VALUE,
+      Float.MAX_VALUE,
+      0f
+    };
+    float[] x = new float[n];
+    for (int i = 0; i < n; i++) {
+      x[i] =
+          switch (rnd.nextInt(4)) {
+            case 0 -> Float.intBitsToFloat(rnd.nextInt());
+            case 1 -> (float) (rnd.nextGaussian() * Math.pow(2, rnd.nextInt(40) - 28));
+            case 2 -> edges[rnd.nextInt(edges.length)] * (rnd.nextBoolean() ? 1 : -1);
+            default -> Float.intBitsToFloat(0x7f800001 + rnd.nextInt(0x7fffff));
+          };
+    }
+    for (boolean half : new boolean[] {true, false}) {
+      float[] dst = new float[n];
+      ActivationRounding.sixteenBit(half, x, 0, n, dst);
+      for (int i = 0; i < n; i++) {
+        float expected =
+            half ? ActivationRounding.halfReference(x[i]) : ActivationRounding.bf16Reference(x[i]);
+        if (half && Float.isNaN(expected)) {
+          assertThat(dst[i]).as("half of NaN").isNaN();
+        } else {
+          assertThat(Float.floatToRawIntBits(dst[i]))
+              .as("%s of %s (%08x)", half ? "fp16" : "bf16", x[i], Float.floatToRawIntBits(x[i]))
+              .isEqualTo(Float.floatToRawIntBits(expected));
+        }
+      }
+    }
+  }
+
+  /** Half-precision and bfloat16 weights take their own type's activations, as ggml's do. */
+  @Test
+  void sixteenBitWeightsRoundTheActivationsToTheirType() {
+    float[] x = {1.0001f, 65519f, 70000f, 1e-7f, -3.14159f, 0x1.0101p0f, 0, 0, 0};
+    float[] half = ActivationRounding.F16.apply(x, x.length).clone();
+    float[] bf16 = ActivationRounding.BF16.apply(x, x.length).clone();
+    assertThat(half[0]).isEqualTo(1f);
+    assertThat(half[1]).isEqualTo(65504f);
+    assertThat(half[2]).isEqualTo(Float.POSITIVE_INFINITY);
+    assertThat(half[3]).isEqualTo(0x2p-24f);
+    assertThat(half[4]).isEqualTo(-3.140625f);
+    assertThat(bf16[5]).isEqualTo(1.0078125f);
+    assertThat(bf16[4]).isEqualTo(-3.140625f);
+    assertThat(io.flinfer.runtime.tensor.GgmlType.F16.ggmlActivations())
+        .isEqualTo(ActivationRounding.F16);
+    assertThat(io.flinfer.runtime.tensor.GgmlType.BF16.ggmlActivations())
+        .isEqualTo(ActivationRounding.BF16);
+    assertThat(io.flinfer.runtime.tensor.GgmlType.F32.ggmlActivations())
+        .isEqualTo(ActivationRounding.NONE);
+  }
+
   @Property(tries = 100)
   void q8KIsTheIntegerKernelsQuantization(@ForAll long seed) {
     float[] x = values(seed, 512);
