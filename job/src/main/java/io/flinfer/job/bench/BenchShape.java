@@ -2,10 +2,12 @@ package io.flinfer.job.bench;
 
 import io.flinfer.runtime.gguf.RandomGgufModel;
 import io.flinfer.runtime.gguf.WeightTypes;
+import io.flinfer.runtime.model.GatedActivation;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.model.ModelConfig;
 import io.flinfer.runtime.model.ModelLoader;
 import io.flinfer.runtime.model.RopeConfig;
+import io.flinfer.runtime.model.SlidingWindow;
 import io.flinfer.runtime.tensor.GgmlType;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -70,6 +72,31 @@ public enum BenchShape {
           new RopeConfig(RopeConfig.Style.NEOX, 1000000f, null),
           true,
           false),
+      true),
+  /**
+   * Gemma 3 1B: MQA 4/1 with heads of 256, q/k norms, GeGLU, post norms, five of every six layers
+   * windowed (512 positions, rope base 10,000), 262k vocabulary, tied embeddings.
+   */
+  GEMMA3_1B(
+      "gemma3-1b",
+      new ModelConfig(
+          "gemma3",
+          1152,
+          6912,
+          26,
+          4,
+          1,
+          256,
+          262144,
+          32768,
+          1e-6f,
+          new RopeConfig(RopeConfig.Style.NEOX, 1000000f, null),
+          false,
+          true,
+          (float) Math.sqrt(1152),
+          GatedActivation.GELU_TANH,
+          true,
+          new SlidingWindow(512, 6, new RopeConfig(RopeConfig.Style.NEOX, 10000f, null))),
       true);
 
   private final String id;

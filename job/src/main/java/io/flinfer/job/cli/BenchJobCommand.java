@@ -57,7 +57,7 @@ public final class BenchJobCommand implements Callable<Integer> {
       defaultValue = "test",
       description =
           "test (the located model), llama-110m, or random weights in a bench-model shape:"
-              + " llama-1b, llama-8b, qwen2.5-0.5b (default: ${DEFAULT-VALUE}).")
+              + " llama-1b, llama-8b, qwen2.5-0.5b, gemma3-1b (default: ${DEFAULT-VALUE}).")
   String shape;
 
   @Option(

@@ -91,7 +91,7 @@ public final class BenchModelCommand implements Callable<Integer> {
       defaultValue = "test,llama-110m",
       description =
           "test (the located model), a .gguf file, or random weights in a shape: llama-110m,"
-              + " llama-1b, llama-8b, qwen2.5-0.5b (default: ${DEFAULT-VALUE}).")
+              + " llama-1b, llama-8b, qwen2.5-0.5b, gemma3-1b (default: ${DEFAULT-VALUE}).")
   List<String> models;
 
   @Option(
