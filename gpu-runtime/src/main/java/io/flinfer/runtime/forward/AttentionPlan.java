@@ -35,7 +35,6 @@ final class AttentionPlan {
   private final boolean tokenKernel;
   private final boolean sharedTiles;
   private final int threads;
-  private final int window;
 
   int units;
   int[] kind = new int[64];
@@ -57,9 +56,6 @@ final class AttentionPlan {
    *     tiles cannot serve the KV pool
    * @param tokenKernel whether tokens attend all their heads in one pass (else one KV head a unit)
    * @param sharedTiles whether decodes behind a common prefix may share tiles
-   * @param window for sliding-window layers, the positions a window holds (0: none): an extend's
-   *     tokens inside the first window (their windows all start at 0, so plain causal tiles serve
-   *     them) may go in tiles, the later ones, each with a window of its own, one token a unit
    */
   AttentionPlan(
       int kvHeads,
@@ -67,9 +63,7 @@ final class AttentionPlan {
       int tokensPerTile,
       boolean tokenKernel,
       boolean sharedTiles,
-      int threads,
-      int window) {
-    this.window = window;
+      int threads) {
     this.kvHeads = kvHeads;
     this.group = group;
     this.tokensPerTile = tokensPerTile;
@@ -94,9 +88,8 @@ final class AttentionPlan {
     planSharedTiles(batch, table, maxContext);
     int single = 0;
     for (int r = 0; r < n; r++) {
-      if (!covered[r]) {
-        int tiles = tileable(batch, r);
-        single += batch.extendLen(r) - (extendTiled(tiles) ? tiles : 0);
+      if (!covered[r] && !extendTiled(batch.extendLen(r))) {
+        single += batch.extendLen(r);
       }
     }
     // A token's heads are split into runs only when too few tokens would keep every thread busy:
@@ -111,28 +104,21 @@ final class AttentionPlan {
         continue;
       }
       int len = batch.extendLen(r);
-      int tileLen = tileable(batch, r);
-      boolean tiled = extendTiled(tileLen);
-      for (int t = 0; tiled && t < tileLen; t += tokensPerTile) {
-        for (int h = 0; h < kvHeads; h++) {
-          add(EXTEND_TILE, batch.tokenOffset(r) + t, Math.min(tokensPerTile, tileLen - t), h, 1, 0);
-        }
-      }
-      for (int t = tiled ? tileLen : 0; t < len; t++) {
-        for (int h = 0; h < kvHeads; h += run) {
-          add(TOKEN, batch.tokenOffset(r) + t, 1, h, Math.min(run, kvHeads - h), 0);
+      boolean tiled = extendTiled(len);
+      int step = tiled ? tokensPerTile : 1;
+      int heads = tiled ? 1 : run;
+      for (int t = 0; t < len; t += step) {
+        for (int h = 0; h < kvHeads; h += heads) {
+          add(
+              tiled ? EXTEND_TILE : TOKEN,
+              batch.tokenOffset(r) + t,
+              Math.min(step, len - t),
+              h,
+              Math.min(heads, kvHeads - h),
+              0);
         }
       }
     }
-  }
-
-  /** Request {@code r}'s extend tokens that tiles may take: all, or those in the first window. */
-  private int tileable(ForwardBatch batch, int r) {
-    int len = batch.extendLen(r);
-    if (window == 0) {
-      return len;
-    }
-    return Math.max(0, Math.min(len, window - batch.position(batch.tokenOffset(r))));
   }
 
   private boolean extendTiled(int extendLen) {

@@ -467,10 +467,7 @@ public final class CpuModelRunner implements ModelRunner {
     private final TokenAttention[] tokenKernels;
     private final AttentionPlan plan;
 
-    /**
-     * The windowed layers' plan: extend tiles inside the first window only, as later rows of one
-     * tile would each see another window; no shared-prefix tiles.
-     */
+    /** The windowed layers' plan: tokens only, as a tile's rows would each see another window. */
     private final AttentionPlan windowPlan;
 
     private final int[][] laneOffset;
@@ -501,19 +498,11 @@ public final class CpuModelRunner implements ModelRunner {
               tiled ? QueryTileAttention.LANES / group : 0,
               tokenKernels.length > 0,
               tiled && c.headDim() <= SHARED_TILE_MAX_HEAD_DIM,
-              threads,
-              0);
+              threads);
       windowPlan =
           c.slidingWindow() == null
               ? null
-              : new AttentionPlan(
-                  c.kvHeads(),
-                  group,
-                  tiled ? QueryTileAttention.LANES / group : 0,
-                  tokenKernels.length > 0,
-                  false,
-                  threads,
-                  c.slidingWindow().positions());
+              : new AttentionPlan(c.kvHeads(), group, 0, tokenKernels.length > 0, false, threads);
       laneOffset = new int[threads][QueryTileAttention.LANES];
       laneRow = new int[threads][QueryTileAttention.LANES];
       laneLast = new int[threads][QueryTileAttention.LANES];
@@ -550,7 +539,7 @@ public final class CpuModelRunner implements ModelRunner {
         int t = p.token[u];
         int rowBase = batch.reqPoolIdx(batch.tokenRequest(t)) * maxCtx;
         // A windowed layer's token sees the context from its window's start: the table's row
-        // from there on (a tile there lies inside the first window, where every start is 0).
+        // from there on (only token units are planned for those layers).
         int start = windowed ? c.slidingWindow().start(batch.position(t)) : 0;
         rowBase += start;
         if (p.kind[u] == AttentionPlan.EXTEND_TILE) {

@@ -4,9 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
 import java.util.List;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.constraints.IntRange;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -40,7 +37,7 @@ class AttentionPlanTest {
     decode(b, table, 5, 90, 0);
     // An extend of 12 tokens.
     b.add(6, 0, new int[12], 0, 12, new int[12], 0);
-    AttentionPlan plan = new AttentionPlan(KV_HEADS, GROUP, 4, true, true, 2, 0);
+    AttentionPlan plan = new AttentionPlan(KV_HEADS, GROUP, 4, true, true, 2);
     plan.plan(b, table, MAX, true);
 
     List<String> units = describe(plan);
@@ -59,7 +56,7 @@ class AttentionPlanTest {
     int[] table = new int[8 * MAX];
     ForwardBatch b = new ForwardBatch();
     decode(b, table, 0, 50, 0);
-    AttentionPlan plan = new AttentionPlan(KV_HEADS, GROUP, 4, true, true, 2, 0);
+    AttentionPlan plan = new AttentionPlan(KV_HEADS, GROUP, 4, true, true, 2);
     plan.plan(b, table, MAX, false);
     assertThat(plan.units).isOne();
     assertThat(plan.kvHeadCount[0]).isEqualTo(KV_HEADS);
@@ -80,34 +77,6 @@ class AttentionPlanTest {
     assertThat(fourDecodes(200, 60, true)).noneMatch(u -> u.startsWith("shared"));
   }
 
-  /**
-   * A sliding-window plan tiles an extend's tokens inside the first window only (their windows all
-   * start at 0) and takes every later token alone, whatever the extend's start and length; every
-   * (token, KV head) is in exactly one unit.
-   */
-  @Property(tries = 300)
-  void windowedLayersTileOnlyInsideTheFirstWindow(
-      @ForAll @IntRange(min = 0, max = 40) int start,
-      @ForAll @IntRange(min = 1, max = 30) int len,
-      @ForAll @IntRange(min = 1, max = 24) int window,
-      @ForAll boolean parallel) {
-    int[] table = new int[8 * MAX];
-    ForwardBatch b = new ForwardBatch();
-    decode(b, table, 0, 30, 0);
-    b.add(1, start, new int[len], 0, len, new int[len], 0);
-    AttentionPlan plan = new AttentionPlan(KV_HEADS, GROUP, 4, true, false, 2, window);
-    plan.plan(b, table, MAX, parallel);
-    assertThat(coverage(plan, b)).containsOnly(1);
-    for (int u = 0; u < plan.units; u++) {
-      if (plan.kind[u] == AttentionPlan.EXTEND_TILE) {
-        int last = b.position(plan.token[u] + plan.tokens[u] - 1);
-        assertThat(last).as("a tile's last position").isLessThan(window);
-      }
-    }
-    boolean tiles = Math.min(len, window - start) * GROUP >= AttentionPlan.MIN_TILE_QUERIES;
-    assertThat(describe(plan).stream().anyMatch(u -> u.startsWith("extend"))).isEqualTo(tiles);
-  }
-
   /** The units of four decodes at {@code position} whose rows share {@code common} slots. */
   private static List<String> fourDecodes(int position, int common, boolean sharedTiles) {
     int[] table = new int[8 * MAX];
@@ -115,7 +84,7 @@ class AttentionPlanTest {
     for (int r = 0; r < 4; r++) {
       decode(b, table, r, position, common);
     }
-    AttentionPlan plan = new AttentionPlan(KV_HEADS, GROUP, 4, true, sharedTiles, 2, 0);
+    AttentionPlan plan = new AttentionPlan(KV_HEADS, GROUP, 4, true, sharedTiles, 2);
     plan.plan(b, table, MAX, true);
     assertThat(coverage(plan, b)).containsOnly(1);
     return describe(plan);
