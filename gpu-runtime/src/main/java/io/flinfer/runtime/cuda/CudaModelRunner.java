@@ -29,6 +29,7 @@ import java.nio.IntBuffer;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import jcuda.Pointer;
 import jcuda.Sizeof;
 import jcuda.driver.CUdeviceptr;
@@ -144,21 +145,21 @@ public final class CudaModelRunner implements ModelRunner {
    * without an attention kernel, or an operation its kernels do not implement (Gemma's embedding
    * scale, GeGLU, post norms and sliding-window layers).
    */
-  public static java.util.Optional<String> unsupported(ModelConfig c) {
+  public static Optional<String> unsupported(ModelConfig c) {
     if (!AttentionKernels.supportsHeadDim(c.headDim())) {
-      return java.util.Optional.of(
+      return Optional.of(
           "the cuda backend has no attention kernel for heads of " + c.headDim() + " values");
     }
     if (c.embeddingScale() != 1f
         || c.activation() != GatedActivation.SILU
         || c.postNorms()
         || c.slidingWindow() != null) {
-      return java.util.Optional.of(
+      return Optional.of(
           "the cuda backend does not implement "
               + c.architecture()
               + "'s embedding scale, GeGLU, post norms or sliding-window layers");
     }
-    return java.util.Optional.empty();
+    return Optional.empty();
   }
 
   public CudaModelRunner(LlamaModel model, ReqToTokenPool reqToToken, int threads) {
