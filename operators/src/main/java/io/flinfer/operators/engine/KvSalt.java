@@ -7,8 +7,8 @@ import java.util.zip.CRC32C;
 
 /**
  * What stored KV is only valid for: the model (its id, shape and a checksum of some of its weights,
- * so two files of one shape with other weights never share pages), the KV store type and the page
- * size. The storage tier names its pages under this salt.
+ * so two files of one shape with other weights never share pages), the KV store type, the page size
+ * and how the products round their activations. The storage tier names its pages under this salt.
  */
 final class KvSalt {
   private KvSalt() {}
@@ -25,7 +25,19 @@ final class KvSalt {
     add(crc, row);
     add(crc, model.weights().rmsFinal());
     add(crc, model.weights().rmsAtt()[c.layers() - 1]);
-    return model.id() + "|" + c + "|" + type + "|page=" + pageSize + "|w=" + crc.getValue();
+    // Products that round their activations (ggml's 8-bit blocks, fp16, bf16) write other KV than
+    // unrounded ones (-Dflinfer.activations=f32): pages from one are not the other's.
+    return model.id()
+        + "|"
+        + c
+        + "|"
+        + type
+        + "|page="
+        + pageSize
+        + "|w="
+        + crc.getValue()
+        + "|act="
+        + model.weights().wq()[0].activationRounding();
   }
 
   private static void add(CRC32C crc, float[] values) {
