@@ -41,7 +41,7 @@ public final class CpuModelRunner implements ModelRunner {
   private final MatMulTask matmul;
   private final int threads;
   private AttentionTask attention;
-  private final SwiGluTask swiGlu = new SwiGluTask();
+  private final GatedActivationTask gatedActivation = new GatedActivationTask();
   private final RoundingTask rounding = new RoundingTask();
 
   /**
@@ -217,8 +217,8 @@ public final class CpuModelRunner implements ModelRunner {
         Ops.rmsNorm(xb, t * dim, x, t * dim, w.rmsFfn()[l], dim, c.normEps());
       }
       matmul(xb, n, w.w1()[l], hb, w.w3()[l], hb2, null, null);
-      swiGlu.set(n * hidden);
-      run(swiGlu, (long) n * hidden * 8);
+      gatedActivation.set(n * hidden);
+      run(gatedActivation, (long) n * hidden * 8);
       matmul(hb, n, w.w2()[l], xb, null, null, null, null);
       addToResidual(xb, n, c.postNorms() ? w.postFfnNorm()[l] : null);
     }
@@ -258,7 +258,7 @@ public final class CpuModelRunner implements ModelRunner {
   }
 
   /** The gated activation (SwiGLU or GeGLU) over the hidden activations, split between threads. */
-  private final class SwiGluTask implements WorkerPool.Task {
+  private final class GatedActivationTask implements WorkerPool.Task {
     private int total;
 
     void set(int total) {

@@ -19,6 +19,9 @@ public final class GeluTable {
   private static final VectorSpecies<Float> S = FloatVector.SPECIES_256;
   private static final int L = S.length();
 
+  /** Each thread's gather indices: no allocation per call. */
+  private static final ThreadLocal<int[]> INDEX = ThreadLocal.withInitial(() -> new int[L]);
+
   /** The bits of 0.5f. */
   private static final int HALF_BITS = 0x3f000000;
 
@@ -56,7 +59,7 @@ public final class GeluTable {
    * table by a gather.
    */
   public static void geGlu(float[] gate, float[] up, int off, int n) {
-    int[] index = new int[L];
+    int[] index = INDEX.get();
     int i = off;
     for (; i + L <= off + n; i += L) {
       FloatVector x = FloatVector.fromArray(S, gate, i);

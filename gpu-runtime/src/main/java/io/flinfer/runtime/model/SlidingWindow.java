@@ -35,6 +35,6 @@ public record SlidingWindow(int positions, int period, RopeConfig rope) {
 
   @Override
   public String toString() {
-    return positions + (period == 0 ? "" : " (every " + period + "th layer global)") + " " + rope;
+    return positions + (period == 0 ? "" : " (one layer in " + period + " global)") + " " + rope;
   }
 }
