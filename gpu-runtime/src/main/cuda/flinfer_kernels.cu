@@ -112,13 +112,17 @@ extern "C" __global__ void update_req_to_token(const int* __restrict__ step, int
 
 // ---- embedding and norms ----
 
-// x[t] = embedding[ids[t]] as fp32. Grid: token capacity; blocks past n leave.
+// x[t] = embedding[ids[t]] as fp32, times scale where it is not 1 (Gemma 3's sqrt(dim)). Grid:
+// token capacity; blocks past n leave.
 template <typename T>
-__device__ void embed_body(const int* step, float* x, const T* emb, int dim, int ld) {
+__device__ void embed_body(const int* step, float* x, const T* emb, int dim, int ld, float scale) {
   int t = blockIdx.x;
   if (t >= step[H_N]) return;
   const T* row = emb + (size_t)step[step[H_IDS] + t] * ld;
-  for (int i = threadIdx.x; i < dim; i += blockDim.x) x[(size_t)t * dim + i] = to_f32(row[i]);
+  for (int i = threadIdx.x; i < dim; i += blockDim.x) {
+    float v = to_f32(row[i]);
+    x[(size_t)t * dim + i] = scale == 1.f ? v : __fmul_rn(v, scale);
+  }
 }
 
 // A norm block's thread takes the values i = threadIdx.x + k * blockDim.x of its row, NORM_U at
@@ -227,6 +231,31 @@ __device__ void reduce_rmsnorm_body(const int* step, const float* __restrict__ w
   rmsnorm_finish<T>(ss, first, shared, out + (size_t)t * ld_out, xr, w, dim, eps);
 }
 
+// x[t] += w * (o[t] * rsqrt(mean(o[t]^2) + eps)): a product's output RMS-normalised before it
+// joins the residual (Gemma 3's post-attention and post-feed-forward norms), the sum of squares
+// in rmsnorm_body's order. Block: 1024 threads, one token.
+__device__ void post_norm_add_body(const int* step, float* __restrict__ x, const float* __restrict__ o,
+                                   const float* __restrict__ w, int dim, float eps) {
+  __shared__ float shared[32];
+  int t = blockIdx.x;
+  if (t >= step[H_N]) return;
+  const float* orow = o + (size_t)t * dim;
+  float* xr = x + (size_t)t * dim;
+  float ss = 0.f, v[NORM_U];
+  for (int i0 = threadIdx.x; i0 < dim; i0 += NORM_U * blockDim.x) {
+    norm_load(v, orow, i0, dim);
+#pragma unroll
+    for (int u = 0; u < NORM_U; u++) {
+      if (i0 + u * blockDim.x < dim) ss = __fmaf_rn(v[u], v[u], ss);
+    }
+  }
+  ss = block_sum(ss, shared);
+  float scale = rsqrtf(__fadd_rn(__fdiv_rn(ss, (float)dim), eps));
+  for (int i = threadIdx.x; i < dim; i += blockDim.x) {
+    xr[i] = __fadd_rn(xr[i], __fmul_rn(w[i], __fmul_rn(orow[i], scale)));
+  }
+}
+
 // ---- q, k, v after their projection: norms, rope, the KV cache ----
 
 // A token's row of the q/k/v product: the product's output (bias added), or with several K
@@ -313,20 +342,31 @@ __device__ void qkv_post_body(const int* step, const float* qkv, int splits, con
 
 // ---- feed-forward ----
 
-// hn[t][i] = T(silu(gate) * up) with gate = h[t][i], up = h[t][hidden + i]. Grid: tokens x
-// slices of the hidden width, so that one token's row is spread over many multiprocessors.
+// T(silu(gate) * up).
 template <typename T>
 __device__ __forceinline__ T swiglu_value(float gate, float up) {
   float silu = __fdiv_rn(gate, __fadd_rn(1.f, __expf(-gate)));
   return from_f32<T>(__fmul_rn(silu, up));
 }
+
+// T(gelu(gate) * up), GELU in its tanh form (Gemma 3's GeGLU).
 template <typename T>
-__device__ void swiglu_body(const int* step, T* hn, int ld, const float* h, int hidden) {
+__device__ __forceinline__ T geglu_value(float gate, float up) {
+  float inner = __fmul_rn(0.7978845608f, __fmul_rn(gate, __fmaf_rn(0.044715f, __fmul_rn(gate, gate), 1.f)));
+  float gelu = __fmul_rn(__fmul_rn(0.5f, gate), __fadd_rn(1.f, tanhf(inner)));
+  return from_f32<T>(__fmul_rn(gelu, up));
+}
+
+// hn[t][i] = the gated activation (SwiGLU, or with GELU GeGLU) of gate = h[t][i] and up =
+// h[t][hidden + i]. Grid: tokens x slices of the hidden width, so that one token's row is spread
+// over many multiprocessors.
+template <typename T, bool GELU>
+__device__ void glu_body(const int* step, T* hn, int ld, const float* h, int hidden) {
   int t = blockIdx.x;
   if (t >= step[H_N]) return;
   const float* g = h + (size_t)t * 2 * hidden;
   for (int i = blockIdx.y * blockDim.x + threadIdx.x; i < hidden; i += gridDim.y * blockDim.x)
-    hn[(size_t)t * ld + i] = swiglu_value<T>(g[i], g[hidden + i]);
+    hn[(size_t)t * ld + i] = GELU ? geglu_value<T>(g[i], g[hidden + i]) : swiglu_value<T>(g[i], g[hidden + i]);
 }
 
 // ---- matrix products on tensor cores ----
@@ -558,6 +598,12 @@ extern "C" __global__ void gemm_reduce(const int* __restrict__ step, int n_index
 
 // ---- attention ----
 
+// Whether a row at position pos sees any of the chunk's positions [c0, c0 + cn): causally, and
+// with a window (0: none) only the window positions up to pos.
+__device__ __forceinline__ bool sees(int c0, int cn, int pos, int window) {
+  return c0 <= pos && (window == 0 || c0 + cn > pos - window + 1);
+}
+
 // Paged causal attention of tiles of query rows over their request's context, read through its
 // request-table row. A tile is `tokens` consecutive tokens of one request times the `group`
 // query heads of one KV head: every K and V chunk is read once for all of them. Each row runs an
@@ -569,7 +615,8 @@ template <typename KV, typename T, int D, int ROWS>
 __device__ void attention_body(const int* __restrict__ step, const float* __restrict__ q, const KV* __restrict__ kcache,
                                const KV* __restrict__ vcache, const int* __restrict__ req_to_token, int max_ctx,
                                T* __restrict__ out, int ld_out, float* __restrict__ part_m, float* __restrict__ part_l,
-                               float* __restrict__ part_acc, int heads, int kv_heads, float scale, int list) {
+                               float* __restrict__ part_acc, int heads, int kv_heads, float scale, int list,
+                               int window) {
   constexpr int THREADS = 128;
   // Rows padded by 16 bytes: K rows' 16-byte loads by 8 lanes (one phase) fall in distinct banks,
   // and K and score rows stay 16-byte aligned.
@@ -689,13 +736,16 @@ __device__ void attention_body(const int* __restrict__ step, const float* __rest
 #pragma unroll
           for (int k = 0; k < SI; k++) {
             int r = warp + 4 * k;
-            if (r < rows) P[r * PS + lane] = lane < cn && c0 + lane <= Pos[r] ? __fmul_rn(dot[k], scale) : -INFINITY;
+            if (r < rows)
+              P[r * PS + lane] = lane < cn && c0 + lane <= Pos[r] && (window == 0 || c0 + lane > Pos[r] - window)
+                                     ? __fmul_rn(dot[k], scale)
+                                     : -INFINITY;
           }
         }
         __syncthreads();
         // Online softmax per row, for rows that see any of this chunk.
         for (int r = warp; r < rows; r += THREADS / 32) {
-          if (c0 > Pos[r]) continue;
+          if (!sees(c0, cn, Pos[r], window)) continue;
           float sc = P[r * PS + lane];
           float m_old = Ms[r];
           float m_new = fmaxf(m_old, warp_max(sc));
@@ -719,7 +769,7 @@ __device__ void attention_body(const int* __restrict__ step, const float* __rest
           lim[k] = -1;
           if (e < rows * D) {
             int r = e / D;
-            if (c0 <= Pos[r]) {
+            if (sees(c0, cn, Pos[r], window)) {
               lim[k] = min(cn - 1, Pos[r] - c0);
               acc[k] = __fmul_rn(acc[k], Al[r]);
             }
@@ -775,7 +825,7 @@ __device__ void attention_body(const int* __restrict__ step, const float* __rest
           if (Pos[r] >= lo) {
             if (s == s0) {
               racc[k] = acc[k];
-            } else {
+            } else if (Ms[r] != -INFINITY) {
               float mn = fmaxf(Mr[r], Ms[r]);
               float a = __expf(__fsub_rn(Mr[r], mn)), b = __expf(__fsub_rn(Ms[r], mn));
               racc[k] = __fadd_rn(__fmul_rn(racc[k], a), __fmul_rn(acc[k], b));
@@ -789,7 +839,7 @@ __device__ void attention_body(const int* __restrict__ step, const float* __rest
           if (s == s0) {
             Mr[r] = Ms[r];
             Lr[r] = Ls[r];
-          } else {
+          } else if (Ms[r] != -INFINITY) {
             float mn = fmaxf(Mr[r], Ms[r]);
             float a = __expf(__fsub_rn(Mr[r], mn)), b = __expf(__fsub_rn(Ms[r], mn));
             Lr[r] = __fadd_rn(__fmul_rn(Lr[r], a), __fmul_rn(Ls[r], b));
@@ -839,7 +889,8 @@ __device__ void attention_combine_body(const int* __restrict__ step, const float
         }
 #pragma unroll
         for (int u = 0; u < 4; u++) {
-          if (s0 + u < splits) {
+          // A split before a windowed layer's window holds nothing (its max -inf): skipped.
+          if (s0 + u < splits && ms[u] != -INFINITY) {
             float mn = fmaxf(m, ms[u]);
             float a = __expf(__fsub_rn(m, mn)), b = __expf(__fsub_rn(ms[u], mn));
             acc = __fadd_rn(__fmul_rn(acc, a), __fmul_rn(as[u], b));
@@ -920,7 +971,9 @@ extern "C" __global__ void __launch_bounds__(1024) greedy_summary(const int* __r
 #define FOR_TYPES(X) X(bf16, bf16) X(f16, f16)
 
 #define ENTRY_EMBED(T, N) \
-  extern "C" __global__ void embed_##N(const int* step, float* x, const T* emb, int dim, int ld) { embed_body<T>(step, x, emb, dim, ld); }
+  extern "C" __global__ void embed_##N(const int* step, float* x, const T* emb, int dim, int ld, float scale) { \
+    embed_body<T>(step, x, emb, dim, ld, scale);                                                                \
+  }
 FOR_TYPES(ENTRY_EMBED)
 
 #define ENTRY_RMSNORM(T, N)                                                                                      \
@@ -949,8 +1002,17 @@ FOR_TYPES(ENTRY_REDUCE_RMSNORM)
 FOR_TYPES(ENTRY_QKV)
 
 #define ENTRY_SWIGLU(T, N) \
-  extern "C" __global__ void swiglu_##N(const int* step, T* hn, int ld, const float* h, int hidden) { swiglu_body<T>(step, hn, ld, h, hidden); }
+  extern "C" __global__ void swiglu_##N(const int* step, T* hn, int ld, const float* h, int hidden) { glu_body<T, false>(step, hn, ld, h, hidden); }
 FOR_TYPES(ENTRY_SWIGLU)
+
+#define ENTRY_GEGLU(T, N) \
+  extern "C" __global__ void geglu_##N(const int* step, T* hn, int ld, const float* h, int hidden) { glu_body<T, true>(step, hn, ld, h, hidden); }
+FOR_TYPES(ENTRY_GEGLU)
+
+extern "C" __global__ void __launch_bounds__(1024) post_norm_add(const int* step, float* x, const float* o, const float* w,
+                                                                 int dim, float eps) {
+  post_norm_add_body(step, x, o, w, dim, eps);
+}
 
 #define ENTRY_COMBINE(T, N)                                                                                        \
   extern "C" __global__ void attention_combine_##N(const int* step, const float* pm, const float* pl, const float* pa, \
@@ -986,11 +1048,11 @@ FOR_TYPES(ENTRY_GEMM)
 // extend tiles).
 #define ATT_ARGS                                                                                                  \
   const int *step, const float *q, const void *kcache, const void *vcache, const int *req_to_token, int max_ctx, \
-      void *out, int ld_out, float *pm, float *pl, float *pa, int heads, int kv_heads, float scale, int list
+      void *out, int ld_out, float *pm, float *pl, float *pa, int heads, int kv_heads, float scale, int list, int window
 #define ATT_ENTRY(N, T, D, R)                                                                                    \
   extern "C" __global__ void __launch_bounds__(128) attention_##N##_d##D##_r##R(ATT_ARGS) {                      \
     attention_body<T, T, D, R>(step, q, (const T*)kcache, (const T*)vcache, req_to_token, max_ctx, (T*)out, ld_out, \
-                               pm, pl, pa, heads, kv_heads, scale, list);                                          \
+                               pm, pl, pa, heads, kv_heads, scale, list, window);                                          \
   }
 #define ATT_TYPE(N, T)                                                                     \
   ATT_ENTRY(N, T, 8, 8) ATT_ENTRY(N, T, 8, 64) ATT_ENTRY(N, T, 16, 8) ATT_ENTRY(N, T, 16, 64)   \

@@ -64,6 +64,13 @@ public final class CudaModelRunner implements ModelRunner {
   /** Threads of an RMS norm's block (one row): its reduction tree, the same for every batch. */
   private static final int NORM_THREADS = 1024;
 
+  /**
+   * Enables the kernels for Gemma 3's operations (embedding scale, GeGLU, post norms, windowed
+   * layers), which are compiled and wired but have not yet been compared with the CPU backend on a
+   * device ({@code CudaGemmaTest} does that where a device is present).
+   */
+  public static final String GEMMA_PROPERTY = "flinfer.cuda.gemma";
+
   /** Warps of a q/k/v post block, each taking one head (the kernels' QKV_WARPS). */
   static final int QKV_WARPS = 4;
 
@@ -85,6 +92,11 @@ public final class CudaModelRunner implements ModelRunner {
   private final CUdeviceptr reqTable;
   private final CUdeviceptr cos;
   private final CUdeviceptr sin;
+
+  /** The windowed layers' rope tables (Gemma 3's local layers), or the model's. */
+  private final CUdeviceptr windowCos;
+
+  private final CUdeviceptr windowSin;
   private final int maxCtx;
   private final int requestCapacity;
   private final Map<Integer, CUgraphExec> graphs = new HashMap<>();
@@ -128,6 +140,10 @@ public final class CudaModelRunner implements ModelRunner {
   // Activation buffers, for tokenCapacity tokens and requestCapacity requests.
   private int tokenCapacity;
   private CUdeviceptr x, xn, qkv, qf, att, h, hn, splitWs, splitCounters, last, logits, summary;
+
+  /** A product's output before its post norm joins it to the residual (Gemma 3), or null. */
+  private CUdeviceptr ob;
+
   private CUdeviceptr partM, partL, partAcc;
   private int stepCapacity;
   private CUdeviceptr stepDev;
@@ -140,24 +156,33 @@ public final class CudaModelRunner implements ModelRunner {
   private FloatBuffer logitsFloats;
   private Launches launches;
 
+  /** Whether the model uses any of Gemma 3's operations. */
+  private static boolean gemmaOperations(ModelConfig c) {
+    return c.embeddingScale() != 1f
+        || c.activation() != GatedActivation.SILU
+        || c.postNorms()
+        || c.slidingWindow() != null;
+  }
+
   /**
    * Why this backend cannot serve a model of {@code c}'s description, if it cannot: a head width
-   * without an attention kernel, or an operation its kernels do not implement (Gemma's embedding
-   * scale, GeGLU, post norms and sliding-window layers).
+   * without an attention kernel, or Gemma 3's operations (embedding scale, GeGLU, post norms and
+   * sliding-window layers), whose kernels have not run on a device, unless {@link #GEMMA_PROPERTY}
+   * asks for them.
    */
   public static Optional<String> unsupported(ModelConfig c) {
     if (!AttentionKernels.supportsHeadDim(c.headDim())) {
       return Optional.of(
           "the cuda backend has no attention kernel for heads of " + c.headDim() + " values");
     }
-    if (c.embeddingScale() != 1f
-        || c.activation() != GatedActivation.SILU
-        || c.postNorms()
-        || c.slidingWindow() != null) {
+    if (gemmaOperations(c) && !Boolean.getBoolean(GEMMA_PROPERTY)) {
       return Optional.of(
-          "the cuda backend does not implement "
+          "the cuda backend's kernels for "
               + c.architecture()
-              + "'s embedding scale, GeGLU, post norms or sliding-window layers");
+              + "'s embedding scale, GeGLU, post norms and sliding-window layers have not run on a"
+              + " device yet (-D"
+              + GEMMA_PROPERTY
+              + "=true uses them)");
     }
     return Optional.empty();
   }
@@ -212,6 +237,15 @@ public final class CudaModelRunner implements ModelRunner {
       RopeTable rope = RopeTable.of(hd, Math.max(c.contextLength(), maxCtx), c.rope());
       cos = upload(rope.cos());
       sin = upload(rope.sin());
+      if (c.slidingWindow() != null) {
+        RopeTable local =
+            RopeTable.of(hd, Math.max(c.contextLength(), maxCtx), c.slidingWindow().rope());
+        windowCos = upload(local.cos());
+        windowSin = upload(local.sin());
+      } else {
+        windowCos = cos;
+        windowSin = sin;
+      }
       times = KernelTimes.enabled() ? new KernelTimes(cu.stream()) : null;
       useGraphs = times == null && !"false".equals(System.getProperty("flinfer.cuda.graphs"));
       for (String v : GemmShape.VARIANTS) {
@@ -302,7 +336,7 @@ public final class CudaModelRunner implements ModelRunner {
   private void allocateWorkspace(int tokens) {
     for (CUdeviceptr p :
         new CUdeviceptr[] {
-          x, xn, qkv, qf, att, h, hn, splitWs, splitCounters, last, logits, summary
+          x, xn, qkv, qf, att, h, hn, splitWs, splitCounters, last, logits, summary, ob
         }) {
       cu.free(p);
     }
@@ -313,6 +347,7 @@ public final class CudaModelRunner implements ModelRunner {
     long s = Sizeof.SHORT;
     int b = requestCapacity;
     x = cu.alloc(tokens * (long) c.dim() * f);
+    ob = c.postNorms() ? cu.alloc(tokens * (long) c.dim() * f) : null;
     xn = cu.alloc(tokens * (long) dimP * s);
     // A product whose finish or SwiGLU a later kernel does never writes its fp32 output: the q/k/v
     // and gate/up buffers (the largest of a step: 0.9 GB for 8B's gate/up at 8K tokens) exist only
@@ -559,8 +594,10 @@ public final class CudaModelRunner implements ModelRunner {
     private final Pointer[] normFfn = new Pointer[layers];
     private final Pointer[] reduceNormAttn = new Pointer[layers];
     private final Pointer[] reduceNormFfn = new Pointer[layers];
+    private final Pointer[] postAttn = new Pointer[layers];
+    private final Pointer[] postFfn = new Pointer[layers];
     private final Gemm[] upGemm = new Gemm[layers];
-    private final Pointer swiglu;
+    private final Pointer glu;
     private final Gemm[] downGemm = new Gemm[layers];
     private final Pointer normLast;
     private final Gemm lmGemm;
@@ -576,7 +613,9 @@ public final class CudaModelRunner implements ModelRunner {
     private final CUfunction reduceNormFn = cu.function("reduce_rmsnorm_" + t);
     private final CUfunction qkvPostFn = cu.function("qkv_post_" + t);
     private final CUfunction combineFn = cu.function("attention_combine_" + t);
-    private final CUfunction swigluFn = cu.function("swiglu_" + t);
+    private final String gluRole = c.activation() == GatedActivation.SILU ? "swiglu" : "geglu";
+    private final CUfunction gluFn = cu.function(gluRole + "_" + t);
+    private final CUfunction postNormFn = c.postNorms() ? cu.function("post_norm_add") : null;
     private final CUfunction greedyFn = cu.function("greedy_summary");
     private final CUfunction reduceFn = cu.function("gemm_reduce");
     private final Map<String, CUfunction> gemmFns = new HashMap<>();
@@ -585,8 +624,11 @@ public final class CudaModelRunner implements ModelRunner {
     /** Blocks of a token's q/k/v post kernel: a warp per q, k and v head. */
     private final int qkvPostGroups = (c.heads() + 2 * c.kvHeads() + QKV_WARPS - 1) / QKV_WARPS;
 
-    /** Slices of a token's SwiGLU row, each a block of 256 threads with four values apiece. */
-    private final int swigluSlices = (c.hiddenDim() + 1023) / 1024;
+    /**
+     * Slices of a token's gated-activation row, each a block of 256 threads with four values
+     * apiece.
+     */
+    private final int gluSlices = (c.hiddenDim() + 1023) / 1024;
 
     Launches() {
       for (String v : GemmShape.VARIANTS) {
@@ -594,7 +636,7 @@ public final class CudaModelRunner implements ModelRunner {
       }
       float eps = c.normEps();
       update = KernelArgs.of(stepDev, reqTable, maxCtx);
-      embed = KernelArgs.of(stepDev, x, w.embedding, c.dim(), dimP);
+      embed = KernelArgs.of(stepDev, x, w.embedding, c.dim(), dimP, c.embeddingScale());
       float scale = (float) (1.0 / Math.sqrt(hd));
       int neox = c.rope().style() == RopeConfig.Style.NEOX ? 1 : 0;
       for (int l = 0; l < layers; l++) {
@@ -615,16 +657,23 @@ public final class CudaModelRunner implements ModelRunner {
                 vl,
                 w.qNorm[l],
                 w.kNorm[l],
-                cos,
-                sin,
+                c.windowed(l) ? windowCos : cos,
+                c.windowed(l) ? windowSin : sin,
                 c.heads(),
                 c.kvHeads(),
                 hd,
                 neox,
                 eps);
-        attFew[l] = attentionArgs(kl, vl, scale, 0);
-        attMany[l] = attentionArgs(kl, vl, scale, 1);
-        oGemm[l] = new Gemm("o", oShape, StepPlan.H_N, w.wo[l], att, x, null, true);
+        int window = c.windowed(l) ? c.slidingWindow().positions() : 0;
+        attFew[l] = attentionArgs(kl, vl, scale, 0, window);
+        attMany[l] = attentionArgs(kl, vl, scale, 1, window);
+        // With post norms a product's output is normalised before it joins the residual.
+        boolean post = c.postNorms();
+        oGemm[l] = new Gemm("o", oShape, StepPlan.H_N, w.wo[l], att, post ? ob : x, null, !post);
+        if (post) {
+          postAttn[l] = KernelArgs.of(stepDev, x, ob, w.postAttNorm[l], c.dim(), eps);
+          postFfn[l] = KernelArgs.of(stepDev, x, ob, w.postFfnNorm[l], c.dim(), eps);
+        }
         normFfn[l] = KernelArgs.of(stepDev, xn, dimP, x, w.ffnNorm[l], c.dim(), eps, 0);
         reduceNormFfn[l] = reduceNormArgs(oShape, w.ffnNorm[l], eps);
         upGemm[l] =
@@ -632,13 +681,14 @@ public final class CudaModelRunner implements ModelRunner {
                 ? new Gemm(
                     "gate_up", upShape, StepPlan.H_N, w.gateUp[l], xn, h, null, false, hn, hiddenP)
                 : new Gemm("gate_up", upShape, StepPlan.H_N, w.gateUp[l], xn, h, null, false);
-        downGemm[l] = new Gemm("down", downShape, StepPlan.H_N, w.down[l], hn, x, null, true);
+        downGemm[l] =
+            new Gemm("down", downShape, StepPlan.H_N, w.down[l], hn, post ? ob : x, null, !post);
         if (l + 1 < layers) {
           reduceNormAttn[l + 1] = reduceNormArgs(downShape, w.attnNorm[l + 1], eps);
         }
       }
       combine = KernelArgs.of(stepDev, partM, partL, partAcc, att, qDimP, c.heads(), hd);
-      swiglu = KernelArgs.of(stepDev, hn, hiddenP, h, c.hiddenDim());
+      glu = KernelArgs.of(stepDev, hn, hiddenP, h, c.hiddenDim());
       normLast = KernelArgs.of(stepDev, last, dimP, x, w.finalNorm, c.dim(), eps, 1);
       lmGemm = new Gemm("lm_head", lmShape, StepPlan.H_B, w.classifier, last, logits, null, false);
       CUdeviceptr top = summary;
@@ -652,7 +702,8 @@ public final class CudaModelRunner implements ModelRunner {
       return KernelArgs.of(stepDev, splitWs, shape.splits(), x, xn, dimP, weight, c.dim(), eps);
     }
 
-    private Pointer attentionArgs(CUdeviceptr kl, CUdeviceptr vl, float scale, int list) {
+    private Pointer attentionArgs(
+        CUdeviceptr kl, CUdeviceptr vl, float scale, int list, int window) {
       return KernelArgs.of(
           stepDev,
           qf,
@@ -668,7 +719,8 @@ public final class CudaModelRunner implements ModelRunner {
           c.heads(),
           c.kvHeads(),
           scale,
-          list);
+          list,
+          window);
     }
 
     /**
@@ -727,11 +779,14 @@ public final class CudaModelRunner implements ModelRunner {
           launch("reduce_rmsnorm", reduceNormFn, n, NORM_THREADS, 0, reduceNormFfn[l]);
         } else {
           oGemm[l].enqueue(v, n);
+          if (c.postNorms()) {
+            launch("post_norm_add", postNormFn, n, NORM_THREADS, 0, postAttn[l]);
+          }
           launch("rmsnorm", normFn, n, NORM_THREADS, 0, normFfn[l]);
         }
         upGemm[l].enqueue(v, n);
         if (!fusions.swigluInProduct()) {
-          launch("swiglu", swigluFn, n, swigluSlices, 1, 256, 0, swiglu);
+          launch(gluRole, gluFn, n, gluSlices, 1, 256, 0, glu);
         }
         normDone = fusions.normInDownFinish() && l + 1 < layers;
         if (normDone) {
@@ -739,6 +794,9 @@ public final class CudaModelRunner implements ModelRunner {
           launch("reduce_rmsnorm", reduceNormFn, n, NORM_THREADS, 0, reduceNormAttn[l + 1]);
         } else {
           downGemm[l].enqueue(v, n);
+          if (c.postNorms()) {
+            launch("post_norm_add", postNormFn, n, NORM_THREADS, 0, postFfn[l]);
+          }
         }
       }
       launch("rmsnorm", normFn, b, NORM_THREADS, 0, normLast);

@@ -30,6 +30,8 @@ final class DeviceWeights {
   final CUdeviceptr finalNorm;
   final CUdeviceptr[] attnNorm;
   final CUdeviceptr[] ffnNorm;
+  final CUdeviceptr[] postAttNorm;
+  final CUdeviceptr[] postFfnNorm;
   final CUdeviceptr[] qkv;
   final CUdeviceptr[] qkvBias;
   final CUdeviceptr[] qNorm;
@@ -55,6 +57,8 @@ final class DeviceWeights {
     int layers = c.layers();
     attnNorm = new CUdeviceptr[layers];
     ffnNorm = new CUdeviceptr[layers];
+    postAttNorm = new CUdeviceptr[layers];
+    postFfnNorm = new CUdeviceptr[layers];
     qkv = new CUdeviceptr[layers];
     qkvBias = new CUdeviceptr[layers];
     qNorm = new CUdeviceptr[layers];
@@ -69,6 +73,8 @@ final class DeviceWeights {
       for (int l = 0; l < layers; l++) {
         attnNorm[l] = vector(w.rmsAtt()[l]);
         ffnNorm[l] = vector(w.rmsFfn()[l]);
+        postAttNorm[l] = c.postNorms() ? vector(w.postAttNorm()[l]) : null;
+        postFfnNorm[l] = c.postNorms() ? vector(w.postFfnNorm()[l]) : null;
         qkv[l] = matrix(w.wq()[l], w.wk()[l], w.wv()[l]);
         qkvBias[l] = c.qkvBias() ? vector(w.bq()[l], w.bk()[l], w.bv()[l]) : null;
         qNorm[l] = c.qkNorm() ? vector(w.qNorm()[l]) : null;

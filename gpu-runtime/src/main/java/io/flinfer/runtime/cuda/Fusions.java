@@ -1,5 +1,6 @@
 package io.flinfer.runtime.cuda;
 
+import io.flinfer.runtime.model.GatedActivation;
 import io.flinfer.runtime.model.ModelConfig;
 
 /**
@@ -39,11 +40,14 @@ record Fusions(
       return NONE;
     }
     boolean finishes = !fusedReduce;
+    // A post norm (Gemma 3) comes between a product's finish and the residual; GeGLU has no
+    // epilogue in the product.
+    boolean residual = finishes && !c.postNorms();
     return new Fusions(
         finishes && qkv.splits() > 1,
-        finishes && o.splits() > 1,
-        finishes && down.splits() > 1,
-        up.splits() == 1 && c.hiddenDim() % 8 == 0);
+        residual && o.splits() > 1,
+        residual && down.splits() > 1,
+        up.splits() == 1 && c.hiddenDim() % 8 == 0 && c.activation() == GatedActivation.SILU);
   }
 
   /**

@@ -2,7 +2,9 @@ package io.flinfer.runtime.cuda;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flinfer.runtime.model.GatedActivation;
 import io.flinfer.runtime.model.ModelConfig;
+import io.flinfer.runtime.model.RopeConfig;
 import java.util.HashSet;
 import java.util.Set;
 import net.jqwik.api.ForAll;
@@ -53,6 +55,34 @@ class FusionsTest {
     assertThat(choose(true, false, tiny)).isEqualTo(Fusions.NONE);
     ModelConfig small = new ModelConfig(64, 176, 5, 8, 4, 512, 512, 1e4f, 1e-5f);
     assertThat(choose(true, false, small)).isEqualTo(new Fusions(false, false, false, true));
+  }
+
+  /**
+   * Gemma 3's post norms come between the o and down products' finishes and the residual, and GeGLU
+   * has no product epilogue: of Llama-3.1-8B's fusions only the q/k/v finish is left.
+   */
+  @Test
+  void postNormsAndGegluKeepTheirKernelsApart() {
+    ModelConfig gemmaShaped =
+        new ModelConfig(
+            "gemma3",
+            4096,
+            14336,
+            32,
+            32,
+            8,
+            128,
+            128256,
+            8192,
+            1e-6f,
+            new RopeConfig(RopeConfig.Style.NEOX, 1e6f, null),
+            false,
+            true,
+            64f,
+            GatedActivation.GELU_TANH,
+            true,
+            null);
+    assertThat(choose(true, false, gemmaShaped)).isEqualTo(new Fusions(true, false, false, false));
   }
 
   private static Fusions choose(boolean enabled, boolean fusedReduce, ModelConfig c) {

@@ -25,7 +25,9 @@ class KernelImageTest {
       for (DeviceDtype t : DeviceDtype.values()) {
         String s = t.suffix();
         for (String k :
-            new String[] {"embed_", "rmsnorm_", "qkv_post_", "swiglu_", "attention_combine_"}) {
+            new String[] {
+              "embed_", "rmsnorm_", "qkv_post_", "swiglu_", "geglu_", "attention_combine_"
+            }) {
           assertThat(text).contains(k + s);
         }
         for (String v : new String[] {"s8", "s16", "s32", "s64", "l"}) {
@@ -37,7 +39,8 @@ class KernelImageTest {
           assertThat(text).contains(AttentionKernels.name(s, hd, AttentionKernels.manyRows(hd)));
         }
       }
-      assertThat(text).contains("update_req_to_token", "gemm_reduce", "greedy_summary");
+      assertThat(text)
+          .contains("update_req_to_token", "gemm_reduce", "greedy_summary", "post_norm_add");
     }
   }
 
