@@ -112,17 +112,14 @@ extern "C" __global__ void update_req_to_token(const int* __restrict__ step, int
 
 // ---- embedding and norms ----
 
-// x[t] = embedding[ids[t]] as fp32, times scale where it is not 1 (Gemma 3's sqrt(dim)). Grid:
-// token capacity; blocks past n leave.
+// x[t] = embedding[ids[t]] as fp32 times scale (1, or Gemma 3's sqrt(dim): a product with 1 is
+// exact). Grid: token capacity; blocks past n leave.
 template <typename T>
 __device__ void embed_body(const int* step, float* x, const T* emb, int dim, int ld, float scale) {
   int t = blockIdx.x;
   if (t >= step[H_N]) return;
   const T* row = emb + (size_t)step[step[H_IDS] + t] * ld;
-  for (int i = threadIdx.x; i < dim; i += blockDim.x) {
-    float v = to_f32(row[i]);
-    x[(size_t)t * dim + i] = scale == 1.f ? v : __fmul_rn(v, scale);
-  }
+  for (int i = threadIdx.x; i < dim; i += blockDim.x) x[(size_t)t * dim + i] = __fmul_rn(to_f32(row[i]), scale);
 }
 
 // A norm block's thread takes the values i = threadIdx.x + k * blockDim.x of its row, NORM_U at
@@ -598,10 +595,15 @@ extern "C" __global__ void gemm_reduce(const int* __restrict__ step, int n_index
 
 // ---- attention ----
 
-// Whether a row at position pos sees any of the chunk's positions [c0, c0 + cn): causally, and
-// with a window (0: none) only the window positions up to pos.
-__device__ __forceinline__ bool sees(int c0, int cn, int pos, int window) {
-  return c0 <= pos && (window == 0 || c0 + cn > pos - window + 1);
+// Whether a row at position pos sees position j: causally, and with a window (0: none) only the
+// window's positions up to pos.
+__device__ __forceinline__ bool sees(int j, int pos, int window) {
+  return j <= pos && (window == 0 || j > pos - window);
+}
+
+// Whether it sees any of a chunk's positions [c0, c0 + cn).
+__device__ __forceinline__ bool sees_any(int c0, int cn, int pos, int window) {
+  return c0 <= pos && (window == 0 || c0 + cn - 1 > pos - window);
 }
 
 // Paged causal attention of tiles of query rows over their request's context, read through its
@@ -737,15 +739,14 @@ __device__ void attention_body(const int* __restrict__ step, const float* __rest
           for (int k = 0; k < SI; k++) {
             int r = warp + 4 * k;
             if (r < rows)
-              P[r * PS + lane] = lane < cn && c0 + lane <= Pos[r] && (window == 0 || c0 + lane > Pos[r] - window)
-                                     ? __fmul_rn(dot[k], scale)
-                                     : -INFINITY;
+              P[r * PS + lane] =
+                  lane < cn && sees(c0 + lane, Pos[r], window) ? __fmul_rn(dot[k], scale) : -INFINITY;
           }
         }
         __syncthreads();
         // Online softmax per row, for rows that see any of this chunk.
         for (int r = warp; r < rows; r += THREADS / 32) {
-          if (!sees(c0, cn, Pos[r], window)) continue;
+          if (!sees_any(c0, cn, Pos[r], window)) continue;
           float sc = P[r * PS + lane];
           float m_old = Ms[r];
           float m_new = fmaxf(m_old, warp_max(sc));
@@ -769,7 +770,7 @@ __device__ void attention_body(const int* __restrict__ step, const float* __rest
           lim[k] = -1;
           if (e < rows * D) {
             int r = e / D;
-            if (sees(c0, cn, Pos[r], window)) {
+            if (sees_any(c0, cn, Pos[r], window)) {
               lim[k] = min(cn - 1, Pos[r] - c0);
               acc[k] = __fmul_rn(acc[k], Al[r]);
             }

@@ -92,10 +92,8 @@ public final class CudaModelRunner implements ModelRunner {
   private final CUdeviceptr reqTable;
   private final CUdeviceptr cos;
   private final CUdeviceptr sin;
-
-  /** The windowed layers' rope tables (Gemma 3's local layers), or the model's. */
+  // The windowed layers' rope tables (Gemma 3's local layers), or the model's.
   private final CUdeviceptr windowCos;
-
   private final CUdeviceptr windowSin;
   private final int maxCtx;
   private final int requestCapacity;
