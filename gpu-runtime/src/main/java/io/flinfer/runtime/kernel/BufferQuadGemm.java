@@ -1,7 +1,6 @@
 package io.flinfer.runtime.kernel;
 
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -112,10 +111,10 @@ final class BufferQuadGemm {
     FloatVector a32 = a00;
     FloatVector a33 = a00;
     for (int i = 0; i < colsV; i += L) {
-      FloatVector v0 = FloatVector.fromByteBuffer(S, w, w0 + i * 4, ByteOrder.LITTLE_ENDIAN);
-      FloatVector v1 = FloatVector.fromByteBuffer(S, w, w1 + i * 4, ByteOrder.LITTLE_ENDIAN);
-      FloatVector v2 = FloatVector.fromByteBuffer(S, w, w2 + i * 4, ByteOrder.LITTLE_ENDIAN);
-      FloatVector v3 = FloatVector.fromByteBuffer(S, w, w3 + i * 4, ByteOrder.LITTLE_ENDIAN);
+      FloatVector v0 = BufferLoads.floats(S, w, w0 + i * 4);
+      FloatVector v1 = BufferLoads.floats(S, w, w1 + i * 4);
+      FloatVector v2 = BufferLoads.floats(S, w, w2 + i * 4);
+      FloatVector v3 = BufferLoads.floats(S, w, w3 + i * 4);
       FloatVector u0 = FloatVector.fromArray(S, x, x0 + i);
       a00 = v0.fma(u0, a00);
       a01 = v1.fma(u0, a01);
@@ -185,10 +184,10 @@ final class BufferQuadGemm {
     FloatVector a12 = a00;
     FloatVector a13 = a00;
     for (int i = 0; i < colsV; i += L) {
-      FloatVector v0 = FloatVector.fromByteBuffer(S, w, w0 + i * 4, ByteOrder.LITTLE_ENDIAN);
-      FloatVector v1 = FloatVector.fromByteBuffer(S, w, w1 + i * 4, ByteOrder.LITTLE_ENDIAN);
-      FloatVector v2 = FloatVector.fromByteBuffer(S, w, w2 + i * 4, ByteOrder.LITTLE_ENDIAN);
-      FloatVector v3 = FloatVector.fromByteBuffer(S, w, w3 + i * 4, ByteOrder.LITTLE_ENDIAN);
+      FloatVector v0 = BufferLoads.floats(S, w, w0 + i * 4);
+      FloatVector v1 = BufferLoads.floats(S, w, w1 + i * 4);
+      FloatVector v2 = BufferLoads.floats(S, w, w2 + i * 4);
+      FloatVector v3 = BufferLoads.floats(S, w, w3 + i * 4);
       FloatVector u0 = FloatVector.fromArray(S, x, x0 + i);
       a00 = v0.fma(u0, a00);
       a01 = v1.fma(u0, a01);

@@ -1,7 +1,6 @@
 package io.flinfer.runtime.kernel;
 
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -216,8 +215,8 @@ final class GemmKernels {
     FloatVector a50 = FloatVector.zero(S);
     FloatVector a51 = FloatVector.zero(S);
     for (int i = 0; i < colsV; i += LANES) {
-      FloatVector v0 = FloatVector.fromByteBuffer(S, w, w0 + i * 4, ByteOrder.LITTLE_ENDIAN);
-      FloatVector v1 = FloatVector.fromByteBuffer(S, w, w1 + i * 4, ByteOrder.LITTLE_ENDIAN);
+      FloatVector v0 = BufferLoads.floats(S, w, w0 + i * 4);
+      FloatVector v1 = BufferLoads.floats(S, w, w1 + i * 4);
       FloatVector u0 = FloatVector.fromArray(S, x, x0 + i);
       a00 = v0.fma(u0, a00);
       a01 = v1.fma(u0, a01);
@@ -281,8 +280,8 @@ final class GemmKernels {
     FloatVector a30 = FloatVector.zero(S);
     FloatVector a31 = FloatVector.zero(S);
     for (int i = 0; i < colsV; i += LANES) {
-      FloatVector v0 = FloatVector.fromByteBuffer(S, w, w0 + i * 4, ByteOrder.LITTLE_ENDIAN);
-      FloatVector v1 = FloatVector.fromByteBuffer(S, w, w1 + i * 4, ByteOrder.LITTLE_ENDIAN);
+      FloatVector v0 = BufferLoads.floats(S, w, w0 + i * 4);
+      FloatVector v1 = BufferLoads.floats(S, w, w1 + i * 4);
       FloatVector u0 = FloatVector.fromArray(S, x, x0 + i);
       a00 = v0.fma(u0, a00);
       a01 = v1.fma(u0, a01);
@@ -323,8 +322,8 @@ final class GemmKernels {
     FloatVector a00 = FloatVector.zero(S);
     FloatVector a01 = FloatVector.zero(S);
     for (int i = 0; i < colsV; i += LANES) {
-      FloatVector v0 = FloatVector.fromByteBuffer(S, w, w0 + i * 4, ByteOrder.LITTLE_ENDIAN);
-      FloatVector v1 = FloatVector.fromByteBuffer(S, w, w1 + i * 4, ByteOrder.LITTLE_ENDIAN);
+      FloatVector v0 = BufferLoads.floats(S, w, w0 + i * 4);
+      FloatVector v1 = BufferLoads.floats(S, w, w1 + i * 4);
       FloatVector u0 = FloatVector.fromArray(S, x, x0 + i);
       a00 = v0.fma(u0, a00);
       a01 = v1.fma(u0, a01);
@@ -363,10 +362,10 @@ final class GemmKernels {
     FloatVector a3 = a0;
     for (int i = 0; i < colsV; i += LANES) {
       FloatVector u = FloatVector.fromArray(S, x, xOff + i);
-      a0 = FloatVector.fromByteBuffer(S, w, w0 + i * 4, ByteOrder.LITTLE_ENDIAN).fma(u, a0);
-      a1 = FloatVector.fromByteBuffer(S, w, w1 + i * 4, ByteOrder.LITTLE_ENDIAN).fma(u, a1);
-      a2 = FloatVector.fromByteBuffer(S, w, w2 + i * 4, ByteOrder.LITTLE_ENDIAN).fma(u, a2);
-      a3 = FloatVector.fromByteBuffer(S, w, w3 + i * 4, ByteOrder.LITTLE_ENDIAN).fma(u, a3);
+      a0 = BufferLoads.floats(S, w, w0 + i * 4).fma(u, a0);
+      a1 = BufferLoads.floats(S, w, w1 + i * 4).fma(u, a1);
+      a2 = BufferLoads.floats(S, w, w2 + i * 4).fma(u, a2);
+      a3 = BufferLoads.floats(S, w, w3 + i * 4).fma(u, a3);
     }
     a0.intoArray(tmp, 0);
     a1.intoArray(tmp, 8);
@@ -385,7 +384,7 @@ final class GemmKernels {
     int x0 = (t + 0) * cols;
     FloatVector a00 = FloatVector.zero(S);
     for (int i = 0; i < colsV; i += LANES) {
-      FloatVector v0 = FloatVector.fromByteBuffer(S, w, w0 + i * 4, ByteOrder.LITTLE_ENDIAN);
+      FloatVector v0 = BufferLoads.floats(S, w, w0 + i * 4);
       FloatVector u0 = FloatVector.fromArray(S, x, x0 + i);
       a00 = v0.fma(u0, a00);
     }

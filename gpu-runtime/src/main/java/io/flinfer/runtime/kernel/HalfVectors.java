@@ -1,7 +1,6 @@
 package io.flinfer.runtime.kernel;
 
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
@@ -42,16 +41,14 @@ public final class HalfVectors {
   public static void fp16Wide(ByteBuffer b, int byteOffset, float[] dst, int off) {
     IntVector h =
         (IntVector)
-            ShortVector.fromByteBuffer(WIDE16, b, byteOffset, ByteOrder.LITTLE_ENDIAN)
-                .convertShape(VectorOperators.S2I, WIDE32, 0);
+            BufferLoads.shorts(WIDE16, b, byteOffset).convertShape(VectorOperators.S2I, WIDE32, 0);
     fp16(h).intoArray(dst, off);
   }
 
   /** {@link #WIDE_LANES} bfloat16 values at {@code byteOffset}, stored into {@code dst[off..]}. */
   public static void bf16Wide(ByteBuffer b, int byteOffset, float[] dst, int off) {
     ((IntVector)
-            ShortVector.fromByteBuffer(WIDE16, b, byteOffset, ByteOrder.LITTLE_ENDIAN)
-                .convertShape(VectorOperators.S2I, WIDE32, 0))
+            BufferLoads.shorts(WIDE16, b, byteOffset).convertShape(VectorOperators.S2I, WIDE32, 0))
         .lanewise(VectorOperators.LSHL, 16)
         .reinterpretAsFloats()
         .intoArray(dst, off);
@@ -63,8 +60,7 @@ public final class HalfVectors {
    */
   public static void int8Wide(ByteBuffer b, int byteOffset, float scale, float[] dst, int off) {
     ((FloatVector)
-            ByteVector.fromByteBuffer(WIDE8, b, byteOffset, ByteOrder.LITTLE_ENDIAN)
-                .convertShape(VectorOperators.B2F, WIDE, 0))
+            BufferLoads.bytes(WIDE8, b, byteOffset).convertShape(VectorOperators.B2F, WIDE, 0))
         .mul(scale)
         .intoArray(dst, off);
   }
@@ -82,20 +78,17 @@ public final class HalfVectors {
   /** Eight signed bytes at {@code byteOffset}, as floats. */
   public static FloatVector int8(ByteBuffer b, int byteOffset) {
     return (FloatVector)
-        ByteVector.fromByteBuffer(S8, b, byteOffset, ByteOrder.LITTLE_ENDIAN)
-            .convertShape(VectorOperators.B2F, S, 0);
+        BufferLoads.bytes(S8, b, byteOffset).convertShape(VectorOperators.B2F, S, 0);
   }
 
   /** 32 bytes at {@code byteOffset}. */
   public static ByteVector bytes32(ByteBuffer b, int byteOffset) {
-    return ByteVector.fromByteBuffer(
-        ByteVector.SPECIES_256, b, byteOffset, ByteOrder.LITTLE_ENDIAN);
+    return BufferLoads.bytes(ByteVector.SPECIES_256, b, byteOffset);
   }
 
   /** 16 bytes at {@code byteOffset}. */
   public static ByteVector bytes16(ByteBuffer b, int byteOffset) {
-    return ByteVector.fromByteBuffer(
-        ByteVector.SPECIES_128, b, byteOffset, ByteOrder.LITTLE_ENDIAN);
+    return BufferLoads.bytes(ByteVector.SPECIES_128, b, byteOffset);
   }
 
   /**
@@ -195,8 +188,7 @@ public final class HalfVectors {
 
   private static IntVector halves(ByteBuffer b, int byteOffset) {
     return (IntVector)
-        ShortVector.fromByteBuffer(S16, b, byteOffset, ByteOrder.LITTLE_ENDIAN)
-            .convertShape(VectorOperators.S2I, S32, 0);
+        BufferLoads.shorts(S16, b, byteOffset).convertShape(VectorOperators.S2I, S32, 0);
   }
 
   /**

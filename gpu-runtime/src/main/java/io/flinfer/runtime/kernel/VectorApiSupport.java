@@ -1,15 +1,14 @@
 package io.flinfer.runtime.kernel;
 
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
+import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorSpecies;
+import jdk.incubator.vector.ShortVector;
 
 /**
- * Whether this JVM's Vector API has what the CPU kernels call. They read mapped weights with {@code
- * FloatVector.fromByteBuffer} and its kin, which JDK 17 and 18 have and JDK 19 replaced (with
- * memory segments): on a later JDK a model would load and then fail in the middle of a forward pass
- * with a {@link NoSuchMethodError}. Loaders check first and refuse with a clear message.
+ * Whether this JVM's Vector API has what the CPU kernels call. They read mapped weights through
+ * {@link BufferLoads}: {@code fromByteBuffer} on JDK 17 and 18, {@code fromMemorySegment} from JDK
+ * 19 on. A Vector API with neither would let a model load and then fail in the middle of a forward
+ * pass; loaders check first and refuse with a clear message.
  */
 public final class VectorApiSupport {
   private VectorApiSupport() {}
@@ -17,19 +16,20 @@ public final class VectorApiSupport {
   /** Throws {@link IllegalStateException} where this JVM's Vector API lacks the kernels' calls. */
   public static void require() {
     require(FloatVector.class);
+    require(ShortVector.class);
+    require(ByteVector.class);
   }
 
-  /** As {@link #require()}, for {@code vectorClass} in place of {@link FloatVector}. */
+  /** As {@link #require()}, for {@code vectorClass} alone. */
   static void require(Class<?> vectorClass) {
-    try {
-      vectorClass.getMethod(
-          "fromByteBuffer", VectorSpecies.class, ByteBuffer.class, int.class, ByteOrder.class);
-    } catch (NoSuchMethodException e) {
-      throw new IllegalStateException(
-          "the CPU kernels need JDK 17 or 18: this is Java "
-              + Runtime.version().feature()
-              + ", whose incubating Vector API no longer reads byte buffers"
-              + " (fromByteBuffer, removed in JDK 19)");
-    }
+    BufferLoads.unsupported(vectorClass)
+        .ifPresent(
+            why -> {
+              throw new IllegalStateException(
+                  "the CPU kernels cannot read mapped weights on Java "
+                      + Runtime.version().feature()
+                      + ": "
+                      + why);
+            });
   }
 }

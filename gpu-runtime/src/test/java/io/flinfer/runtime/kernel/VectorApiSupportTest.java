@@ -8,15 +8,15 @@ import org.junit.jupiter.api.Test;
 class VectorApiSupportTest {
   @Test
   void thisJvmHasTheCallsTheKernelsMake() {
-    // CI runs JDK 17, whose Vector API reads byte buffers.
+    // CI runs JDK 17, whose Vector API reads byte buffers, and JDK 25, whose reads memory segments.
     assertThatCode(VectorApiSupport::require).doesNotThrowAnyException();
   }
 
   @Test
-  void aVectorApiWithoutByteBufferLoadsIsRefusedWithTheReason() {
+  void aVectorApiWithoutBufferOrSegmentLoadsIsRefusedWithTheReason() {
     assertThatThrownBy(() -> VectorApiSupport.require(Object.class))
         .isInstanceOf(IllegalStateException.class)
-        .hasMessageContaining("JDK 17 or 18")
-        .hasMessageContaining("fromByteBuffer");
+        .hasMessageContaining("Object has neither fromByteBuffer (JDK 17, 18)")
+        .hasMessageContaining("fromMemorySegment (JDK 19 and later)");
   }
 }
