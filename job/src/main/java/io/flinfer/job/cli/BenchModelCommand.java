@@ -88,10 +88,10 @@ public final class BenchModelCommand implements Callable<Integer> {
   @Option(
       names = "--models",
       split = ",",
-      defaultValue = "test,llama-110m",
       description =
           "test (the located model), a .gguf file, or random weights in a shape: llama-110m,"
-              + " llama-1b, llama-8b, qwen2.5-0.5b, gemma3-1b (default: ${DEFAULT-VALUE}).")
+              + " llama-1b, llama-8b, qwen2.5-0.5b, gemma3-1b (default: test,llama-110m; only"
+              + " test, the file, when --model is given).")
   List<String> models;
 
   @Option(
@@ -180,7 +180,7 @@ public final class BenchModelCommand implements Callable<Integer> {
     root.put("sampling", "greedy; the runner returns each request's top token");
     root.put("load_average_before", loadAverage());
     ArrayNode results = root.putArray("models");
-    for (String which : models) {
+    for (String which : modelsToRun()) {
       LlamaModel model = load(which, type);
       System.err.printf("benchmarking %s %s with %d threads%n", which, model.config(), n);
       results.add(bench(json, which, model, n, runners, gpu, kv));
@@ -188,6 +188,14 @@ public final class BenchModelCommand implements Callable<Integer> {
     root.put("load_average_after", loadAverage());
     System.out.println(json.writerWithDefaultPrettyPrinter().writeValueAsString(root));
     return 0;
+  }
+
+  /** {@code --models}, or, left out, the file {@code --model} names alone or the two defaults. */
+  List<String> modelsToRun() {
+    if (models != null) {
+      return models;
+    }
+    return modelOptions.model != null ? List.of("test") : List.of("test", "llama-110m");
   }
 
   private LlamaModel load(String which, WeightTypes type) throws IOException {
