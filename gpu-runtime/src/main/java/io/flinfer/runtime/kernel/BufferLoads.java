@@ -76,19 +76,13 @@ final class BufferLoads {
    * fromByteBuffer} (JDK 17, 18) nor {@code fromMemorySegment} with {@code java.lang.foreign}.
    */
   static Optional<String> unsupported(Class<?> vectorClass) {
-    if (hasByteBufferLoads(vectorClass)) {
+    if (hasByteBufferLoads(vectorClass)
+        || (segmentOfBuffer() != null && fromSegment(vectorClass) != null)) {
       return Optional.empty();
     }
-    try {
-      Class<?> segment = Class.forName("java.lang.foreign.MemorySegment");
-      vectorClass.getMethod(
-          "fromMemorySegment", VectorSpecies.class, segment, long.class, ByteOrder.class);
-      return Optional.empty();
-    } catch (ReflectiveOperationException e) {
-      return Optional.of(
-          vectorClass.getSimpleName()
-              + " has neither fromByteBuffer (JDK 17, 18) nor fromMemorySegment (JDK 19 and later)");
-    }
+    return Optional.of(
+        vectorClass.getSimpleName()
+            + " has neither fromByteBuffer (JDK 17, 18) nor fromMemorySegment (JDK 19 and later)");
   }
 
   private static boolean hasByteBufferLoads(Class<?> vectorClass) {
@@ -112,7 +106,7 @@ final class BufferLoads {
           .findStatic(segment, "ofBuffer", MethodType.methodType(segment, Buffer.class))
           .asType(MethodType.methodType(Object.class, ByteBuffer.class));
     } catch (ReflectiveOperationException e) {
-      return null; // VectorApiSupport refuses before any kernel runs
+      return null; // unsupported() says why, and VectorApiSupport refuses before any kernel runs
     }
   }
 
