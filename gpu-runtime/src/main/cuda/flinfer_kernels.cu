@@ -1045,8 +1045,8 @@ FOR_TYPES(ENTRY_COMBINE)
   extern "C" __global__ void __launch_bounds__(256) gemm_l8n256k64_##N(GEMM_ARGS) { gemm_body<T, 128, 256, 64, 2, 4, 3>(GEMM_PASS(T)); }
 FOR_TYPES(ENTRY_GEMM)
 
-// Attention: KV type x activation type x head width x rows per tile (8 for decode, 64 or 32 for
-// extend tiles).
+// Attention: KV type x activation type x head width x rows per tile (8 for decode, 64, 32 or 16
+// for extend tiles: fewer rows for wider heads keep a thread's accumulators in registers).
 #define ATT_ARGS                                                                                                  \
   const int *step, const float *q, const void *kcache, const void *vcache, const int *req_to_token, int max_ctx, \
       void *out, int ld_out, float *pm, float *pl, float *pa, int heads, int kv_heads, float scale, int list, int window
@@ -1058,6 +1058,7 @@ FOR_TYPES(ENTRY_GEMM)
 #define ATT_TYPE(N, T)                                                                     \
   ATT_ENTRY(N, T, 8, 8) ATT_ENTRY(N, T, 8, 64) ATT_ENTRY(N, T, 16, 8) ATT_ENTRY(N, T, 16, 64)   \
   ATT_ENTRY(N, T, 32, 8) ATT_ENTRY(N, T, 32, 64) ATT_ENTRY(N, T, 64, 8) ATT_ENTRY(N, T, 64, 64) \
-  ATT_ENTRY(N, T, 96, 8) ATT_ENTRY(N, T, 96, 32) ATT_ENTRY(N, T, 128, 8) ATT_ENTRY(N, T, 128, 32)
+  ATT_ENTRY(N, T, 96, 8) ATT_ENTRY(N, T, 96, 32) ATT_ENTRY(N, T, 128, 8) ATT_ENTRY(N, T, 128, 32) \
+  ATT_ENTRY(N, T, 256, 8) ATT_ENTRY(N, T, 256, 16)
 ATT_TYPE(bf16, bf16)
 ATT_TYPE(f16, f16)

@@ -5,7 +5,7 @@ final class AttentionKernels {
   /** Positions per chunk of a split (the kernels' CH). */
   static final int CHUNK = 32;
 
-  private static final int[] HEAD_DIMS = {8, 16, 32, 64, 96, 128};
+  private static final int[] HEAD_DIMS = {8, 16, 32, 64, 96, 128, 256};
 
   private AttentionKernels() {}
 
@@ -18,9 +18,12 @@ final class AttentionKernels {
     return false;
   }
 
-  /** Query rows of the many-rows (extend) kernel for heads of {@code hd}: 64, or 32 past 64. */
+  /**
+   * Query rows of the many-rows (extend) kernel for heads of {@code hd}: 64, 32 past 64, 16 past
+   * 128 (Gemma 3's heads of 256), so that a thread keeps at most 32 values of a tile's rows.
+   */
   static int manyRows(int hd) {
-    return hd > 64 ? 32 : 64;
+    return hd > 128 ? 16 : hd > 64 ? 32 : 64;
   }
 
   static String name(String type, int hd, int rows) {

@@ -64,13 +64,6 @@ public final class CudaModelRunner implements ModelRunner {
   /** Threads of an RMS norm's block (one row): its reduction tree, the same for every batch. */
   private static final int NORM_THREADS = 1024;
 
-  /**
-   * Enables the kernels for Gemma 3's operations (embedding scale, GeGLU, post norms, windowed
-   * layers), which are compiled and wired but have not yet been compared with the CPU backend on a
-   * device ({@code CudaGemmaTest} does that where a device is present).
-   */
-  public static final String GEMMA_PROPERTY = "flinfer.cuda.gemma";
-
   /** Warps of a q/k/v post block, each taking one head (the kernels' QKV_WARPS). */
   static final int QKV_WARPS = 4;
 
@@ -154,33 +147,14 @@ public final class CudaModelRunner implements ModelRunner {
   private FloatBuffer logitsFloats;
   private Launches launches;
 
-  /** Whether the model uses any of Gemma 3's operations. */
-  private static boolean gemmaOperations(ModelConfig c) {
-    return c.embeddingScale() != 1f
-        || c.activation() != GatedActivation.SILU
-        || c.postNorms()
-        || c.slidingWindow() != null;
-  }
-
   /**
    * Why this backend cannot serve a model of {@code c}'s description, if it cannot: a head width
-   * without an attention kernel, or Gemma 3's operations (embedding scale, GeGLU, post norms and
-   * sliding-window layers), whose kernels have not run on a device, unless {@link #GEMMA_PROPERTY}
-   * asks for them.
+   * without an attention kernel.
    */
   public static Optional<String> unsupported(ModelConfig c) {
     if (!AttentionKernels.supportsHeadDim(c.headDim())) {
       return Optional.of(
           "the cuda backend has no attention kernel for heads of " + c.headDim() + " values");
-    }
-    if (gemmaOperations(c) && !Boolean.getBoolean(GEMMA_PROPERTY)) {
-      return Optional.of(
-          "the cuda backend's kernels for "
-              + c.architecture()
-              + "'s embedding scale, GeGLU, post norms and sliding-window layers have not run on a"
-              + " device yet (-D"
-              + GEMMA_PROPERTY
-              + "=true uses them)");
     }
     return Optional.empty();
   }

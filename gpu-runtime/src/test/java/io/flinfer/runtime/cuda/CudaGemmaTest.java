@@ -14,47 +14,42 @@ import io.flinfer.runtime.testing.GemmaShapes;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Random;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Gemma 3's operations on the device (embedding scale, GeGLU, post norms, windowed layers with
  * their own rope) against the CPU backend, on a random-weight file in Gemma 3's layout whose
  * windows (8 positions, two layers in three) are shorter than a chunk of keys: tokens past the
  * window inside a chunk, whole chunks before it, and, past {@link StepPlan#SPLIT} positions, whole
- * flash-decoding splits before it. Needs a device; the kernels are used under {@link
- * CudaModelRunner#GEMMA_PROPERTY}.
+ * flash-decoding splits before it; with heads of 32 over two KV heads, and with Gemma 3 1B's heads
+ * of 256 over one KV head (wider than the model). Needs a device.
  */
 class CudaGemmaTest {
   private static final int WINDOW = 8;
 
   @TempDir static Path dir;
 
-  @BeforeAll
-  static void enable() {
-    System.setProperty(CudaModelRunner.GEMMA_PROPERTY, "true");
-  }
-
-  @AfterAll
-  static void disable() {
-    System.clearProperty(CudaModelRunner.GEMMA_PROPERTY);
-  }
-
-  private static LlamaModel model() throws Exception {
+  private static LlamaModel model(int headDim) throws Exception {
     SlidingWindow window =
         new SlidingWindow(WINDOW, 3, new RopeConfig(RopeConfig.Style.NEOX, 1e4f, null));
+    int kvHeads = headDim > 64 ? 1 : 2;
     return ModelLoader.load(
         RandomGgufModel.write(
-            GemmaShapes.tiny(6, window), GgmlType.F32, true, 3, dir.resolve("gemma.gguf")),
+            GemmaShapes.tiny(6, window, kvHeads, headDim),
+            GgmlType.F32,
+            true,
+            3,
+            dir.resolve("gemma-" + headDim + ".gguf")),
         null);
   }
 
-  @Test
-  void promptPastTheWindowAndDecodesAgreeWithTheCpuBackend() throws Exception {
+  @ParameterizedTest(name = "heads of {0}")
+  @ValueSource(ints = {32, 256})
+  void promptPastTheWindowAndDecodesAgreeWithTheCpuBackend(int headDim) throws Exception {
     CudaDevice.assume();
-    LlamaModel model = model();
+    LlamaModel model = model(headDim);
     int[] tokens = new Random(7).ints(48, 3, model.config().vocabSize()).toArray();
     List<float[]> cpu = ForwardRuns.alone(model, tokens, 40, CpuModelRunner::new, 4);
     List<float[]> gpu = ForwardRuns.alone(model, tokens, 40, CudaModelRunner::new, 1);
@@ -64,14 +59,17 @@ class CudaGemmaTest {
       worst = Math.max(worst, CudaDevice.maxRel(cpu.get(i), gpu.get(i)));
     }
     System.out.printf(
-        "gemma layout, 40-token prompt and 8 decodes: CUDA against CPU %.2e%n", worst);
+        "gemma layout, heads of %d, 40-token prompt and 8 decodes: CUDA against CPU %.2e%n",
+        headDim, worst);
     assertThat(worst).isLessThan(1e-2);
   }
 
-  @Test
-  void decodesWhoseFirstSplitsLieBeforeTheWindowAgreeWithTheCpuBackend() throws Exception {
+  @ParameterizedTest(name = "heads of {0}")
+  @ValueSource(ints = {32, 256})
+  void decodesWhoseFirstSplitsLieBeforeTheWindowAgreeWithTheCpuBackend(int headDim)
+      throws Exception {
     CudaDevice.assume();
-    LlamaModel model = model();
+    LlamaModel model = model(headDim);
     int n = 3 * StepPlan.SPLIT + 24;
     int[] tokens = new Random(11).ints(n, 3, model.config().vocabSize()).toArray();
     int prompt = n - 8;
@@ -81,7 +79,8 @@ class CudaGemmaTest {
     for (int i = 0; i < cpu.size(); i++) {
       worst = Math.max(worst, CudaDevice.maxRel(cpu.get(i), gpu.get(i)));
     }
-    System.out.printf("gemma layout at %d positions: CUDA against CPU %.2e%n", n, worst);
+    System.out.printf(
+        "gemma layout, heads of %d, at %d positions: CUDA against CPU %.2e%n", headDim, n, worst);
     assertThat(worst).isLessThan(1e-2);
   }
 }

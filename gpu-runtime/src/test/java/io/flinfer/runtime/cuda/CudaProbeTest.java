@@ -21,22 +21,17 @@ class CudaProbeTest {
   }
 
   /**
-   * Models whose operations the kernels lack, or whose kernels have not run on a device, are
-   * refused with the reason (auto: the CPU); Gemma 3's are taken only where the property asks.
+   * Models of a head width the attention kernels lack are refused with the reason (auto: the CPU).
    */
   @Test
-  void gemmasOperationsAreRefusedNamingThemUnlessAskedFor() {
+  void headWidthsWithoutAnAttentionKernelAreRefusedNamingThem() {
     RopeConfig rope = new RopeConfig(RopeConfig.Style.NEOX, 1e4f, null);
-    ModelConfig gemma = GemmaShapes.tiny(6, new SlidingWindow(128, 6, rope));
-    assertThat(CudaModelRunner.unsupported(gemma))
-        .hasValueSatisfying(
-            why -> assertThat(why).contains("gemma3", "GeGLU", CudaModelRunner.GEMMA_PROPERTY));
-    System.setProperty(CudaModelRunner.GEMMA_PROPERTY, "true");
-    try {
-      assertThat(CudaModelRunner.unsupported(gemma)).isEmpty();
-    } finally {
-      System.clearProperty(CudaModelRunner.GEMMA_PROPERTY);
-    }
+    assertThat(CudaModelRunner.unsupported(GemmaShapes.tiny(6, new SlidingWindow(128, 6, rope))))
+        .isEmpty();
+    assertThat(
+            CudaModelRunner.unsupported(
+                GemmaShapes.tiny(6, new SlidingWindow(128, 6, rope), 1, 256)))
+        .isEmpty();
     assertThat(CudaModelRunner.unsupported(ModelConfig.llama110M())).isEmpty();
     assertThat(CudaModelRunner.unsupported(new ModelConfig(60, 120, 1, 2, 2, 100, 64, 1e4f, 1e-5f)))
         .hasValueSatisfying(why -> assertThat(why).contains("heads of 30"));

@@ -33,7 +33,7 @@ class KernelImageTest {
         for (String v : new String[] {"s8", "s16", "s32", "s64", "l"}) {
           assertThat(text).contains("gemm_" + v + "_" + s);
         }
-        for (int hd : new int[] {8, 16, 32, 64, 96, 128}) {
+        for (int hd : new int[] {8, 16, 32, 64, 96, 128, 256}) {
           assertThat(AttentionKernels.supportsHeadDim(hd)).isTrue();
           assertThat(text).contains(AttentionKernels.name(s, hd, StepPlan.FEW_ROWS));
           assertThat(text).contains(AttentionKernels.name(s, hd, AttentionKernels.manyRows(hd)));

@@ -14,14 +14,22 @@ public final class GemmaShapes {
    * with {@code layers} of them and the given windowed layers (or none).
    */
   public static ModelConfig tiny(int layers, SlidingWindow window) {
+    return tiny(layers, window, 2, 32);
+  }
+
+  /**
+   * As {@link #tiny(int, SlidingWindow)} with four query heads over {@code kvHeads} KV heads of
+   * {@code headDim} values each (Gemma 3 1B: one KV head, heads of 256, wider than the model).
+   */
+  public static ModelConfig tiny(int layers, SlidingWindow window, int kvHeads, int headDim) {
     return new ModelConfig(
         "gemma3",
         64,
         192,
         layers,
         4,
-        2,
-        32,
+        kvHeads,
+        headDim,
         600,
         512,
         1e-6f,
