@@ -704,10 +704,7 @@ public final class CudaModelRunner implements ModelRunner {
       launch("update_req_to_token", updateFn, 32, 256, 0, update);
       launch("embed", embedFn, n, 128, 0, embed);
       int sms = cu.multiprocessors();
-      // A graph's grid is fixed while its steps' split items grow with the context: at least a
-      // block per multiprocessor, so that one token's flash-decoding splits run side by side
-      // (blocks past the items exit at once).
-      int decodeGrid = Math.min(Math.max(n * c.kvHeads(), sms), 8 * sms);
+      int decodeGrid = StepPlan.graphDecodeGrid(n, c.kvHeads(), sms);
       int few = graph ? (fewRowsDecode ? decodeGrid : 0) : plan.itemsFewRows();
       int many = graph ? (fewRowsDecode ? 0 : decodeGrid) : plan.itemsManyRows();
       int combines = graph ? n * c.heads() : plan.combines() * c.heads();

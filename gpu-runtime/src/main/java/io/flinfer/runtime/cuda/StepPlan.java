@@ -71,6 +71,17 @@ final class StepPlan {
     }
   }
 
+  /**
+   * Blocks of a captured decode step's attention launch for {@code tokens} tokens on {@code
+   * multiprocessors}: the grid is fixed at capture while the split items grow with the context, so
+   * at least one block per multiprocessor lets one token's flash-decoding splits run side by side
+   * (blocks past the items exit at once); at least a block per token and KV head, at most eight per
+   * multiprocessor (the blocks loop over the items).
+   */
+  static int graphDecodeGrid(int tokens, int kvHeads, int multiprocessors) {
+    return Math.min(Math.max(tokens * kvHeads, multiprocessors), 8 * multiprocessors);
+  }
+
   /** Splits of the context of a token at {@code position}. */
   static int splits(int position) {
     return position / SPLIT + 1;

@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.flinfer.memcache.ReqToTokenPool;
 import io.flinfer.runtime.forward.ForwardBatch;
 import java.util.Arrays;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
 import org.junit.jupiter.api.Test;
 
 /** The step's integers in the layout the kernels read, and the attention work it plans. */
@@ -125,5 +128,28 @@ class StepPlanTest {
     assertThat(plan.fixups()).isEqualTo(2 + 3);
     assertThat(slice(d, h[StepPlan.H_FIXUPS_OFF], 15))
         .containsExactly(1, 2, 17, 1, 3, 18, 0, 0, 30, 0, 1, 31, 0, 2, 32);
+  }
+
+  /**
+   * A captured decode step's attention grid: never fewer blocks than multiprocessors (else one
+   * token's flash-decoding splits would queue in the few blocks of its KV heads), a block per token
+   * and KV head where that is more, and never past eight per multiprocessor.
+   */
+  @Property
+  void graphDecodeGridsSpreadSplitsOverEveryMultiprocessor(
+      @ForAll @IntRange(min = 1, max = 4096) int tokens,
+      @ForAll @IntRange(min = 1, max = 64) int kvHeads,
+      @ForAll @IntRange(min = 1, max = 256) int multiprocessors) {
+    int grid = StepPlan.graphDecodeGrid(tokens, kvHeads, multiprocessors);
+    assertThat(grid).isGreaterThanOrEqualTo(multiprocessors);
+    assertThat(grid).isLessThanOrEqualTo(8 * multiprocessors);
+    assertThat(grid).isGreaterThanOrEqualTo(Math.min(tokens * kvHeads, 8 * multiprocessors));
+  }
+
+  @Test
+  void aOneTokenStepOnAnH100GetsABlockPerMultiprocessor() {
+    // Gemma 3 1B: one KV head; before, one block walked all of the token's splits.
+    assertThat(StepPlan.graphDecodeGrid(1, 1, 132)).isEqualTo(132);
+    assertThat(StepPlan.graphDecodeGrid(256, 8, 132)).isEqualTo(8 * 132);
   }
 }
