@@ -16,7 +16,7 @@ import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * Gemma 3's operations on the device (embedding scale, GeGLU, post norms, windowed layers with
@@ -31,10 +31,9 @@ class CudaGemmaTest {
 
   @TempDir static Path dir;
 
-  private static LlamaModel model(int headDim) throws Exception {
+  private static LlamaModel model(int headDim, int kvHeads) throws Exception {
     SlidingWindow window =
         new SlidingWindow(WINDOW, 3, new RopeConfig(RopeConfig.Style.NEOX, 1e4f, null));
-    int kvHeads = headDim > 64 ? 1 : 2;
     return ModelLoader.load(
         RandomGgufModel.write(
             GemmaShapes.tiny(6, window, kvHeads, headDim),
@@ -45,11 +44,12 @@ class CudaGemmaTest {
         null);
   }
 
-  @ParameterizedTest(name = "heads of {0}")
-  @ValueSource(ints = {32, 256})
-  void promptPastTheWindowAndDecodesAgreeWithTheCpuBackend(int headDim) throws Exception {
+  @ParameterizedTest(name = "heads of {0} over {1} KV heads")
+  @CsvSource({"32, 2", "256, 1"})
+  void promptPastTheWindowAndDecodesAgreeWithTheCpuBackend(int headDim, int kvHeads)
+      throws Exception {
     CudaDevice.assume();
-    LlamaModel model = model(headDim);
+    LlamaModel model = model(headDim, kvHeads);
     int[] tokens = new Random(7).ints(48, 3, model.config().vocabSize()).toArray();
     List<float[]> cpu = ForwardRuns.alone(model, tokens, 40, CpuModelRunner::new, 4);
     List<float[]> gpu = ForwardRuns.alone(model, tokens, 40, CudaModelRunner::new, 1);
@@ -64,12 +64,12 @@ class CudaGemmaTest {
     assertThat(worst).isLessThan(1e-2);
   }
 
-  @ParameterizedTest(name = "heads of {0}")
-  @ValueSource(ints = {32, 256})
-  void decodesWhoseFirstSplitsLieBeforeTheWindowAgreeWithTheCpuBackend(int headDim)
+  @ParameterizedTest(name = "heads of {0} over {1} KV heads")
+  @CsvSource({"32, 2", "256, 1"})
+  void decodesWhoseFirstSplitsLieBeforeTheWindowAgreeWithTheCpuBackend(int headDim, int kvHeads)
       throws Exception {
     CudaDevice.assume();
-    LlamaModel model = model(headDim);
+    LlamaModel model = model(headDim, kvHeads);
     int n = 3 * StepPlan.SPLIT + 24;
     int[] tokens = new Random(11).ints(n, 3, model.config().vocabSize()).toArray();
     int prompt = n - 8;
