@@ -58,13 +58,10 @@ public final class KQuantGemm {
         .fma(scale, -min);
   }
 
-  /** Q6_K: the eight signed scales at {@code q[p]} times the super-block's {@code d}. */
-  static FloatVector q6kScales(byte[] q, int p, float d) {
-    return ((FloatVector) ints(q, p).convertShape(VectorOperators.I2F, FloatVector.SPECIES_256, 0))
-        .mul(d);
-  }
-
-  /** Q6_K: the eight values {@code q - 32} at {@code q[p]} (heap form) times {@code scale}. */
+  /**
+   * Q6_K heap form: the eight signed bytes at {@code q[p]} times {@code scale}: values {@code q -
+   * 32} times their sub-block's scale, or a super-block's scales times its {@code d}.
+   */
   static FloatVector q6kChunk(byte[] q, int p, float scale) {
     return ((FloatVector) ints(q, p).convertShape(VectorOperators.I2F, FloatVector.SPECIES_256, 0))
         .mul(scale);
@@ -414,10 +411,10 @@ public final class KQuantGemm {
       // The 16 scales of each row as floats, d * scale (the products the scalar decoder forms),
       // eight a vector, rather than a scalar conversion and product for every 16 values (one core,
       // 2048 x 768: 17 -> 19 GFLOP/s).
-      q6kScales(q, p0, s[k0]).intoArray(tmp, SCALES);
-      q6kScales(q, p0 + L, s[k0]).intoArray(tmp, SCALES + L);
-      q6kScales(q, p1, s[k1]).intoArray(tmp, SCALES + 2 * L);
-      q6kScales(q, p1 + L, s[k1]).intoArray(tmp, SCALES + 3 * L);
+      q6kChunk(q, p0, s[k0]).intoArray(tmp, SCALES);
+      q6kChunk(q, p0 + L, s[k0]).intoArray(tmp, SCALES + L);
+      q6kChunk(q, p1, s[k1]).intoArray(tmp, SCALES + 2 * L);
+      q6kChunk(q, p1 + L, s[k1]).intoArray(tmp, SCALES + 3 * L);
       for (int g = 0; g < 16; g++) {
         int i = xOff + b * KQuantWeights.SUPER + 16 * g;
         float s0 = tmp[SCALES + g];
