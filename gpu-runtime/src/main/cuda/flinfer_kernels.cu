@@ -35,6 +35,7 @@ typedef __half f16;
 #define H_COMBINE 3    // decode tokens whose splits are merged by attention_combine
 #define H_FIXUPS 4     // request-table entries the host changed below a request's prefix
 #define H_ITEMS_B 5    // attention work items of the many-rows kernel
+#define H_SAMPLES 6    // requests sampled on the device (sample_rows)
 #define H_IDS 8        // offset of ids[n]
 #define H_POS 9        // positions[n]
 #define H_LOCS 10      // out_cache_loc[n]
@@ -44,11 +45,15 @@ typedef __half f16;
 #define H_COMBINE_OFF 14 // combine items [combine][3]: token, splits, partial base
 #define H_FIXUPS_OFF 15  // fixups [fixups][3]: row, position, slot
 #define H_ITEMS_B_OFF 16 // many-rows attention items
+#define H_SAMPLES_OFF 17 // sampled requests [samples][SAMPLE_INTS]
 #define HEADER_INTS 24
 
 #define ITEM_INTS 8
 // item: first token, tokens, kv head, first split, end split, request row, partial base (-1:
 // final output), unused
+
+// sampled request: request, top_k (0: off), then as float bits temperature, top_p, min_p, u
+#define SAMPLE_INTS 6
 
 #define SPLIT 64
 #define CH 32
@@ -964,6 +969,170 @@ extern "C" __global__ void __launch_bounds__(1024) greedy_summary(const int* __r
     top[r] = si[0];
     top_logit[r] = sm[0];
     log_z[r] = __fadd_rn(sm[0], __logf(ss[0]));
+  }
+}
+
+// ---- sampling on the device ----
+
+// exp(x) as the host's FastExp computes it, bit for bit: the same IEEE operations in the same
+// order (range reduction x = n ln2 + r, a degree-7 polynomial by fused multiply-adds), so a
+// probability the device draws with is the one a host-side reference computes.
+__device__ __forceinline__ float host_exp(float x) {
+  x = fminf(fmaxf(x, -87.3f), 88.f);
+  float n = rintf(__fmul_rn(x, 1.44269504f));
+  float r = __fmaf_rn(n, -0.693359375f, x);
+  r = __fmaf_rn(n, 2.12194440e-4f, r);
+  float p = __fmaf_rn(1.f / 5040, r, 1.f / 720);
+  p = __fmaf_rn(p, r, 1.f / 120);
+  p = __fmaf_rn(p, r, 1.f / 24);
+  p = __fmaf_rn(p, r, 1.f / 6);
+  p = __fmaf_rn(p, r, 1.f / 2);
+  p = __fmaf_rn(p, r, 1.f);
+  p = __fmaf_rn(p, r, 1.f);
+  return __fmul_rn(p, __int_as_float(__float_as_int(__fadd_rn(n, 8388608.f + 127.f)) << 23));
+}
+
+// A probability's weight as a fixed-point integer (units of 2^-40): sums of weights are exact, so
+// they do not depend on the order of the adds (shared-memory atomics) and the walk below reaches
+// exactly the total it was drawn against.
+__device__ __forceinline__ unsigned long long weight_of(float p) { return __float2ull_rz(__fmul_rn(p, 1099511627776.f)); }
+
+__device__ __forceinline__ unsigned long long warp_sum_u64(unsigned long long v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+// The largest value tau (as bits; probabilities are >= 0, so their bits order like them) such
+// that the values >= tau among those >= lo weigh at least `target` (each 1, or with by_mass its
+// weight); 0 when even all of them weigh less. Four passes of 8-bit digits from the top, each a
+// histogram in shared memory. Block: SAMPLE_THREADS threads.
+#define SAMPLE_THREADS 1024
+__device__ unsigned int select_threshold(const float* __restrict__ p, int vocab, unsigned int lo,
+                                         unsigned long long target, bool by_mass, unsigned long long* hist,
+                                         unsigned long long* pick) {
+  unsigned int prefix = 0, mask = 0;
+  unsigned long long above = 0;  // the weight of the values above the prefix's range
+  for (int shift = 24; shift >= 0; shift -= 8) {
+    for (int i = threadIdx.x; i < 256; i += SAMPLE_THREADS) hist[i] = 0;
+    __syncthreads();
+    for (int i = threadIdx.x; i < vocab; i += SAMPLE_THREADS) {
+      unsigned int b = __float_as_uint(p[i]);
+      if (b >= lo && (b & mask) == prefix) atomicAdd(&hist[(b >> shift) & 255], by_mass ? weight_of(p[i]) : 1ull);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      unsigned long long acc = above;
+      int d = 255;
+      for (; d > 0; d--) {
+        if (acc + hist[d] >= target) break;
+        acc += hist[d];
+      }
+      pick[0] = (unsigned long long)d;
+      pick[1] = acc;
+    }
+    __syncthreads();
+    prefix |= (unsigned int)pick[0] << shift;
+    mask |= 255u << shift;
+    above = pick[1];
+    __syncthreads();  // pick is read by every thread before thread 0 writes it again
+  }
+  return prefix;
+}
+
+// The weight of the values >= lo, over the block (every thread gets it).
+__device__ unsigned long long kept_weight(const float* __restrict__ p, int vocab, unsigned int lo,
+                                          unsigned long long* wsum) {
+  unsigned long long s = 0;
+  for (int i = threadIdx.x; i < vocab; i += SAMPLE_THREADS) {
+    float v = p[i];
+    if (__float_as_uint(v) >= lo) s += weight_of(v);
+  }
+  s = warp_sum_u64(s);
+  __syncthreads();
+  if ((threadIdx.x & 31) == 0) wsum[threadIdx.x >> 5] = s;
+  __syncthreads();
+  unsigned long long total = 0;
+  for (int w = 0; w < SAMPLE_THREADS / 32; w++) total += wsum[w];
+  return total;
+}
+
+// Per listed request (one block each): temperature, then min-p, top-k and top-p over the tempered
+// probabilities p_i = exp((l_i - max) * (1 / T)) (the largest 1; host_exp), as the host's Sampler truncates, with
+// thresholds: the kept tokens are those with p_i >= tau, tau the largest of min-p, the k-th
+// largest p and the smallest p whose tokens and those above it hold top_p of the kept mass (ties
+// at a threshold are all kept). The draw u walks the kept tokens in index order (the host walks a
+// truncated set from the most likely down: the same distribution). Writes the token and its
+// log-probability before temperature, l - log Z, as the host reports. Every sum is an exact
+// integer, so a request's token depends on its row and u alone.
+extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_rows(
+    const int* __restrict__ step, const float* __restrict__ logits, int vocab, const float* __restrict__ top_logit,
+    const float* __restrict__ log_z, const int* __restrict__ top, float* __restrict__ probs,
+    int* __restrict__ token_out, float* __restrict__ logprob_out) {
+  __shared__ unsigned long long hist[256];
+  __shared__ unsigned long long wsum[SAMPLE_THREADS / 32];
+  __shared__ unsigned long long pick[2];
+  if (blockIdx.x >= step[H_SAMPLES]) return;
+  const int* e = step + step[H_SAMPLES_OFF] + blockIdx.x * SAMPLE_INTS;
+  int r = e[0], top_k = e[1];
+  float temperature = __int_as_float(e[2]), top_p = __int_as_float(e[3]), min_p = __int_as_float(e[4]);
+  float u = __int_as_float(e[5]);
+  const float* l = logits + (size_t)r * vocab;
+  float* p = probs + (size_t)r * vocab;
+  float m = top_logit[r];
+  float inv_t = __fdiv_rn(1.f, temperature);
+  for (int i = threadIdx.x; i < vocab; i += SAMPLE_THREADS) p[i] = host_exp(__fmul_rn(__fsub_rn(l[i], m), inv_t));
+  __syncthreads();
+  // Kept: bits >= lo (1 keeps every p > 0).
+  unsigned int lo = max(1u, __float_as_uint(min_p));
+  if (top_k > 0 && top_k < vocab) lo = max(lo, select_threshold(p, vocab, lo, (unsigned long long)top_k, false, hist, pick));
+  if (top_p < 1.f) {
+    unsigned long long kept = kept_weight(p, vocab, lo, wsum);
+    unsigned long long target = (unsigned long long)ceil((double)top_p * (double)kept);
+    lo = max(lo, select_threshold(p, vocab, lo, target, true, hist, pick));
+  }
+  // The walk: warp w owns a run of `seg` consecutive tokens, read 32 at a time.
+  int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  int seg = ((vocab + SAMPLE_THREADS - 1) / SAMPLE_THREADS) * 32;
+  int s0 = warp * seg, s1 = min(vocab, s0 + seg);
+  unsigned long long mine = 0;
+  for (int i = s0 + lane; i < s1; i += 32) {
+    float v = p[i];
+    if (__float_as_uint(v) >= lo) mine += weight_of(v);
+  }
+  mine = warp_sum_u64(mine);
+  __syncthreads();
+  if (lane == 0) wsum[warp] = mine;
+  __syncthreads();
+  unsigned long long total = 0;
+  for (int w = 0; w < SAMPLE_THREADS / 32; w++) total += wsum[w];
+  unsigned long long target = (unsigned long long)((double)u * (double)total);
+  if (target >= total) target = total - 1;
+  unsigned long long before = 0;
+  int owner = 0;
+  while (owner < SAMPLE_THREADS / 32 - 1 && before + wsum[owner] <= target) before += wsum[owner++];
+  if (warp != owner) return;
+  unsigned long long run = before;
+  int token = -1;
+  for (int i0 = s0; i0 < s1 && token < 0; i0 += 32) {
+    int i = i0 + lane;
+    float v = i < s1 ? p[i] : 0.f;
+    unsigned long long w = i < s1 && __float_as_uint(v) >= lo ? weight_of(v) : 0ull;
+    // Inclusive scan over the lanes: the first lane whose running weight passes the target.
+    unsigned long long inc = w;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      unsigned long long t = __shfl_up_sync(0xffffffffu, inc, o);
+      if (lane >= o) inc += t;
+    }
+    unsigned int hit = __ballot_sync(0xffffffffu, w > 0 && run + inc > target);
+    if (hit) token = i0 + __ffs(hit) - 1;
+    run += __shfl_sync(0xffffffffu, inc, 31);
+  }
+  if (lane == 0) {
+    if (token < 0) token = top[r];  // unreachable: the owner's weights pass the target
+    token_out[r] = token;
+    logprob_out[r] = __fsub_rn(l[token], log_z[r]);
   }
 }
 

@@ -48,13 +48,20 @@ import jcuda.driver.CUstreamCaptureMode;
  * size from there, so a pure decode step replays a CUDA graph captured for its batch-size bucket.
  * The request table is updated on the device from {@code out_cache_loc}, plus the few entries the
  * host changed below a prefix. The logits stay on the device except where a request needs its full
- * row: greedy requests get their token, its logit and log Z from a summary kernel.
+ * row: greedy requests get their token, its logit and log Z from a summary kernel, and requests the
+ * batch lets the backend draw for get their token drawn on the device ({@code sample_rows}).
  */
 public final class CudaModelRunner implements ModelRunner {
   /** Batch sizes that get a captured decode graph (a batch uses the smallest that holds it). */
   static final int[] BUCKETS = {
     1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 80, 96, 128, 160, 192, 224, 256, 320, 384, 448, 512
   };
+
+  /**
+   * Floats a request's summary holds: its top token, the top logit, log Z, the drawn token and its
+   * log-probability.
+   */
+  private static final int SUMMARY_FLOATS = 5;
 
   /** Bytes for flash-decoding's per-split states. */
   private static final long PARTIAL_BYTES = 256L << 20;
@@ -117,6 +124,12 @@ public final class CudaModelRunner implements ModelRunner {
   private final boolean fusedReduce = Boolean.getBoolean("flinfer.cuda.fusedReduce");
 
   /**
+   * Whether the device draws the tokens of requests that allow it ({@code flinfer.cuda.draw}, on
+   * unless "false"); off, their full rows are copied back and drawn by the host.
+   */
+  private final boolean drawOnDevice = !"false".equals(System.getProperty("flinfer.cuda.draw"));
+
+  /**
    * Whether kernels that follow one another are fused ({@code flinfer.cuda.fuse}, on unless
    * "false"): a split product's finish with the RMS norm after it, the q/k/v product's finish with
    * rope and the KV write, SwiGLU with the gate/up product. Each fused kernel computes what the
@@ -134,6 +147,9 @@ public final class CudaModelRunner implements ModelRunner {
 
   /** A product's output before its post norm joins it to the residual (Gemma 3), or null. */
   private CUdeviceptr ob;
+
+  /** Each request's tempered probabilities while the device draws its token, or null. */
+  private CUdeviceptr probs;
 
   private CUdeviceptr partM, partL, partAcc;
   private int stepCapacity;
@@ -308,7 +324,7 @@ public final class CudaModelRunner implements ModelRunner {
   private void allocateWorkspace(int tokens) {
     for (CUdeviceptr p :
         new CUdeviceptr[] {
-          x, xn, qkv, qf, att, h, hn, splitWs, splitCounters, last, logits, summary, ob
+          x, xn, qkv, qf, att, h, hn, splitWs, splitCounters, last, logits, summary, ob, probs
         }) {
       cu.free(p);
     }
@@ -344,13 +360,14 @@ public final class CudaModelRunner implements ModelRunner {
     }
     last = cu.alloc(b * (long) dimP * s);
     logits = cu.alloc(b * (long) c.vocabSize() * f);
-    summary = cu.alloc(3L * b * f);
+    probs = drawOnDevice ? cu.alloc(b * (long) c.vocabSize() * f) : null;
+    summary = cu.alloc(SUMMARY_FLOATS * (long) b * f);
     partM = cu.alloc((long) partialCapacity * c.heads() * f);
     partL = cu.alloc((long) partialCapacity * c.heads() * f);
     partAcc = cu.alloc((long) partialCapacity * c.heads() * c.headDim() * f);
     if (summaryHost == null) {
-      summaryHost = cu.allocHost(3L * b * f);
-      java.nio.ByteBuffer bb = summaryHost.getByteBuffer(0, 3L * b * f);
+      summaryHost = cu.allocHost(SUMMARY_FLOATS * (long) b * f);
+      java.nio.ByteBuffer bb = summaryHost.getByteBuffer(0, SUMMARY_FLOATS * (long) b * f);
       summaryInts = bb.order(ByteOrder.nativeOrder()).asIntBuffer();
       summaryFloats = bb.order(ByteOrder.nativeOrder()).asFloatBuffer();
     }
@@ -420,6 +437,9 @@ public final class CudaModelRunner implements ModelRunner {
     } else {
       launches.enqueue(n, b, false);
     }
+    if (drawOnDevice && plan.draws() > 0) {
+      launches.draw(plan.draws());
+    }
     copyBack(batch, out);
     if (times != null) {
       times.collect();
@@ -478,15 +498,24 @@ public final class CudaModelRunner implements ModelRunner {
     return exec;
   }
 
-  /** The greedy summary of every request, and the full rows of those that need them. */
+  /** Whether request r's full row is copied back: it is neither greedy nor drawn here. */
+  private boolean needsRow(ForwardBatch batch, int r) {
+    return !batch.isGreedyOnly(r) && !(drawOnDevice && batch.isDrawnOnBackend(r));
+  }
+
+  /**
+   * The greedy summary of every request, the tokens drawn on the device, and the full rows of the
+   * requests that need them.
+   */
   private void copyBack(ForwardBatch batch, Logits out) {
     int b = batch.batchSize();
     int vocab = c.vocabSize();
     long f = Sizeof.FLOAT;
-    cuMemcpyDtoHAsync(summaryHost, summary, 3L * requestCapacity * f, cu.stream());
+    cuMemcpyDtoHAsync(
+        summaryHost, summary, SUMMARY_FLOATS * (long) requestCapacity * f, cu.stream());
     int full = 0;
     for (int r = 0; r < b; r++) {
-      if (!batch.isGreedyOnly(r)) {
+      if (needsRow(batch, r)) {
         full++;
       }
     }
@@ -501,12 +530,12 @@ public final class CudaModelRunner implements ModelRunner {
       }
       int r = 0;
       while (r < b) {
-        if (batch.isGreedyOnly(r)) {
+        if (!needsRow(batch, r)) {
           r++;
           continue;
         }
         int end = r;
-        while (end < b && !batch.isGreedyOnly(end)) {
+        while (end < b && needsRow(batch, end)) {
           end++;
         }
         long off = (long) r * vocab * f;
@@ -526,7 +555,12 @@ public final class CudaModelRunner implements ModelRunner {
           summaryInts.get(r),
           summaryFloats.get(requestCapacity + r),
           summaryFloats.get(2 * requestCapacity + r));
-      if (!batch.isGreedyOnly(r)) {
+      if (drawOnDevice && batch.isDrawnOnBackend(r)) {
+        out.setDrawn(
+            r,
+            summaryInts.get(3 * requestCapacity + r),
+            summaryFloats.get(4 * requestCapacity + r));
+      } else if (!batch.isGreedyOnly(r)) {
         logitsFloats.position(r * vocab);
         logitsFloats.get(out.rows(), r * vocab, vocab);
         out.markFull(r);
@@ -574,6 +608,7 @@ public final class CudaModelRunner implements ModelRunner {
     private final Pointer normLast;
     private final Gemm lmGemm;
     private final Pointer greedy;
+    private final Pointer drawArgs;
     private final int hd = c.headDim();
     private final int manyRows = AttentionKernels.manyRows(hd);
     private final CUfunction attFewFn =
@@ -589,6 +624,7 @@ public final class CudaModelRunner implements ModelRunner {
     private final CUfunction gluFn = cu.function(gluRole + "_" + t);
     private final CUfunction postNormFn = c.postNorms() ? cu.function("post_norm_add") : null;
     private final CUfunction greedyFn = cu.function("greedy_summary");
+    private final CUfunction drawFn = cu.function("sample_rows");
     private final CUfunction reduceFn = cu.function("gemm_reduce");
     private final Map<String, CUfunction> gemmFns = new HashMap<>();
     private final boolean fewRowsDecode = c.groupSize() <= StepPlan.FEW_ROWS;
@@ -667,6 +703,21 @@ public final class CudaModelRunner implements ModelRunner {
       CUdeviceptr topLogit = summary.withByteOffset((long) requestCapacity * Sizeof.FLOAT);
       CUdeviceptr logZ = summary.withByteOffset(2L * requestCapacity * Sizeof.FLOAT);
       greedy = KernelArgs.of(stepDev, logits, c.vocabSize(), top, topLogit, logZ);
+      CUdeviceptr drawn = summary.withByteOffset(3L * requestCapacity * Sizeof.FLOAT);
+      CUdeviceptr drawnLogprob = summary.withByteOffset(4L * requestCapacity * Sizeof.FLOAT);
+      drawArgs =
+          probs == null
+              ? null
+              : KernelArgs.of(
+                  stepDev, logits, c.vocabSize(), topLogit, logZ, top, probs, drawn, drawnLogprob);
+    }
+
+    /**
+     * The tokens of the step's {@code count} drawn requests, after the greedy summary (its top
+     * logit and log Z): a block each.
+     */
+    void draw(int count) {
+      launch("draw", drawFn, count, 1024, 0, drawArgs);
     }
 
     /** x += the product's partial sums, then xn = rmsnorm(x) with {@code weight}. */

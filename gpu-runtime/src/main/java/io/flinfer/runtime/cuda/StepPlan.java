@@ -15,6 +15,10 @@ import java.util.Arrays;
  * one KV head, each looping over every split of its context; a decode token whose context spans
  * several splits gets one item per split (flash-decoding) while the partial-state budget lasts,
  * then a combine entry that merges them. Either way a token's output is the same bits.
+ *
+ * <p>Draws: each request the batch lets the backend draw for ({@link ForwardBatch#drawOnBackend})
+ * has an entry of {@link #SAMPLE_INTS} ints: its index in the batch, top-k, then the bits of its
+ * temperature, top-p, min-p and uniform draw.
  */
 final class StepPlan {
   static final int H_N = 0;
@@ -23,6 +27,7 @@ final class StepPlan {
   static final int H_COMBINE = 3;
   static final int H_FIXUPS = 4;
   static final int H_ITEMS_B = 5;
+  static final int H_SAMPLES = 6;
   static final int H_IDS = 8;
   static final int H_POS = 9;
   static final int H_LOCS = 10;
@@ -32,8 +37,10 @@ final class StepPlan {
   static final int H_COMBINE_OFF = 14;
   static final int H_FIXUPS_OFF = 15;
   static final int H_ITEMS_B_OFF = 16;
+  static final int H_SAMPLES_OFF = 17;
   static final int HEADER_INTS = 24;
   static final int ITEM_INTS = 8;
+  static final int SAMPLE_INTS = 6;
 
   /** Positions per KV split (the kernels' SPLIT). */
   static final int SPLIT = 64;
@@ -55,6 +62,7 @@ final class StepPlan {
   private int countB;
   private int combines;
   private int fixupCount;
+  private int draws;
 
   /**
    * @param manyRows query rows of the many-rows kernel (its tile: tokens x group)
@@ -124,8 +132,20 @@ final class StepPlan {
         }
       }
     }
+    draws = 0;
+    for (int r = 0; r < b; r++) {
+      if (batch.isDrawnOnBackend(r)) {
+        draws++;
+      }
+    }
     length =
-        HEADER_INTS + 4 * n + b + (countA + countB) * ITEM_INTS + combines * 3 + fixupCount * 3;
+        HEADER_INTS
+            + 4 * n
+            + b
+            + (countA + countB) * ITEM_INTS
+            + combines * 3
+            + fixupCount * 3
+            + draws * SAMPLE_INTS;
     if (data.length < length) {
       data = new int[Math.max(length, data.length * 2)];
     }
@@ -136,6 +156,7 @@ final class StepPlan {
     data[H_ITEMS_B] = countB;
     data[H_COMBINE] = combines;
     data[H_FIXUPS] = fixupCount;
+    data[H_SAMPLES] = draws;
     int at = HEADER_INTS;
     data[H_IDS] = at;
     data[H_POS] = at + n;
@@ -164,6 +185,19 @@ final class StepPlan {
     at += combines * 3;
     data[H_FIXUPS_OFF] = at;
     System.arraycopy(fixups, 0, data, at, fixupCount * 3);
+    at += fixupCount * 3;
+    data[H_SAMPLES_OFF] = at;
+    for (int r = 0; r < b; r++) {
+      if (batch.isDrawnOnBackend(r)) {
+        data[at] = r;
+        data[at + 1] = batch.drawTopK(r);
+        data[at + 2] = Float.floatToRawIntBits(batch.drawTemperature(r));
+        data[at + 3] = Float.floatToRawIntBits(batch.drawTopP(r));
+        data[at + 4] = Float.floatToRawIntBits(batch.drawMinP(r));
+        data[at + 5] = Float.floatToRawIntBits(batch.drawU(r));
+        at += SAMPLE_INTS;
+      }
+    }
     return data;
   }
 
@@ -185,6 +219,11 @@ final class StepPlan {
 
   int fixups() {
     return fixupCount;
+  }
+
+  /** Requests whose token the device draws. */
+  int draws() {
+    return draws;
   }
 
   /** Entries the host wrote below this request's prefix since the device last saw its row. */

@@ -19,6 +19,12 @@ public final class ForwardBatch {
   private int[] extendLens = new int[8];
   private int[] tokenOffsets = new int[8];
   private boolean[] greedyOnly = new boolean[8];
+  private boolean[] backendDraw = new boolean[8];
+  private float[] temperature = new float[8];
+  private int[] topK = new int[8];
+  private float[] topP = new float[8];
+  private float[] minP = new float[8];
+  private float[] draw = new float[8];
   private int[] inputIds = new int[64];
   private int[] positions = new int[64];
   private int[] outCacheLoc = new int[64];
@@ -47,6 +53,12 @@ public final class ForwardBatch {
       extendLens = Arrays.copyOf(extendLens, n);
       tokenOffsets = Arrays.copyOf(tokenOffsets, n);
       greedyOnly = Arrays.copyOf(greedyOnly, n);
+      backendDraw = Arrays.copyOf(backendDraw, n);
+      temperature = Arrays.copyOf(temperature, n);
+      topK = Arrays.copyOf(topK, n);
+      topP = Arrays.copyOf(topP, n);
+      minP = Arrays.copyOf(minP, n);
+      draw = Arrays.copyOf(draw, n);
     }
     if (numTokens + len > inputIds.length) {
       int n = Math.max(inputIds.length * 2, numTokens + len);
@@ -61,6 +73,7 @@ public final class ForwardBatch {
     extendLens[r] = len;
     tokenOffsets[r] = numTokens;
     greedyOnly[r] = false;
+    backendDraw[r] = false;
     System.arraycopy(ids, from, inputIds, numTokens, len);
     System.arraycopy(locs, locFrom, outCacheLoc, numTokens, len);
     for (int i = 0; i < len; i++) {
@@ -83,6 +96,65 @@ public final class ForwardBatch {
   /** Whether request r needs only its greedy choice. */
   public boolean isGreedyOnly(int r) {
     return greedyOnly[r];
+  }
+
+  /**
+   * Lets the backend draw the last added request's token itself (see {@link Logits#setDrawn}):
+   * temperature, then min-p, top-k (0: off) and top-p over its row, with the uniform draw {@code u}
+   * in [0, 1). A backend that does not draw gives the full row, and the caller samples.
+   */
+  public ForwardBatch drawOnBackend(float temperature, int topK, float topP, float minP, float u) {
+    int r = batchSize - 1;
+    if (!(temperature > 0f)
+        || topK < 0
+        || !(topP > 0f && topP <= 1f)
+        || !(minP >= 0f && minP <= 1f)
+        || !(u >= 0f && u < 1f)) {
+      throw new IllegalArgumentException(
+          "draw: temperature "
+              + temperature
+              + ", top_k "
+              + topK
+              + ", top_p "
+              + topP
+              + ", min_p "
+              + minP
+              + ", u "
+              + u);
+    }
+    backendDraw[r] = true;
+    this.temperature[r] = temperature;
+    this.topK[r] = topK;
+    this.topP[r] = topP;
+    this.minP[r] = minP;
+    this.draw[r] = u;
+    return this;
+  }
+
+  /** Whether the backend may draw request r's token (then the getters below describe how). */
+  public boolean isDrawnOnBackend(int r) {
+    return backendDraw[r];
+  }
+
+  public float drawTemperature(int r) {
+    return temperature[r];
+  }
+
+  public int drawTopK(int r) {
+    return topK[r];
+  }
+
+  public float drawTopP(int r) {
+    return topP[r];
+  }
+
+  public float drawMinP(int r) {
+    return minP[r];
+  }
+
+  /** Request r's uniform draw in [0, 1). */
+  public float drawU(int r) {
+    return draw[r];
   }
 
   public int batchSize() {

@@ -16,6 +16,9 @@ public final class Logits {
   private float[] maxLogit = new float[0];
   private float[] logZ = new float[0];
   private boolean[] full = new boolean[0];
+  private boolean[] drawn = new boolean[0];
+  private int[] drawnToken = new int[0];
+  private float[] drawnLogprob = new float[0];
   private int batch;
 
   public Logits(int vocab) {
@@ -35,11 +38,15 @@ public final class Logits {
       maxLogit = new float[n];
       logZ = new float[n];
       full = new boolean[n];
+      drawn = new boolean[n];
+      drawnToken = new int[n];
+      drawnLogprob = new float[n];
     }
     if ((long) batch * vocab > rows.length) {
       rows = new float[Math.max(batch, 8) * vocab];
     }
     Arrays.fill(full, 0, batch, false);
+    Arrays.fill(drawn, 0, batch, false);
   }
 
   public int batch() {
@@ -77,6 +84,28 @@ public final class Logits {
 
   public float logZ(int r) {
     return logZ[r];
+  }
+
+  /**
+   * Request r's token as the backend drew it ({@link ForwardBatch#drawOnBackend}), with its
+   * log-probability before temperature and truncation.
+   */
+  public void setDrawn(int r, int token, float logprob) {
+    drawn[r] = true;
+    drawnToken[r] = token;
+    drawnLogprob[r] = logprob;
+  }
+
+  public boolean isDrawn(int r) {
+    return drawn[r];
+  }
+
+  public int drawnToken(int r) {
+    return drawnToken[r];
+  }
+
+  public float drawnLogprob(int r) {
+    return drawnLogprob[r];
   }
 
   /** A copy of request r's full row. */

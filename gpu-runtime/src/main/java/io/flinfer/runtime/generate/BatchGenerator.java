@@ -79,9 +79,7 @@ public final class BatchGenerator implements AutoCloseable {
         System.arraycopy(loc, 0, kvSlots[r], 0, promptLen);
         reqToToken.write(slot[r], 0, loc);
         batch.add(slot[r], 0, q.promptIds(), 0, promptLen, loc, 0);
-        if (greedyOnly(q)) {
-          batch.greedyOnly();
-        }
+        Sampler.prepare(batch, q.params(), 0);
         done[r] = q.maxNewTokens() == 0;
       }
       int[] order = new int[n];
@@ -125,9 +123,7 @@ public final class BatchGenerator implements AutoCloseable {
           reqToToken.write(slot[r], len[r] - 1, loc);
           one[0] = history[r][len[r] - 1];
           batch.add(slot[r], len[r] - 1, one, 0, 1, loc, 0);
-          if (greedyOnly(requests.get(r))) {
-            batch.greedyOnly();
-          }
+          Sampler.prepare(batch, requests.get(r).params(), produced[r]);
         }
       }
       int[][] out = new int[n][];
@@ -155,10 +151,6 @@ public final class BatchGenerator implements AutoCloseable {
       }
     }
     return false;
-  }
-
-  private static boolean greedyOnly(GenerationRequest q) {
-    return q.params().isGreedy() && !q.params().hasPenalties();
   }
 
   private static int countAllocated(int[] slots, int upTo) {

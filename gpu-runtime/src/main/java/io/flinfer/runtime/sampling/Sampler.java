@@ -1,5 +1,6 @@
 package io.flinfer.runtime.sampling;
 
+import io.flinfer.runtime.forward.ForwardBatch;
 import io.flinfer.runtime.forward.Logits;
 import io.flinfer.runtime.kernel.FastExp;
 import java.util.Arrays;
@@ -34,8 +35,26 @@ public final class Sampler {
   }
 
   /**
-   * Chooses token number {@code index} of request {@code r} of a step's {@link Logits}: from its
-   * full row, or, where the step gave only the greedy summary, that token.
+   * Tells the step what the last request added to {@code batch} needs for its token number {@code
+   * index}: its greedy choice only, or a draw the backend may make itself (no penalties: they read
+   * the request's history), or else its full row.
+   */
+  public static void prepare(ForwardBatch batch, SamplingParams p, long index) {
+    if (p.hasPenalties()) {
+      return;
+    }
+    if (p.isGreedy()) {
+      batch.greedyOnly();
+    } else {
+      batch.drawOnBackend(
+          p.temperature(), p.topK(), p.topP(), p.minP(), CounterRng.uniform(p.seed(), index));
+    }
+  }
+
+  /**
+   * Chooses token number {@code index} of request {@code r} of a step's {@link Logits}: the token
+   * the backend drew, or from its full row, or, where the step gave only the greedy summary, that
+   * token.
    */
   public int sample(
       Logits logits,
@@ -45,6 +64,10 @@ public final class Sampler {
       int promptLen,
       int historyLen,
       long index) {
+    if (logits.isDrawn(r)) {
+      lastLogprob = logits.drawnLogprob(r);
+      return logits.drawnToken(r);
+    }
     if (logits.isFull(r)) {
       return sample(logits.rows(), r * vocab, p, history, promptLen, historyLen, index);
     }

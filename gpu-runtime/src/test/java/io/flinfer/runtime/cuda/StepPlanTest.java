@@ -47,6 +47,45 @@ class StepPlanTest {
   }
 
   @Test
+  void packsTheDrawOfEachRequestThatAllowsIt() {
+    ReqToTokenPool table = new ReqToTokenPool(4, 1024);
+    ForwardBatch b =
+        new ForwardBatch()
+            .add(3, 5, new int[] {7}, 0, 1, new int[] {40}, 0)
+            .drawOnBackend(0.7f, 40, 0.9f, 0.05f, 0.25f)
+            .add(1, 0, new int[] {11}, 0, 1, new int[] {50}, 0)
+            .greedyOnly()
+            .add(2, 0, new int[] {12}, 0, 1, new int[] {51}, 0)
+            .drawOnBackend(1.3f, 0, 1f, 0f, 0.999f);
+    table.markSynced(3);
+    table.markSynced(1);
+    table.markSynced(2);
+    StepPlan plan = new StepPlan(HEADS, KV_HEADS, 64, 100);
+    int[] d = plan.pack(b, table);
+    int[] h = header(plan, d);
+    assertThat(plan.draws()).isEqualTo(2);
+    assertThat(h[StepPlan.H_SAMPLES]).isEqualTo(2);
+    int at = h[StepPlan.H_SAMPLES_OFF];
+    assertThat(at + 2 * StepPlan.SAMPLE_INTS).isEqualTo(plan.length());
+    assertThat(slice(d, at, StepPlan.SAMPLE_INTS))
+        .containsExactly(
+            0,
+            40,
+            Float.floatToRawIntBits(0.7f),
+            Float.floatToRawIntBits(0.9f),
+            Float.floatToRawIntBits(0.05f),
+            Float.floatToRawIntBits(0.25f));
+    assertThat(slice(d, at + StepPlan.SAMPLE_INTS, StepPlan.SAMPLE_INTS))
+        .containsExactly(
+            2,
+            0,
+            Float.floatToRawIntBits(1.3f),
+            Float.floatToRawIntBits(1f),
+            Float.floatToRawIntBits(0f),
+            Float.floatToRawIntBits(0.999f));
+  }
+
+  @Test
   void extendTilesCoverEveryTokenAndKvHeadOnceWithTheirSplits() {
     ReqToTokenPool table = new ReqToTokenPool(2, 2048);
     int len = 700;

@@ -479,9 +479,7 @@ public final class Engine implements AutoCloseable {
       int slot = r.cache.reqPoolIdx();
       reqToToken.write(slot, prefixLens[i], locs, off, r.extendInputLen);
       fb.add(slot, prefixLens[i], r.tokens, prefixLens[i], r.extendInputLen, locs, off);
-      if (r.greedyOnly()) {
-        fb.greedyOnly();
-      }
+      Sampler.prepare(fb, r.params(), r.outputLen());
       off += r.extendInputLen;
     }
     prefillTokens += off;
@@ -621,9 +619,7 @@ public final class Engine implements AutoCloseable {
       int slot = r.cache.reqPoolIdx();
       reqToToken.write(slot, r.computedLen, locs, i, 1);
       fb.add(slot, r.computedLen, r.tokens, r.computedLen, 1, locs, i);
-      if (r.greedyOnly()) {
-        fb.greedyOnly();
-      }
+      Sampler.prepare(fb, r.params(), r.outputLen());
     }
     decodeTokens += n;
     batch.addAll(running);

@@ -85,11 +85,6 @@ public final class Req {
     return cache.namespace();
   }
 
-  /** Whether sampling needs no more than the greedy choice: no full row of logits. */
-  boolean greedyOnly() {
-    return params().isGreedy() && !params().hasPenalties();
-  }
-
   public SamplingParams params() {
     return params;
   }
