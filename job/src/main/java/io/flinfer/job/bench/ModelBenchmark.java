@@ -14,10 +14,12 @@ import java.util.Random;
 
 /**
  * Measures a model's forward pass: decode tokens/s at a batch size and prefill tokens/s. Decoding
- * is greedy (the runner returns each request's top token, not its row of logits). By default every
- * sequence of a decode batch has its own random prompt, prefilled untimed; with {@code
- * sharedPrompt} they all read one prompt's KV through their request-table rows (as prefix-cache
- * hits would) and, being greedy, decode the same tokens: llama.cpp's {@code -pps} case.
+ * is greedy (the runner returns each request's top token, not its row of logits), or samples with
+ * the given parameters, each sequence with its own seed (the backend draws where it can, else the
+ * host from the row). Prompts are prefilled greedily. By default every sequence of a decode batch
+ * has its own random prompt, prefilled untimed; with {@code sharedPrompt} they all read one
+ * prompt's KV through their request-table rows (as prefix-cache hits would) and, being greedy,
+ * decode the same tokens: llama.cpp's {@code -pps} case.
  */
 public final class ModelBenchmark {
   /** Tokens/s and how they were measured. */
@@ -39,14 +41,26 @@ public final class ModelBenchmark {
   private final int threads;
   private final ModelRunnerFactory backend;
   private final KvStoreType kvType;
+  private final SamplingParams sampling;
 
   /** {@code kvType}: the KV store type, or null for the backend's default. */
   public ModelBenchmark(
       LlamaModel model, int threads, ModelRunnerFactory backend, KvStoreType kvType) {
+    this(model, threads, backend, kvType, SamplingParams.GREEDY);
+  }
+
+  /** {@code sampling}: how decode steps choose tokens (sequence r with seed + r). */
+  public ModelBenchmark(
+      LlamaModel model,
+      int threads,
+      ModelRunnerFactory backend,
+      KvStoreType kvType,
+      SamplingParams sampling) {
     this.model = model;
     this.threads = threads;
     this.backend = backend;
     this.kvType = kvType;
+    this.sampling = sampling;
   }
 
   /**
@@ -75,6 +89,10 @@ public final class ModelBenchmark {
     Sampler sampler = new Sampler(vocab);
     int[][] history = new int[batch][ctx];
     int[][] slots = new int[batch][ctx];
+    SamplingParams[] params = new SamplingParams[batch];
+    for (int r = 0; r < batch; r++) {
+      params[r] = sampling.toBuilder().seed(sampling.seed() + r).build();
+    }
     ForwardBatch fb = new ForwardBatch();
     int[] one = new int[1];
     long timedNanos = 0;
@@ -106,13 +124,13 @@ public final class ModelBenchmark {
           for (int r = 0; r < batch; r++) {
             one[0] = slots[r][len - 1];
             reqToToken.write(r, len - 1, one);
-            fb.add(r, len - 1, history[r], len - 1, 1, one, 0).greedyOnly();
+            fb.add(r, len - 1, history[r], len - 1, 1, one, 0);
+            Sampler.prepare(fb, params[r], len - promptLen);
           }
           runner.forward(fb, logits);
           for (int r = 0; r < batch; r++) {
             history[r][len] =
-                sampler.sample(
-                    logits, r, SamplingParams.GREEDY, history[r], promptLen, len, len - promptLen);
+                sampler.sample(logits, r, params[r], history[r], promptLen, len, len - promptLen);
           }
           contextSum += len;
           len++;

@@ -16,6 +16,7 @@ import io.flinfer.runtime.llama2c.RandomCheckpointWriter;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.model.ModelConfig;
 import io.flinfer.runtime.model.ModelLoader;
+import io.flinfer.runtime.sampling.SamplingParams;
 import io.flinfer.runtime.tensor.GgmlType;
 import io.flinfer.runtime.tokenizer.SyntheticVocabulary;
 import java.io.IOException;
@@ -118,6 +119,24 @@ public final class BenchModelCommand implements Callable<Integer> {
   String kvStoreType;
 
   @Option(
+      names = "--temperature",
+      defaultValue = "0",
+      description = "Decode by sampling at this temperature (default 0: greedy).")
+  float temperature;
+
+  @Option(names = "--top-p", defaultValue = "1", description = "Top-p when sampling (default 1).")
+  float topP;
+
+  @Option(
+      names = "--top-k",
+      defaultValue = "0",
+      description = "Top-k when sampling (default 0: off).")
+  int topK;
+
+  @Option(names = "--min-p", defaultValue = "0", description = "Min-p when sampling (default 0).")
+  float minP;
+
+  @Option(
       names = "--device-bandwidth-gbps",
       defaultValue = "3350",
       description =
@@ -168,6 +187,20 @@ public final class BenchModelCommand implements Callable<Integer> {
         return 2;
       }
     }
+    SamplingParams sampling;
+    try {
+      sampling =
+          SamplingParams.builder()
+              .temperature(temperature)
+              .topP(topP)
+              .topK(topK)
+              .minP(minP)
+              .seed(7)
+              .build();
+    } catch (IllegalArgumentException e) {
+      System.err.println("error: " + e.getMessage());
+      return 2;
+    }
     int n = threads != null ? threads : Runtime.getRuntime().availableProcessors();
     ObjectMapper json = new ObjectMapper();
     ObjectNode root = json.createObjectNode();
@@ -177,13 +210,25 @@ public final class BenchModelCommand implements Callable<Integer> {
         "kv_store_type",
         kv != null ? kv.name().toLowerCase(Locale.ROOT).replace('_', '-') : "default");
     machine(root);
-    root.put("sampling", "greedy; the runner returns each request's top token");
+    root.put(
+        "sampling",
+        sampling.isGreedy()
+            ? "greedy; the runner returns each request's top token"
+            : "temperature "
+                + temperature
+                + ", top_p "
+                + topP
+                + ", top_k "
+                + topK
+                + ", min_p "
+                + minP
+                + " (sequence r seeded 7 + r); prompts prefilled greedily");
     root.put("load_average_before", loadAverage());
     ArrayNode results = root.putArray("models");
     for (String which : modelsToRun()) {
       LlamaModel model = load(which, type);
       System.err.printf("benchmarking %s %s with %d threads%n", which, model.config(), n);
-      results.add(bench(json, which, model, n, runners, gpu, kv));
+      results.add(bench(json, which, model, n, runners, gpu, kv, sampling));
     }
     root.put("load_average_after", loadAverage());
     System.out.println(json.writerWithDefaultPrettyPrinter().writeValueAsString(root));
@@ -219,9 +264,10 @@ public final class BenchModelCommand implements Callable<Integer> {
       int n,
       ModelRunnerFactory runners,
       boolean gpu,
-      KvStoreType kv) {
+      KvStoreType kv,
+      SamplingParams sampling) {
     ModelConfig c = model.config();
-    ModelBenchmark b = new ModelBenchmark(model, n, runners, kv);
+    ModelBenchmark b = new ModelBenchmark(model, n, runners, kv, sampling);
     int prompt = Math.min(promptLen, c.contextLength() - decodeSteps - 1);
     b.decode(4, prompt, decodeSteps, Math.min(1.0, seconds), false); // warm-up
     ObjectNode m = json.createObjectNode();
