@@ -1013,12 +1013,32 @@ __device__ unsigned int select_threshold(const float* __restrict__ p, int vocab,
                                          unsigned long long* pick) {
   unsigned int prefix = 0, mask = 0;
   unsigned long long above = 0;  // the weight of the values above the prefix's range
+  int lane = threadIdx.x & 31;
   for (int shift = 24; shift >= 0; shift -= 8) {
     for (int i = threadIdx.x; i < 256; i += SAMPLE_THREADS) hist[i] = 0;
     __syncthreads();
-    for (int i = threadIdx.x; i < vocab; i += SAMPLE_THREADS) {
-      unsigned int b = __float_as_uint(p[i]);
-      if (b >= lo && (b & mask) == prefix) atomicAdd(&hist[(b >> shift) & 255], by_mass ? weight_of(p[i]) : 1ull);
+    // A warp's lanes with the same digit add once: their weights summed over the warp first,
+    // so a digit most values share costs one atomic a warp, not one a value.
+    for (int i0 = 0; i0 < vocab; i0 += SAMPLE_THREADS) {
+      int i = i0 + threadIdx.x;
+      unsigned int b = i < vocab ? __float_as_uint(p[i]) : 0u;
+      bool in = i < vocab && b >= lo && (b & mask) == prefix;
+      if (!__any_sync(0xffffffffu, in)) continue;
+      unsigned int digit = (b >> shift) & 255;
+      unsigned int group = __match_any_sync(0xffffffffu, in ? digit : 256u);
+      unsigned long long sum;
+      if (by_mass) {
+        unsigned long long w = in ? weight_of(__uint_as_float(b)) : 0ull;
+        sum = 0;
+#pragma unroll 8
+        for (int j = 0; j < 32; j++) {
+          unsigned long long v = __shfl_sync(0xffffffffu, w, j);
+          if ((group >> j) & 1u) sum += v;
+        }
+      } else {
+        sum = (unsigned long long)__popc(group);
+      }
+      if (in && __ffs(group) - 1 == lane) atomicAdd(&hist[digit], sum);
     }
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -1065,7 +1085,7 @@ __device__ unsigned long long kept_weight(const float* __restrict__ p, int vocab
 // truncated set from the most likely down: the same distribution). Writes the token and its
 // log-probability before temperature, l - log Z, as the host reports. Every sum is an exact
 // integer, so a request's token depends on its row and u alone.
-extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_rows(
+__device__ void sample_rows_body(
     const int* __restrict__ step, const float* __restrict__ logits, int vocab, const float* __restrict__ top_logit,
     const float* __restrict__ log_z, const int* __restrict__ top, float* __restrict__ probs,
     int* __restrict__ token_out, float* __restrict__ logprob_out) {
@@ -1135,6 +1155,12 @@ extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_rows(
     logprob_out[r] = __fsub_rn(l[token], log_z[r]);
   }
 }
+
+#define SAMPLE_ARGS                                                                                        \
+  const int *step, const float *logits, int vocab, const float *top_logit, const float *log_z, const int *top, \
+      float *probs, int *token_out, float *logprob_out
+#define SAMPLE_PASS step, logits, vocab, top_logit, log_z, top, probs, token_out, logprob_out
+extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_rows(SAMPLE_ARGS) { sample_rows_body(SAMPLE_PASS); }
 
 // ---- entry points: the templates for each 16-bit type ----
 
