@@ -65,9 +65,62 @@ template <typename T> __device__ __forceinline__ T from_f32(float v);
 template <> __device__ __forceinline__ bf16 from_f32<bf16>(float v) { return __float2bfloat16_rn(v); }
 template <> __device__ __forceinline__ f16 from_f32<f16>(float v) { return __float2half_rn(v); }
 
-// Eight 16-bit values in a uint4 to floats.
-template <typename T>
-__device__ __forceinline__ void unpack8(uint4 raw, float* out) {
+// ---- 8-bit KV: FP8 codes, times a scale of 1 (memcache's Fp8, bit for bit) ----
+
+// E4M3 (float8_e4m3fn: bias 7, no infinities, 0x7F and 0xFF NaN) and E5M2 (the upper byte of a
+// half) codes.
+struct e4m3 {
+  uint8_t code;
+};
+struct e5m2 {
+  uint8_t code;
+};
+
+__device__ __forceinline__ float to_f32(e4m3 v) {
+  unsigned int b = v.code, e = (b >> 3) & 15u, m = b & 7u;
+  if (e == 15u && m == 7u) return __uint_as_float(0x7FC00000u);
+  float mag = e == 0u ? __fmul_rn((float)m, 0.001953125f) : __uint_as_float(((e + 120u) << 23) | (m << 20));
+  return (b & 0x80u) ? -mag : mag;
+}
+__device__ __forceinline__ float to_f32(e5m2 v) { return __half2float(__ushort_as_half((unsigned short)(v.code << 8))); }
+
+// x as a code: the nearest value (ties to even) from the float's own bits, a carry moving into the
+// exponent, saturated at MAX_CODE; below the smallest normal, |x| / 2^(1 - BIAS - MB) rounded to
+// an integer (ties to even). NaN is 0x7F.
+template <int MB, int BIAS, int MAX_CODE>
+__device__ __forceinline__ uint8_t fp8_encode(float x) {
+  unsigned int bits = __float_as_uint(x);
+  unsigned int sign = (bits >> 24) & 0x80u;
+  unsigned int magnitude = bits & 0x7FFFFFFFu;
+  if (magnitude > 0x7F800000u) return 0x7F;
+  int code;
+  if ((int)(magnitude >> 23) >= 127 + 1 - BIAS) {
+    const int drop = 23 - MB;
+    unsigned int rounded = magnitude + (1u << (drop - 1)) - 1u + ((magnitude >> drop) & 1u);
+    code = min((int)(rounded >> drop) - ((127 - BIAS) << MB), MAX_CODE);
+  } else {
+    code = (int)rintf(__fmul_rn(__uint_as_float(magnitude), (float)(1 << (BIAS - 1 + MB))));
+  }
+  return (uint8_t)(sign | (unsigned int)code);
+}
+template <> __device__ __forceinline__ e4m3 from_f32<e4m3>(float v) { return {fp8_encode<3, 7, 0x7E>(v)}; }
+template <> __device__ __forceinline__ e5m2 from_f32<e5m2>(float v) { return {fp8_encode<2, 15, 0x7B>(v)}; }
+
+// Eight KV values as one load: 16 bytes of a 16-bit type, 8 of an FP8 one.
+template <typename KV> struct Kv8 {
+  typedef uint4 raw;
+};
+template <> struct Kv8<e4m3> {
+  typedef uint2 raw;
+};
+template <> struct Kv8<e5m2> {
+  typedef uint2 raw;
+};
+
+// Eight values of type T in one load to floats.
+template <typename T, typename R>
+__device__ __forceinline__ void unpack8(R raw, float* out) {
+  static_assert(sizeof(R) == 8 * sizeof(T), "eight values a load");
   const T* h = reinterpret_cast<const T*>(&raw);
 #pragma unroll
   for (int i = 0; i < 8; i++) out[i] = to_f32(h[i]);
@@ -660,7 +713,8 @@ __device__ void attention_body(const int* __restrict__ step, const float* __rest
     const int* table = req_to_token + (size_t)row * max_ctx;
     // A chunk's keys and values: fetched into registers (table, then cache) while the chunk
     // before is computed, then stashed in shared memory as floats.
-    uint4 kraw[LOADS], vraw[LOADS];
+    typedef typename Kv8<KV>::raw Raw;
+    Raw kraw[LOADS], vraw[LOADS];
     auto fetch = [&](int c0, int cn) {
 #pragma unroll
       for (int u = 0; u < LOADS; u++) {
@@ -668,8 +722,8 @@ __device__ void attention_body(const int* __restrict__ step, const float* __rest
         int j = p / (D / 8);
         if (p < CH * D / 8 && j < cn) {
           size_t at = (size_t)table[c0 + j] * kv_dim + kvh * D + (p % (D / 8)) * 8;
-          kraw[u] = *reinterpret_cast<const uint4*>(kcache + at);
-          vraw[u] = *reinterpret_cast<const uint4*>(vcache + at);
+          kraw[u] = *reinterpret_cast<const Raw*>(kcache + at);
+          vraw[u] = *reinterpret_cast<const Raw*>(vcache + at);
         }
       }
     };
@@ -1196,6 +1250,8 @@ FOR_TYPES(ENTRY_REDUCE_RMSNORM)
                      hd, neox, eps);                                                                                \
   }
 FOR_TYPES(ENTRY_QKV)
+ENTRY_QKV(e4m3, e4m3)
+ENTRY_QKV(e5m2, e5m2)
 
 #define ENTRY_SWIGLU(T, N) \
   extern "C" __global__ void swiglu_##N(const int* step, T* hn, int ld, const float* h, int hidden) { glu_body<T, false>(step, hn, ld, h, hidden); }
@@ -1245,15 +1301,20 @@ FOR_TYPES(ENTRY_GEMM)
 #define ATT_ARGS                                                                                                  \
   const int *step, const float *q, const void *kcache, const void *vcache, const int *req_to_token, int max_ctx, \
       void *out, int ld_out, float *pm, float *pl, float *pa, int heads, int kv_heads, float scale, int list, int window
-#define ATT_ENTRY(N, T, D, R)                                                                                    \
+#define ATT_ENTRY(N, KV, T, D, R)                                                                                \
   extern "C" __global__ void __launch_bounds__(128) attention_##N##_d##D##_r##R(ATT_ARGS) {                      \
-    attention_body<T, T, D, R>(step, q, (const T*)kcache, (const T*)vcache, req_to_token, max_ctx, (T*)out, ld_out, \
-                               pm, pl, pa, heads, kv_heads, scale, list, window);                                          \
+    attention_body<KV, T, D, R>(step, q, (const KV*)kcache, (const KV*)vcache, req_to_token, max_ctx, (T*)out,     \
+                                ld_out, pm, pl, pa, heads, kv_heads, scale, list, window);                         \
   }
-#define ATT_TYPE(N, T)                                                                     \
-  ATT_ENTRY(N, T, 8, 8) ATT_ENTRY(N, T, 8, 64) ATT_ENTRY(N, T, 16, 8) ATT_ENTRY(N, T, 16, 64)   \
-  ATT_ENTRY(N, T, 32, 8) ATT_ENTRY(N, T, 32, 64) ATT_ENTRY(N, T, 64, 8) ATT_ENTRY(N, T, 64, 64) \
-  ATT_ENTRY(N, T, 96, 8) ATT_ENTRY(N, T, 96, 32) ATT_ENTRY(N, T, 128, 8) ATT_ENTRY(N, T, 128, 32) \
-  ATT_ENTRY(N, T, 256, 8) ATT_ENTRY(N, T, 256, 16)
-ATT_TYPE(bf16, bf16)
-ATT_TYPE(f16, f16)
+#define ATT_TYPE(N, KV, T)                                                                                      \
+  ATT_ENTRY(N, KV, T, 8, 8) ATT_ENTRY(N, KV, T, 8, 64) ATT_ENTRY(N, KV, T, 16, 8) ATT_ENTRY(N, KV, T, 16, 64)     \
+  ATT_ENTRY(N, KV, T, 32, 8) ATT_ENTRY(N, KV, T, 32, 64) ATT_ENTRY(N, KV, T, 64, 8) ATT_ENTRY(N, KV, T, 64, 64)   \
+  ATT_ENTRY(N, KV, T, 96, 8) ATT_ENTRY(N, KV, T, 96, 32) ATT_ENTRY(N, KV, T, 128, 8) ATT_ENTRY(N, KV, T, 128, 32) \
+  ATT_ENTRY(N, KV, T, 256, 8) ATT_ENTRY(N, KV, T, 256, 16)
+// Named by the activation type alone where the KV cache has it, else KV type then activation type.
+ATT_TYPE(bf16, bf16, bf16)
+ATT_TYPE(f16, f16, f16)
+ATT_TYPE(e4m3_bf16, e4m3, bf16)
+ATT_TYPE(e4m3_f16, e4m3, f16)
+ATT_TYPE(e5m2_bf16, e5m2, bf16)
+ATT_TYPE(e5m2_f16, e5m2, f16)

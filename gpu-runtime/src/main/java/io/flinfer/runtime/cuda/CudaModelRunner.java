@@ -139,6 +139,7 @@ public final class CudaModelRunner implements ModelRunner {
 
   private CUdeviceptr kCache;
   private CUdeviceptr vCache;
+  private KvStoreType kvType;
   private long layerKvElements;
 
   // Activation buffers, for tokenCapacity tokens and requestCapacity requests.
@@ -240,10 +241,12 @@ public final class CudaModelRunner implements ModelRunner {
         cu.allowSharedMemory(
             cu.function("gemm_" + v + "_" + dtype.suffix()), GemmShape.sharedBytes(v));
       }
-      for (int rows : new int[] {StepPlan.FEW_ROWS, AttentionKernels.manyRows(hd)}) {
-        cu.allowSharedMemory(
-            cu.function(AttentionKernels.name(dtype.suffix(), hd, rows)),
-            AttentionKernels.sharedBytes(hd, rows));
+      for (KvStoreType kv : kvStoreTypes()) {
+        for (int rows : new int[] {StepPlan.FEW_ROWS, AttentionKernels.manyRows(hd)}) {
+          cu.allowSharedMemory(
+              cu.function(AttentionKernels.name(dtype.attentionType(kv), hd, rows)),
+              AttentionKernels.sharedBytes(hd, rows));
+        }
       }
       allocateWorkspace(INITIAL_TOKENS);
     } catch (RuntimeException | Error e) {
@@ -296,7 +299,7 @@ public final class CudaModelRunner implements ModelRunner {
 
   @Override
   public List<KvStoreType> kvStoreTypes() {
-    return List.of(dtype.kvType());
+    return List.of(dtype.kvType(), KvStoreType.FP8_E4M3, KvStoreType.FP8_E5M2);
   }
 
   @Override
@@ -304,16 +307,17 @@ public final class CudaModelRunner implements ModelRunner {
     if (kCache != null) {
       throw new IllegalStateException("the KV cache is already allocated");
     }
-    if (type != dtype.kvType()) {
+    if (!kvStoreTypes().contains(type)) {
       throw new IllegalArgumentException(
           "the cuda backend keeps this model's KV cache in "
-              + dtype.kvType()
-              + " (its weights' type), not "
+              + kvStoreTypes()
+              + " (its weights' 16-bit type or FP8), not "
               + type);
     }
     cu.makeCurrent();
+    kvType = type;
     layerKvElements = ((long) size + pageSize) * c.kvDim();
-    long bytes = layerKvElements * c.layers() * Sizeof.SHORT;
+    long bytes = layerKvElements * c.layers() * type.bytes();
     kCache = cu.alloc(bytes);
     vCache = cu.alloc(bytes);
     rebuildLaunches();
@@ -612,13 +616,14 @@ public final class CudaModelRunner implements ModelRunner {
     private final int hd = c.headDim();
     private final int manyRows = AttentionKernels.manyRows(hd);
     private final CUfunction attFewFn =
-        cu.function(AttentionKernels.name(t, hd, StepPlan.FEW_ROWS));
-    private final CUfunction attManyFn = cu.function(AttentionKernels.name(t, hd, manyRows));
+        cu.function(AttentionKernels.name(dtype.attentionType(kvType), hd, StepPlan.FEW_ROWS));
+    private final CUfunction attManyFn =
+        cu.function(AttentionKernels.name(dtype.attentionType(kvType), hd, manyRows));
     private final CUfunction updateFn = cu.function("update_req_to_token");
     private final CUfunction embedFn = cu.function("embed_" + t);
     private final CUfunction normFn = cu.function("rmsnorm_" + t);
     private final CUfunction reduceNormFn = cu.function("reduce_rmsnorm_" + t);
-    private final CUfunction qkvPostFn = cu.function("qkv_post_" + t);
+    private final CUfunction qkvPostFn = cu.function("qkv_post_" + dtype.cacheType(kvType));
     private final CUfunction combineFn = cu.function("attention_combine_" + t);
     private final String gluRole = c.activation() == GatedActivation.SILU ? "swiglu" : "geglu";
     private final CUfunction gluFn = cu.function(gluRole + "_" + t);
@@ -648,8 +653,8 @@ public final class CudaModelRunner implements ModelRunner {
       float scale = (float) (1.0 / Math.sqrt(hd));
       int neox = c.rope().style() == RopeConfig.Style.NEOX ? 1 : 0;
       for (int l = 0; l < layers; l++) {
-        CUdeviceptr kl = kCache.withByteOffset(l * layerKvElements * Sizeof.SHORT);
-        CUdeviceptr vl = vCache.withByteOffset(l * layerKvElements * Sizeof.SHORT);
+        CUdeviceptr kl = kCache.withByteOffset(l * layerKvElements * kvType.bytes());
+        CUdeviceptr vl = vCache.withByteOffset(l * layerKvElements * kvType.bytes());
         normAttn[l] = KernelArgs.of(stepDev, xn, dimP, x, w.attnNorm[l], c.dim(), eps, 0);
         qkvGemm[l] =
             new Gemm("qkv", qkvShape, StepPlan.H_N, w.qkv[l], xn, qkv, w.qkvBias[l], false);

@@ -32,6 +32,32 @@ enum DeviceDtype {
     return kvType;
   }
 
+  /**
+   * The suffix of the kernels that write a KV cache of type {@code kv} ({@code qkv_post_e4m3}):
+   * this type's own, or the FP8 format's.
+   */
+  String cacheType(KvStoreType kv) {
+    switch (kv) {
+      case FP8_E4M3:
+        return "e4m3";
+      case FP8_E5M2:
+        return "e5m2";
+      default:
+        if (kv != kvType) {
+          throw new IllegalArgumentException("no " + suffix + " kernels for a KV cache in " + kv);
+        }
+        return suffix;
+    }
+  }
+
+  /**
+   * The type part of the attention kernels' names for a KV cache of type {@code kv}: this type's
+   * suffix, or the FP8 format's then this type's ({@code e4m3_bf16}).
+   */
+  String attentionType(KvStoreType kv) {
+    return kv.isFp8() ? cacheType(kv) + "_" + suffix : cacheType(kv);
+  }
+
   short encode(float v) {
     return this == BF16 ? HalfFloats.toBf16(v) : HalfFloats.toHalf(v);
   }

@@ -80,7 +80,11 @@ class CudaBackendTest {
   @Test
   void batchInvarianceHoldsBitForBit() {
     CudaDevice.assume();
-    LlamaModel model = SharedFiles.stories260k();
+    assertBatchInvariance(SharedFiles.stories260k(), CUDA);
+  }
+
+  /** Six sequences batched with one another, chunked and staggered, give their alone bits. */
+  static void assertBatchInvariance(LlamaModel model, ModelRunnerFactory backend) {
     Random rnd = new Random(42);
     int[][] tokens = new int[6][];
     int[] promptLen = new int[6];
@@ -88,9 +92,9 @@ class CudaBackendTest {
       tokens[s] = rnd.ints(8 + rnd.nextInt(400), 3, model.config().vocabSize()).toArray();
       promptLen[s] = 2 + rnd.nextInt(tokens[s].length - 4);
     }
-    List<List<float[]>> mixed = ForwardRuns.mixed(model, tokens, promptLen, rnd, CUDA, 1);
+    List<List<float[]>> mixed = ForwardRuns.mixed(model, tokens, promptLen, rnd, backend, 1);
     for (int s = 0; s < 6; s++) {
-      List<float[]> alone = ForwardRuns.alone(model, tokens[s], promptLen[s], CUDA, 1);
+      List<float[]> alone = ForwardRuns.alone(model, tokens[s], promptLen[s], backend, 1);
       assertThat(mixed.get(s)).hasSameSizeAs(alone);
       for (int i = 0; i < alone.size(); i++) {
         assertThat(mixed.get(s).get(i))

@@ -3,10 +3,12 @@ package io.flinfer.runtime.cuda;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.flinfer.memcache.KvStoreType;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -33,14 +35,23 @@ class KernelImageTest {
         for (String v : new String[] {"s8", "s16", "s32", "s64", "l"}) {
           assertThat(text).contains("gemm_" + v + "_" + s);
         }
-        for (int hd : new int[] {8, 16, 32, 64, 96, 128, 256}) {
-          assertThat(AttentionKernels.supportsHeadDim(hd)).isTrue();
-          assertThat(text).contains(AttentionKernels.name(s, hd, StepPlan.FEW_ROWS));
-          assertThat(text).contains(AttentionKernels.name(s, hd, AttentionKernels.manyRows(hd)));
+        for (KvStoreType kv : List.of(t.kvType(), KvStoreType.FP8_E4M3, KvStoreType.FP8_E5M2)) {
+          assertThat(text).contains("qkv_post_" + t.cacheType(kv));
+          String a = t.attentionType(kv);
+          for (int hd : new int[] {8, 16, 32, 64, 96, 128, 256}) {
+            assertThat(AttentionKernels.supportsHeadDim(hd)).isTrue();
+            assertThat(text).contains(AttentionKernels.name(a, hd, StepPlan.FEW_ROWS));
+            assertThat(text).contains(AttentionKernels.name(a, hd, AttentionKernels.manyRows(hd)));
+          }
         }
       }
       assertThat(text)
-          .contains("update_req_to_token", "gemm_reduce", "greedy_summary", "post_norm_add");
+          .contains(
+              "update_req_to_token",
+              "gemm_reduce",
+              "greedy_summary",
+              "post_norm_add",
+              "sample_rows");
     }
   }
 
@@ -53,6 +64,10 @@ class KernelImageTest {
     assertThat(define(source, "MAX_SPLITS")).isEqualTo(GemmShape.MAX_SPLITS);
     assertThat(define(source, "QKV_WARPS")).isEqualTo(CudaModelRunner.QKV_WARPS);
     assertThat(define(source, "SPLIT")).isEqualTo(StepPlan.SPLIT);
+    // The step's header and its draw entries are read where the host wrote them.
+    assertThat(define(source, "H_SAMPLES")).isEqualTo(StepPlan.H_SAMPLES);
+    assertThat(define(source, "H_SAMPLES_OFF")).isEqualTo(StepPlan.H_SAMPLES_OFF);
+    assertThat(define(source, "SAMPLE_INTS")).isEqualTo(StepPlan.SAMPLE_INTS);
   }
 
   private static int define(String source, String name) {

@@ -49,9 +49,9 @@ final class EngineOptions {
       names = "--kv-store-type",
       defaultValue = "auto",
       description =
-          "How KV values are stored: fp32, fp16, bf16, fp8-e4m3, fp8-e5m2 (8-bit floats, CPU"
-              + " only), or auto, the backend's choice (fp32 on the CPU, the weights' 16-bit type"
-              + " on CUDA) (default: ${DEFAULT-VALUE}).")
+          "How KV values are stored: fp32, fp16, bf16, fp8-e4m3, fp8-e5m2 (8-bit floats), or"
+              + " auto, the backend's choice (fp32 on the CPU, the weights' 16-bit type on CUDA,"
+              + " which holds that type or FP8) (default: ${DEFAULT-VALUE}).")
   String kvStoreType;
 
   @Option(
