@@ -75,7 +75,7 @@ run_action() {
         nproc; free -g | head -2; } | log env ;;
     tests)
       local sel=()
-      if [ $# -eq 0 ]; then set -- CudaBackendTest CudaDrawTest CudaZooTest CudaGemmaTest; fi
+      if [ $# -eq 0 ]; then set -- CudaBackendTest CudaDrawTest CudaFp8KvTest CudaZooTest CudaGemmaTest; fi
       for c in "$@"; do
         case "$c" in
           *'#'*) sel+=(--select-method "io.flinfer.runtime.cuda.$c") ;;
