@@ -3,6 +3,8 @@ package io.flinfer.runtime.sampling;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.flinfer.runtime.forward.ForwardBatch;
+import io.flinfer.runtime.forward.Logits;
 import java.util.HashSet;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -22,6 +24,50 @@ class SamplerTest {
     }
     assertThat((double) s.lastLogprob())
         .isCloseTo(3 - Math.log(z), org.assertj.core.data.Offset.offset(1e-5));
+  }
+
+  @Test
+  void aStepAsksForTheGreedyChoiceADrawOrTheFullRow() {
+    ForwardBatch b = new ForwardBatch();
+    int[] ids = {7};
+    int[] locs = {1};
+    SamplingParams sampled =
+        SamplingParams.builder().temperature(0.7f).topK(40).topP(0.9f).minP(0.05f).seed(3).build();
+    Sampler.prepare(b.add(0, 0, ids, 0, 1, locs, 0), SamplingParams.GREEDY, 0);
+    Sampler.prepare(b.add(1, 0, ids, 0, 1, locs, 0), sampled, 5);
+    Sampler.prepare(
+        b.add(2, 0, ids, 0, 1, locs, 0), sampled.toBuilder().repetitionPenalty(1.2f).build(), 5);
+    assertThat(b.isGreedyOnly(0)).isTrue();
+    assertThat(b.isDrawnOnBackend(0)).isFalse();
+    assertThat(b.isGreedyOnly(1)).isFalse();
+    assertThat(b.isDrawnOnBackend(1)).isTrue();
+    assertThat(b.drawTemperature(1)).isEqualTo(0.7f);
+    assertThat(b.drawTopK(1)).isEqualTo(40);
+    assertThat(b.drawTopP(1)).isEqualTo(0.9f);
+    assertThat(b.drawMinP(1)).isEqualTo(0.05f);
+    assertThat(b.drawU(1)).isEqualTo(CounterRng.uniform(3, 5));
+    // Penalties read the history: the row comes back and the host draws.
+    assertThat(b.isGreedyOnly(2)).isFalse();
+    assertThat(b.isDrawnOnBackend(2)).isFalse();
+    // A draw outside what the kernel was written for is refused where it is asked for.
+    assertThatThrownBy(() -> b.drawOnBackend(0f, 0, 1f, 0f, 0.5f))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> b.drawOnBackend(1f, 0, 1f, 0f, 1f))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void aTokenTheBackendDrewIsTakenWithItsLogProbability() {
+    Logits logits = new Logits(V);
+    logits.reset(1);
+    logits.setGreedy(0, 1, 3f, 4f);
+    logits.setDrawn(0, 7, -1.25f);
+    Sampler s = new Sampler(V);
+    SamplingParams p = SamplingParams.builder().temperature(1f).seed(9).build();
+    assertThat(s.sample(logits, 0, p, new int[1], 1, 1, 0)).isEqualTo(7);
+    assertThat(s.lastLogprob()).isEqualTo(-1.25f);
+    logits.reset(1);
+    assertThat(logits.isDrawn(0)).isFalse();
   }
 
   @Test
