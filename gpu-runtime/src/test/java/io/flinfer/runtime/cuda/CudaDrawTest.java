@@ -151,14 +151,7 @@ class CudaDrawTest {
     List<GenerationRequest> requests = new ArrayList<>();
     for (int i = 0; i < prompts.length; i++) {
       float[] q = PARAMS[(2 * i + 1) % PARAMS.length];
-      SamplingParams p =
-          SamplingParams.builder()
-              .temperature(q[0])
-              .topK((int) q[1])
-              .topP(q[2])
-              .minP(q[3])
-              .seed(100 + i)
-              .build();
+      SamplingParams p = DrawReference.params(q, 100 + i);
       requests.add(new GenerationRequest(model.tokenizer().encode(prompts[i], true), p, 32, false));
     }
     float[][] logprobs = new float[requests.size()][32];

@@ -62,6 +62,8 @@ class CudaFp8KvTest {
     // while
     // a cache read or written wrong would be off by the logits' whole scale.
     assertThat(gpuError).isLessThan(2 * cpuError + 1e-2);
+    // And the top token mostly agrees with the CPU's FP8 cache (61 to 65 of 65 on an H200).
+    assertThat(sameTop).isGreaterThanOrEqualTo((int) Math.ceil(0.9 * exact.size()));
   }
 
   @Test

@@ -1,6 +1,7 @@
 package io.flinfer.runtime.cuda;
 
 import io.flinfer.runtime.kernel.FastExp;
+import io.flinfer.runtime.sampling.SamplingParams;
 import java.util.Arrays;
 
 /**
@@ -23,6 +24,17 @@ final class DrawReference {
   };
 
   private DrawReference() {}
+
+  /** A row of {@link #PARAMS} as sampling parameters with {@code seed}. */
+  static SamplingParams params(float[] q, long seed) {
+    return SamplingParams.builder()
+        .temperature(q[0])
+        .topK((int) q[1])
+        .topP(q[2])
+        .minP(q[3])
+        .seed(seed)
+        .build();
+  }
 
   /** {@code p_i = exp((l_i - max) * (1 / temperature))}, as the kernel computes them. */
   static float[] probabilities(float[] logits, float temperature) {

@@ -49,14 +49,7 @@ class DrawReferenceTest {
     Sampler sampler = new Sampler(logits.length);
     int draws = 100_000;
     for (float[] q : PARAMS) {
-      SamplingParams params =
-          SamplingParams.builder()
-              .temperature(q[0])
-              .topK((int) q[1])
-              .topP(q[2])
-              .minP(q[3])
-              .seed(5)
-              .build();
+      SamplingParams params = DrawReference.params(q, 5);
       float[] p = DrawReference.probabilities(logits, q[0]);
       double[] host = new double[logits.length];
       double[] reference = new double[logits.length];
