@@ -8,6 +8,7 @@ import com.sun.net.httpserver.HttpServer;
 import io.flinfer.avro.Completion;
 import io.flinfer.avro.CompletionChunk;
 import io.flinfer.avro.DeadLetter;
+import io.flinfer.avro.PromptRequest;
 import io.flinfer.operators.flink.ModelSource;
 import io.flinfer.runtime.tokenizer.Tokenizer;
 import java.io.IOException;
@@ -17,19 +18,23 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
  * An OpenAI-compatible HTTP front door to the job: {@code POST /v1/completions} and {@code POST
  * /v1/chat/completions} (whole, or streamed as server-sent events), {@code GET /v1/models} and
- * {@code GET /health}. Each request becomes a record on the prompts topic and is answered from the
- * chunks and completions topics, so it survives a restart of the job, and of the gateway: its id
- * derives from the client's {@code Idempotency-Key}, and the same key gets the same answer.
+ * {@code GET /health}. Each request (each of its {@code n} choices, {@link Choices}) becomes a
+ * record on the prompts topic and is answered from the chunks and completions topics, so it
+ * survives a restart of the job, and of the gateway: its id derives from the client's {@code
+ * Idempotency-Key}, and the same key gets the same answer.
  */
 public final class GatewayServer implements AutoCloseable {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -106,9 +111,17 @@ public final class GatewayServer implements AutoCloseable {
         tenant = request.user; // without keys, the client's user names the cache namespace
       }
       String id = requestId(tenant, x.getRequestHeaders().getFirst("Idempotency-Key"));
-      BlockingQueue<Object> events = broker.subscribe(id);
+      Choices choices = new Choices(id, request.choices);
+      BlockingQueue<Object> events = new LinkedBlockingQueue<>();
+      choices.ids().forEach(c -> broker.subscribe(c, events));
       try {
-        if (broker.answer(id) == null) {
+        List<PromptRequest> unanswered = new ArrayList<>();
+        for (int i = 0; i < choices.size(); i++) {
+          if (broker.answer(choices.ids().get(i)) == null) {
+            unanswered.add(request.record(choices.ids().get(i), tenant, i));
+          }
+        }
+        if (!unanswered.isEmpty()) {
           if (lag.overloaded()) {
             x.getResponseHeaders().set("Retry-After", "1");
             throw new ApiError(
@@ -119,7 +132,9 @@ public final class GatewayServer implements AutoCloseable {
                 "The job is behind on its prompts; retry after a second.");
           }
           try {
-            broker.send(request.record(id, tenant));
+            for (PromptRequest r : unanswered) {
+              broker.send(r);
+            }
           } catch (Exception e) {
             throw new ApiError(
                 503,
@@ -131,28 +146,31 @@ public final class GatewayServer implements AutoCloseable {
         }
         long created = System.currentTimeMillis() / 1000;
         String responseId = (chat ? "chatcmpl-" : "cmpl-") + id;
-        TokenLogprobs logprobs = request.logprobs ? new TokenLogprobs(tokenizer(), chat) : null;
+        Tokenizer tokens = request.logprobs ? tokenizer() : null;
         if (request.stream) {
-          new EventStream(x, chat, responseId, model, created, logprobs)
+          new EventStream(x, chat, responseId, model, created, choices, tokens)
               .serve(request, events, timeout);
         } else {
-          InOrder chunks = new InOrder(logprobs);
-          Object outcome = awaitAnswer(events, chunks);
-          if (outcome instanceof Completion c) {
-            ObjectNode answer = OpenAiResponses.answer(chat, responseId, model, created, c);
-            if (logprobs != null) {
+          InOrder[] chunks = new InOrder[choices.size()];
+          for (int i = 0; i < chunks.length; i++) {
+            chunks[i] = new InOrder(tokens == null ? null : new TokenLogprobs(tokens, chat));
+          }
+          List<Completion> answers = awaitAnswers(events, choices, chunks);
+          ObjectNode answer = OpenAiResponses.answer(chat, responseId, model, created, answers);
+          if (tokens != null) {
+            for (int i = 0; i < chunks.length; i++) {
               // Only when every token was seen (not for an answer read back after a restart).
               ObjectNode lp =
-                  chunks.tokens() == c.getUsage().getCompletionTokens() ? chunks.logprobs() : null;
-              ((ObjectNode) answer.at("/choices/0")).set("logprobs", lp);
+                  chunks[i].tokens() == answers.get(i).getUsage().getCompletionTokens()
+                      ? chunks[i].logprobs()
+                      : null;
+              ((ObjectNode) answer.at("/choices/" + i)).set("logprobs", lp);
             }
-            reply(x, 200, answer);
-          } else {
-            throw rejected((DeadLetter) outcome);
           }
+          reply(x, 200, answer);
         }
       } finally {
-        broker.unsubscribe(id, events);
+        choices.ids().forEach(c -> broker.unsubscribe(c, events));
       }
     } catch (ApiError e) {
       fail(x, e);
@@ -161,19 +179,37 @@ public final class GatewayServer implements AutoCloseable {
     }
   }
 
-  private Object awaitAnswer(BlockingQueue<Object> events, InOrder chunks) throws ApiError {
+  /**
+   * Every choice's completion, in choice order, each choice's chunks taken by its {@code chunks};
+   * the first dead letter of any choice is the request's error.
+   */
+  private List<Completion> awaitAnswers(
+      BlockingQueue<Object> events, Choices choices, InOrder[] chunks) throws ApiError {
+    Completion[] answers = new Completion[choices.size()];
+    int left = answers.length;
     long end = System.nanoTime() + timeout.toNanos();
     try {
-      while (true) {
+      while (left > 0) {
         Object e = events.poll(Math.max(0, end - System.nanoTime()), TimeUnit.NANOSECONDS);
         if (e == null) {
           throw timedOut(timeout);
         }
-        if (!(e instanceof CompletionChunk c)) {
-          return e;
+        int i = choices.of(e);
+        if (i < 0) {
+          continue;
         }
-        chunks.accept(c);
+        if (e instanceof CompletionChunk c) {
+          chunks[i].accept(c);
+        } else if (e instanceof Completion c) {
+          if (answers[i] == null) {
+            answers[i] = c;
+            left--;
+          }
+        } else {
+          throw rejected((DeadLetter) e);
+        }
       }
+      return List.of(answers);
     } catch (InterruptedException ie) {
       Thread.currentThread().interrupt();
       throw timedOut(timeout);

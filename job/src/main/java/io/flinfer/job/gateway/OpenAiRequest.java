@@ -12,10 +12,11 @@ import java.util.Set;
 
 /**
  * An OpenAI completions or chat completions request body, checked and mapped to a {@link
- * PromptRequest}: {@code max_tokens} (or {@code max_completion_tokens}), {@code temperature},
- * {@code top_p}, {@code seed}, {@code stop}, {@code frequency_penalty}, {@code presence_penalty},
- * and vLLM's extensions {@code top_k}, {@code min_p}, {@code repetition_penalty}, {@code
- * ignore_eos}. A parameter the engine cannot honour is a 400 naming it, never silently ignored.
+ * PromptRequest} per choice: {@code max_tokens} (or {@code max_completion_tokens}), {@code
+ * temperature}, {@code top_p}, {@code seed}, {@code stop}, {@code n}, {@code frequency_penalty},
+ * {@code presence_penalty}, and vLLM's extensions {@code top_k}, {@code min_p}, {@code
+ * repetition_penalty}, {@code ignore_eos}. A parameter the engine cannot honour is a 400 naming it,
+ * never silently ignored.
  */
 final class OpenAiRequest {
   private static final Set<String> COMMON =
@@ -41,10 +42,19 @@ final class OpenAiRequest {
   private static final Set<String> COMPLETIONS = Set.of("prompt", "echo", "suffix", "best_of");
   private static final Set<String> CHAT = Set.of("messages", "max_completion_tokens");
 
+  /** The most choices ({@code n}) one request may ask for. */
+  static final int MAX_CHOICES = 16;
+
+  /** Seeds the job takes: [0, 2^53). */
+  private static final long SEED_BOUND = 1L << 53;
+
   final boolean chat;
   final boolean stream;
   final boolean includeUsage;
   final boolean logprobs;
+
+  /** How many completions of the prompt ({@code n}), each its own prompt record. */
+  final int choices;
 
   /** The client's {@code user}, or null. */
   final String user;
@@ -56,19 +66,31 @@ final class OpenAiRequest {
       boolean stream,
       boolean includeUsage,
       boolean logprobs,
+      int choices,
       String user,
       PromptRequest.Builder request) {
     this.chat = chat;
     this.stream = stream;
     this.includeUsage = includeUsage;
     this.logprobs = logprobs;
+    this.choices = choices;
     this.user = user;
     this.request = request;
   }
 
-  /** The prompt record of this request, with its id and tenant. */
-  PromptRequest record(String requestId, String tenant) {
-    return PromptRequest.newBuilder(request).setRequestId(requestId).setTenant(tenant).build();
+  /**
+   * The prompt record of choice {@code choice} of this request, with its id and tenant. With a
+   * seed, choice i samples with the seed plus i; without one, each choice's seed derives from its
+   * own request id, as any request's does.
+   */
+  PromptRequest record(String requestId, String tenant, int choice) {
+    PromptRequest.Builder r =
+        PromptRequest.newBuilder(request).setRequestId(requestId).setTenant(tenant);
+    Long seed = r.getSampling().getSeed();
+    if (choice > 0 && seed != null) {
+      r.setSampling(SamplingOptions.newBuilder(r.getSampling()).setSeed(seed + choice).build());
+    }
+    return r.build();
   }
 
   static OpenAiRequest parse(JsonNode body, boolean chat, String servedModel) throws ApiError {
@@ -91,8 +113,7 @@ final class OpenAiRequest {
           "model_not_found",
           "The model '" + model + "' does not exist; this server serves '" + servedModel + "'.");
     }
-    requireDefault(body, "n", 1);
-    requireDefault(body, "best_of", 1);
+    int n = choices(body);
     // The engine reports the log-probability of each chosen token, not of the alternatives.
     JsonNode lp = body.path("logprobs");
     boolean logprobs = chat ? lp.asBoolean(false) : lp.isIntegralNumber();
@@ -144,7 +165,12 @@ final class OpenAiRequest {
       if (!body.get("seed").canConvertToLong()) {
         throw ApiError.badParameter("seed", "must be an integer");
       }
-      s.setSeed(body.get("seed").asLong());
+      long seed = body.get("seed").asLong();
+      if (n > 1 && seed >= 0 && seed > SEED_BOUND - n) {
+        throw ApiError.badParameter(
+            "seed", "with n = " + n + ", seed + " + (n - 1) + " must be below 2^53");
+      }
+      s.setSeed(seed);
     }
     r.setSampling(s.build());
     r.setStop(stop(body.get("stop")));
@@ -155,7 +181,23 @@ final class OpenAiRequest {
     if (user != null) {
       r.setMetadata(Map.of("user", user));
     }
-    return new OpenAiRequest(chat, stream, usage, logprobs, user, r);
+    return new OpenAiRequest(chat, stream, usage, logprobs, n, user, r);
+  }
+
+  /** {@code n}, checked; {@code best_of} may only repeat it (extra samples are not ranked). */
+  private static int choices(JsonNode body) throws ApiError {
+    Integer n = integer(body, "n");
+    if (n == null) {
+      n = 1;
+    } else if (n < 1 || n > MAX_CHOICES) {
+      throw ApiError.badParameter("n", "must be between 1 and " + MAX_CHOICES);
+    }
+    Integer bestOf = integer(body, "best_of");
+    if (bestOf != null && bestOf != n.intValue()) {
+      throw ApiError.badParameter(
+          "best_of", "only equal to n is supported: extra samples are not ranked");
+    }
+    return n;
   }
 
   private static List<ChatMessage> messages(JsonNode m) throws ApiError {
@@ -265,12 +307,5 @@ final class OpenAiRequest {
       throw ApiError.badParameter(name, "must be a number in [" + lo + ", " + hi + "]");
     }
     return java.util.Optional.of(v.floatValue());
-  }
-
-  private static void requireDefault(JsonNode body, String name, int only) throws ApiError {
-    JsonNode v = body.get(name);
-    if (v != null && !v.isNull() && v.asInt(-1) != only) {
-      throw ApiError.badParameter(name, "only " + only + " is supported");
-    }
   }
 }

@@ -3,6 +3,7 @@ package io.flinfer.job.gateway;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.flinfer.avro.Completion;
+import java.util.List;
 
 /** The bodies OpenAI's API answers with, for completions and chat completions. */
 final class OpenAiResponses {
@@ -19,14 +20,19 @@ final class OpenAiResponses {
     };
   }
 
-  static ObjectNode usage(Completion c) {
-    int prompt = c.getUsage().getPromptTokens();
-    int completion = c.getUsage().getCompletionTokens();
+  /**
+   * The usage of a request's choices: the prompt counted once, as OpenAI counts it (its cached
+   * tokens those of the first choice), the completion tokens of every choice.
+   */
+  static ObjectNode usage(List<Completion> choices) {
+    Completion first = choices.get(0);
+    int prompt = first.getUsage().getPromptTokens();
+    int completion = choices.stream().mapToInt(c -> c.getUsage().getCompletionTokens()).sum();
     ObjectNode u = JSON.objectNode();
     u.put("prompt_tokens", prompt);
     u.put("completion_tokens", completion);
     u.put("total_tokens", prompt + completion);
-    u.putObject("prompt_tokens_details").put("cached_tokens", c.getUsage().getCachedTokens());
+    u.putObject("prompt_tokens_details").put("cached_tokens", first.getUsage().getCachedTokens());
     return u;
   }
 
@@ -39,40 +45,46 @@ final class OpenAiResponses {
     return o;
   }
 
-  /** The whole answer, non-streaming. */
-  static ObjectNode answer(boolean chat, String id, String model, long created, Completion c) {
+  /** The whole answer, non-streaming: one choice per completion, in order. */
+  static ObjectNode answer(
+      boolean chat, String id, String model, long created, List<Completion> choices) {
     ObjectNode o = envelope(id, chat ? "chat.completion" : "text_completion", model, created);
-    ObjectNode choice = o.putArray("choices").addObject();
-    choice.put("index", 0);
-    if (chat) {
-      ObjectNode m = choice.putObject("message");
-      m.put("role", "assistant");
-      m.put("content", c.getText());
-      m.putNull("refusal");
-    } else {
-      choice.put("text", c.getText());
+    var array = o.putArray("choices");
+    for (int i = 0; i < choices.size(); i++) {
+      Completion c = choices.get(i);
+      ObjectNode choice = array.addObject();
+      choice.put("index", i);
+      if (chat) {
+        ObjectNode m = choice.putObject("message");
+        m.put("role", "assistant");
+        m.put("content", c.getText());
+        m.putNull("refusal");
+      } else {
+        choice.put("text", c.getText());
+      }
+      choice.putNull("logprobs");
+      choice.put("finish_reason", finishReason(c));
     }
-    choice.putNull("logprobs");
-    choice.put("finish_reason", finishReason(c));
-    o.set("usage", usage(c));
+    o.set("usage", usage(choices));
     return o;
   }
 
   /**
-   * One streamed event: a text delta (chat's first also carries the role), or the last one with the
-   * finish reason ({@code finish} not null).
+   * One streamed event of choice {@code index}: a text delta (chat's first also carries the role),
+   * or the last one with the finish reason ({@code finish} not null).
    */
   static ObjectNode delta(
       boolean chat,
       String id,
       String model,
       long created,
+      int index,
       String text,
       boolean first,
       String finish) {
     ObjectNode o = envelope(id, chat ? "chat.completion.chunk" : "text_completion", model, created);
     ObjectNode choice = o.putArray("choices").addObject();
-    choice.put("index", 0);
+    choice.put("index", index);
     if (chat) {
       ObjectNode d = choice.putObject("delta");
       if (first) {
@@ -97,10 +109,11 @@ final class OpenAiResponses {
   }
 
   /** The last streamed event with {@code stream_options.include_usage}: no choices, the usage. */
-  static ObjectNode usageEvent(boolean chat, String id, String model, long created, Completion c) {
+  static ObjectNode usageEvent(
+      boolean chat, String id, String model, long created, List<Completion> choices) {
     ObjectNode o = envelope(id, chat ? "chat.completion.chunk" : "text_completion", model, created);
     o.putArray("choices");
-    o.set("usage", usage(c));
+    o.set("usage", usage(choices));
     return o;
   }
 }

@@ -20,7 +20,6 @@ import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -108,11 +107,11 @@ final class TopicBroker implements AutoCloseable {
   }
 
   /**
-   * Starts listening for {@code requestId}'s output. The queue first holds the answer already
-   * known, if any.
+   * Starts listening for {@code requestId}'s output into {@code q}, which first gets the answer
+   * already known, if any. Several requests (the choices of one HTTP request) can share a queue:
+   * each event tells by its request id whose it is.
    */
-  BlockingQueue<Object> subscribe(String requestId) {
-    BlockingQueue<Object> q = new LinkedBlockingQueue<>();
+  void subscribe(String requestId, BlockingQueue<Object> q) {
     waiting
         .computeIfAbsent(requestId, k -> new java.util.concurrent.CopyOnWriteArrayList<>())
         .add(q);
@@ -123,7 +122,6 @@ final class TopicBroker implements AutoCloseable {
     if (known != null) {
       q.add(known);
     }
-    return q;
   }
 
   void unsubscribe(String requestId, BlockingQueue<Object> q) {

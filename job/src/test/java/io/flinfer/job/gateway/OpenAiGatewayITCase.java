@@ -231,12 +231,75 @@ class OpenAiGatewayITCase {
   }
 
   @Test
+  void nChoicesAreEachTheAnswerOfTheirOwnSeed() {
+    CompletionCreateParams sampled =
+        completion("Once upon a time", 12).toBuilder().temperature(1.0).seed(7).build();
+    Completion three = client.completions().create(sampled.toBuilder().n(3).build());
+    assertThat(three.choices()).extracting(c -> c.index()).containsExactly(0L, 1L, 2L);
+    long completionTokens = 0;
+    for (int i = 0; i < 3; i++) {
+      // Choice i samples with seed 7 + i: the text a single request with that seed gets.
+      Completion alone = client.completions().create(sampled.toBuilder().seed(7 + i).build());
+      assertThat(three.choices().get(i).text())
+          .as("choice %d", i)
+          .isEqualTo(alone.choices().get(0).text());
+      assertThat(three.choices().get(i).finishReason())
+          .isEqualTo(alone.choices().get(0).finishReason());
+      completionTokens += alone.usage().get().completionTokens();
+      assertThat(three.usage().get().promptTokens()).isEqualTo(alone.usage().get().promptTokens());
+    }
+    // The prompt is counted once, the completions of every choice.
+    assertThat(three.usage().get().completionTokens()).isEqualTo(completionTokens);
+    assertThat(three.choices().stream().map(c -> c.text()).distinct().count())
+        .as("three samples at temperature 1")
+        .isGreaterThan(1);
+  }
+
+  @Test
+  void nChoicesStreamInterleavedByIndexAndAddUpToTheWholeAnswer() {
+    ChatCompletionCreateParams params =
+        chat("Tell me a story.").toBuilder().temperature(1.0).seed(11).n(2).build();
+    ChatCompletion whole = client.chat().completions().create(params);
+    assertThat(whole.choices()).hasSize(2);
+    StringBuilder[] streamed = {new StringBuilder(), new StringBuilder()};
+    List<String> finishes = new ArrayList<>();
+    List<ChatCompletionChunk> chunks = new ArrayList<>();
+    try (StreamResponse<ChatCompletionChunk> s =
+        client.chat().completions().createStreaming(params)) {
+      s.stream()
+          .forEach(
+              c -> {
+                chunks.add(c);
+                c.choices()
+                    .forEach(
+                        ch -> {
+                          ch.delta().content().ifPresent(streamed[(int) ch.index()]::append);
+                          ch.finishReason().ifPresent(f -> finishes.add(ch.index() + ":" + f));
+                        });
+              });
+    }
+    for (int i = 0; i < 2; i++) {
+      assertThat(streamed[i].toString())
+          .as("choice %d", i)
+          .isEqualTo(whole.choices().get(i).message().content().orElseThrow());
+    }
+    assertThat(finishes)
+        .containsExactlyInAnyOrder(
+            "0:" + whole.choices().get(0).finishReason().asString(),
+            "1:" + whole.choices().get(1).finishReason().asString());
+    ChatCompletionChunk last = chunks.get(chunks.size() - 1);
+    assertThat(last.choices()).isEmpty();
+    assertThat(last.usage().orElseThrow().completionTokens())
+        .isEqualTo(whole.usage().get().completionTokens());
+  }
+
+  @Test
   void errorsNameTheParameterOrTheKey() {
     assertThatThrownBy(
-            () -> client.completions().create(completion("Hi", 4).toBuilder().n(2).build()))
+            () -> client.completions().create(completion("Hi", 4).toBuilder().n(17).build()))
         .isInstanceOf(BadRequestException.class)
         .hasMessageContaining("n")
-        .hasMessageContaining("only 1 is supported");
+        .hasMessageContaining("between 1 and 16");
     assertThatThrownBy(
             () ->
                 client

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.flinfer.avro.CompletionChunk;
 import io.flinfer.avro.PromptRequest;
 import org.junit.jupiter.api.Test;
 
@@ -24,7 +25,7 @@ class OpenAiRequestTest {
                 + " \"seed\": 42, \"stop\": [\"a\", \"b\"], \"user\": \"u1\", \"stream\": true,"
                 + " \"stream_options\": {\"include_usage\": true}, \"top_k\": 5}",
             true);
-    PromptRequest p = r.record("id-1", "acme");
+    PromptRequest p = r.record("id-1", "acme", 0);
     assertThat(p.getRequestId()).isEqualTo("id-1");
     assertThat(p.getTenant()).isEqualTo("acme");
     assertThat(p.getMessages())
@@ -43,15 +44,31 @@ class OpenAiRequestTest {
     // Completions default to OpenAI's 16 tokens.
     assertThat(
             parse("{\"model\": \"m\", \"prompt\": [\"x\"]}", false)
-                .record("i", "")
+                .record("i", "", 0)
                 .getMaxNewTokens())
         .isEqualTo(16);
   }
 
   @Test
   void whatCannotBeHonouredIsA400NamingTheParameter() throws Exception {
-    assertThatThrownBy(() -> parse("{\"model\": \"m\", \"prompt\": \"x\", \"n\": 3}", false))
-        .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo("n"));
+    for (String n : new String[] {"0", "17", "1.5", "\"2\""}) {
+      assertThatThrownBy(
+              () -> parse("{\"model\": \"m\", \"prompt\": \"x\", \"n\": " + n + "}", false))
+          .as("n = %s", n)
+          .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo("n"));
+    }
+    assertThatThrownBy(
+            () -> parse("{\"model\": \"m\", \"prompt\": \"x\", \"n\": 2, \"best_of\": 3}", false))
+        .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo("best_of"));
+    // The last choice's seed must stay below 2^53, the job's bound.
+    assertThatThrownBy(
+            () ->
+                parse(
+                    "{\"model\": \"m\", \"prompt\": \"x\", \"n\": 3, \"seed\": "
+                        + ((1L << 53) - 2)
+                        + "}",
+                    false))
+        .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo("seed"));
     assertThatThrownBy(() -> parse("{\"model\": \"m\", \"prompt\": \"x\", \"tools\": []}", false))
         .isInstanceOfSatisfying(
             ApiError.class,
@@ -74,6 +91,45 @@ class OpenAiRequestTest {
             () -> parse("{\"model\": \"m\", \"messages\": [{\"role\": \"tool\"}]}", true))
         .isInstanceOfSatisfying(
             ApiError.class, e -> assertThat(e.param).isEqualTo("messages[0].role"));
+  }
+
+  @Test
+  void eachChoiceIsARecordOfItsOwnWithTheNextSeed() throws Exception {
+    OpenAiRequest r =
+        parse(
+            "{\"model\": \"m\", \"prompt\": \"x\", \"n\": 3, \"best_of\": 3, \"seed\": "
+                + ((1L << 53) - 3)
+                + "}",
+            false);
+    assertThat(r.choices).isEqualTo(3);
+    Choices choices = new Choices("oai-1", r.choices);
+    assertThat(choices.ids()).containsExactly("oai-1", "oai-1-1", "oai-1-2");
+    for (int i = 0; i < 3; i++) {
+      PromptRequest p = r.record(choices.ids().get(i), "acme", i);
+      assertThat(p.getRequestId()).isEqualTo(choices.ids().get(i));
+      assertThat(p.getPrompt()).isEqualTo("x");
+      assertThat(p.getSampling().getSeed()).isEqualTo((1L << 53) - 3 + i);
+      CompletionChunk chunk =
+          CompletionChunk.newBuilder()
+              .setRequestId(choices.ids().get(i))
+              .setIndex(0)
+              .setTextDelta("y")
+              .build();
+      assertThat(choices.of(chunk)).isEqualTo(i);
+    }
+    // Without a seed every choice leaves it to the job, which derives it from the choice's id.
+    OpenAiRequest unseeded = parse("{\"model\": \"m\", \"prompt\": \"x\", \"n\": 2}", false);
+    assertThat(unseeded.record("a-1", "", 1).getSampling().getSeed()).isNull();
+    assertThat(parse("{\"model\": \"m\", \"prompt\": \"x\"}", false).choices).isEqualTo(1);
+    assertThat(new Choices("oai-1", 1).ids()).containsExactly("oai-1");
+    assertThat(
+            choices.of(
+                CompletionChunk.newBuilder()
+                    .setRequestId("oai-2")
+                    .setIndex(0)
+                    .setTextDelta("")
+                    .build()))
+        .isEqualTo(-1);
   }
 
   @Test
