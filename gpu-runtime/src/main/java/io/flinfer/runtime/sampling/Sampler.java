@@ -10,7 +10,9 @@ import java.util.Arrays;
  * so sampling allocates nothing per token; one sampler serves a whole batch, one request at a time.
  *
  * <p>The reported log-probability is that of the chosen token under the model's distribution after
- * penalties and before temperature and truncation (what the model assigned to it).
+ * penalties and before temperature and truncation (what the model assigned to it). A request that
+ * asks for {@link SamplingParams#topLogprobs} alternatives also gets the most likely tokens of that
+ * same distribution, most likely first (ties by token id).
  */
 public final class Sampler {
 
@@ -20,6 +22,9 @@ public final class Sampler {
   private final int[] counts;
   private long[] packed;
   private float lastLogprob;
+  private final int[] topIds = new int[SamplingParams.MAX_TOP_LOGPROBS];
+  private final float[] topLogprobs = new float[SamplingParams.MAX_TOP_LOGPROBS];
+  private int topCount;
 
   public Sampler(int vocab) {
     this.vocab = vocab;
@@ -34,13 +39,28 @@ public final class Sampler {
     return lastLogprob;
   }
 
+  /** How many alternatives the last {@link #sample} call reported (its request's top_logprobs). */
+  public int lastTopCount() {
+    return topCount;
+  }
+
+  /** Alternative {@code i} of the last call (0: the most likely token). */
+  public int lastTopId(int i) {
+    return topIds[i];
+  }
+
+  /** Alternative {@code i}'s log-probability. */
+  public float lastTopLogprob(int i) {
+    return topLogprobs[i];
+  }
+
   /**
    * Tells the step what the last request added to {@code batch} needs for its token number {@code
    * index}: its greedy choice only, or a draw the backend may make itself (no penalties: they read
    * the request's history), or else its full row.
    */
   public static void prepare(ForwardBatch batch, SamplingParams p, long index) {
-    if (p.hasPenalties()) {
+    if (p.hasPenalties() || p.topLogprobs() > 0) {
       return;
     }
     if (p.isGreedy()) {
@@ -64,6 +84,7 @@ public final class Sampler {
       int promptLen,
       int historyLen,
       long index) {
+    topCount = 0;
     if (logits.isDrawn(r)) {
       lastLogprob = logits.drawnLogprob(r);
       return logits.drawnToken(r);
@@ -71,7 +92,7 @@ public final class Sampler {
     if (logits.isFull(r)) {
       return sample(logits.rows(), r * vocab, p, history, promptLen, historyLen, index);
     }
-    if (!p.isGreedy() || p.hasPenalties()) {
+    if (!p.isGreedy() || p.hasPenalties() || p.topLogprobs() > 0) {
       throw new IllegalStateException("request " + r + " needs its full row of logits");
     }
     lastLogprob = logits.maxLogit(r) - logits.logZ(r);
@@ -111,7 +132,37 @@ public final class Sampler {
     int token =
         p.isGreedy() ? argmax : sampleTruncated(l, max, p, CounterRng.uniform(p.seed(), index));
     lastLogprob = l[token] - logZ;
+    topCount = 0;
+    if (p.topLogprobs() > 0) {
+      top(l, Math.min(p.topLogprobs(), vocab), logZ);
+    }
     return token;
+  }
+
+  /**
+   * The {@code k} largest of {@code l} (ties: the lower id first) as log-probabilities: one pass,
+   * each value inserted into the short sorted list it beats.
+   */
+  private void top(float[] l, int k, float logZ) {
+    int n = 0;
+    for (int i = 0; i < vocab; i++) {
+      float v = l[i];
+      if (n == k && !(v > topLogprobs[k - 1])) {
+        continue;
+      }
+      int at = n < k ? n++ : k - 1;
+      while (at > 0 && v > topLogprobs[at - 1]) {
+        topLogprobs[at] = topLogprobs[at - 1];
+        topIds[at] = topIds[at - 1];
+        at--;
+      }
+      topLogprobs[at] = v;
+      topIds[at] = i;
+    }
+    for (int i = 0; i < n; i++) {
+      topLogprobs[i] -= logZ;
+    }
+    topCount = n;
   }
 
   private void applyPenalties(
@@ -153,7 +204,7 @@ public final class Sampler {
     }
     // Tokens below the cutoff can be in neither the min-p set nor the nucleus.
     float cutoff = p.minP();
-    if (p.topP() < 1f) {
+    if (p.topP() < 1f && vocab > 1) {
       cutoff = Math.max(cutoff, (float) ((1 - p.topP()) * total / (vocab - 1)));
     }
     int n = 0;

@@ -9,6 +9,9 @@ package io.flinfer.runtime.sampling;
 public final class SamplingParams {
   public static final SamplingParams GREEDY = builder().build();
 
+  /** The most alternatives a request may ask to be reported with each token. */
+  public static final int MAX_TOP_LOGPROBS = 20;
+
   private final float temperature;
   private final int topK;
   private final float topP;
@@ -17,6 +20,7 @@ public final class SamplingParams {
   private final float frequencyPenalty;
   private final float presencePenalty;
   private final long seed;
+  private final int topLogprobs;
 
   private SamplingParams(Builder b) {
     this.temperature = b.temperature;
@@ -27,6 +31,7 @@ public final class SamplingParams {
     this.frequencyPenalty = b.frequencyPenalty;
     this.presencePenalty = b.presencePenalty;
     this.seed = b.seed;
+    this.topLogprobs = b.topLogprobs;
   }
 
   public static Builder builder() {
@@ -42,7 +47,8 @@ public final class SamplingParams {
         .repetitionPenalty(repetitionPenalty)
         .frequencyPenalty(frequencyPenalty)
         .presencePenalty(presencePenalty)
-        .seed(seed);
+        .seed(seed)
+        .topLogprobs(topLogprobs);
   }
 
   public float temperature() {
@@ -86,6 +92,14 @@ public final class SamplingParams {
     return seed;
   }
 
+  /**
+   * How many of the most likely tokens to report, with their log-probabilities, at each generated
+   * token's position (0: none). They do not change which token is chosen.
+   */
+  public int topLogprobs() {
+    return topLogprobs;
+  }
+
   @Override
   public String toString() {
     return "SamplingParams{temperature="
@@ -104,6 +118,8 @@ public final class SamplingParams {
         + presencePenalty
         + ", seed="
         + seed
+        + ", topLogprobs="
+        + topLogprobs
         + "}";
   }
 
@@ -117,6 +133,7 @@ public final class SamplingParams {
     private float frequencyPenalty = 0f;
     private float presencePenalty = 0f;
     private long seed = 0L;
+    private int topLogprobs = 0;
 
     public Builder temperature(float v) {
       temperature = v;
@@ -158,6 +175,11 @@ public final class SamplingParams {
       return this;
     }
 
+    public Builder topLogprobs(int v) {
+      topLogprobs = v;
+      return this;
+    }
+
     public SamplingParams build() {
       check(
           Float.isFinite(temperature) && temperature >= 0f,
@@ -174,6 +196,9 @@ public final class SamplingParams {
       check(
           Float.isFinite(presencePenalty) && Math.abs(presencePenalty) <= 2f,
           "presence_penalty must be in [-2, 2], got " + presencePenalty);
+      check(
+          topLogprobs >= 0 && topLogprobs <= MAX_TOP_LOGPROBS,
+          "top_logprobs must be in [0, " + MAX_TOP_LOGPROBS + "], got " + topLogprobs);
       return new SamplingParams(this);
     }
 

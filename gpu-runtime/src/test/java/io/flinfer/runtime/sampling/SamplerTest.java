@@ -7,6 +7,13 @@ import io.flinfer.runtime.forward.ForwardBatch;
 import io.flinfer.runtime.forward.Logits;
 import java.util.HashSet;
 import java.util.Set;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.constraints.LongRange;
 import org.junit.jupiter.api.Test;
 
 class SamplerTest {
@@ -49,6 +56,11 @@ class SamplerTest {
     // Penalties read the history: the row comes back and the host draws.
     assertThat(b.isGreedyOnly(2)).isFalse();
     assertThat(b.isDrawnOnBackend(2)).isFalse();
+    // Alternatives are read from the row too, even for a greedy request.
+    Sampler.prepare(
+        b.add(3, 0, ids, 0, 1, locs, 0), SamplingParams.builder().topLogprobs(2).build(), 5);
+    assertThat(b.isGreedyOnly(3)).isFalse();
+    assertThat(b.isDrawnOnBackend(3)).isFalse();
     // A draw outside what the kernel was written for is refused where it is asked for.
     assertThatThrownBy(() -> b.drawOnBackend(0f, 0, 1f, 0f, 0.5f))
         .isInstanceOf(IllegalArgumentException.class);
@@ -202,5 +214,57 @@ class SamplerTest {
     assertThat(s.sample(logits, 0, penalized, new int[] {4}, 1, 1, 0)).isEqualTo(4);
     assertThat(s.lastLogprob())
         .isCloseTo((float) -Math.log(zp), org.assertj.core.data.Offset.offset(1e-6f));
+  }
+
+  @Property(tries = 300)
+  void theAlternativesAreTheMostLikelyTokensInOrderAndLeaveTheChoiceAlone(
+      @ForAll("rows") float[] logits,
+      @ForAll @IntRange(min = 1, max = SamplingParams.MAX_TOP_LOGPROBS) int k,
+      @ForAll boolean greedy,
+      @ForAll @LongRange(min = 0, max = 1000) long seed) {
+    int v = logits.length;
+    SamplingParams plain =
+        SamplingParams.builder().temperature(greedy ? 0f : 0.8f).topP(0.9f).seed(seed).build();
+    Sampler s = new Sampler(v);
+    int chosen = s.sample(logits, 0, plain, new int[0], 0, 0, 3);
+    assertThat(s.lastTopCount()).isZero();
+    int withTop =
+        s.sample(logits, 0, plain.toBuilder().topLogprobs(k).build(), new int[0], 0, 0, 3);
+    assertThat(withTop).isEqualTo(chosen);
+    // The reference: every token by logit, larger first, ties by id; log-probabilities in doubles.
+    Integer[] order = new Integer[v];
+    double max = Double.NEGATIVE_INFINITY;
+    for (int i = 0; i < v; i++) {
+      order[i] = i;
+      max = Math.max(max, logits[i]);
+    }
+    java.util.Arrays.sort(
+        order, (a, b) -> logits[a] != logits[b] ? Float.compare(logits[b], logits[a]) : a - b);
+    double z = 0;
+    for (float l : logits) {
+      z += Math.exp(l - max);
+    }
+    double logZ = max + Math.log(z);
+    int n = Math.min(k, v);
+    assertThat(s.lastTopCount()).isEqualTo(n);
+    for (int i = 0; i < n; i++) {
+      assertThat(s.lastTopId(i)).as("alternative %d", i).isEqualTo(order[i]);
+      assertThat((double) s.lastTopLogprob(i))
+          .isCloseTo(logits[order[i]] - logZ, org.assertj.core.data.Offset.offset(1e-4));
+      if (s.lastTopId(i) == chosen) {
+        assertThat(s.lastTopLogprob(i)).isEqualTo(s.lastLogprob());
+      }
+    }
+  }
+
+  @Provide
+  Arbitrary<float[]> rows() {
+    // Few distinct values, so that ties are common.
+    return Arbitraries.floats()
+        .between(-4f, 4f)
+        .map(f -> Math.round(f * 4) / 4f)
+        .array(float[].class)
+        .ofMinSize(1)
+        .ofMaxSize(64);
   }
 }
