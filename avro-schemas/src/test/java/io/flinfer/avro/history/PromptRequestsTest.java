@@ -67,4 +67,33 @@ class PromptRequestsTest {
     assertThat(seen.get("request_id").toString()).isEqualTo("chat");
     assertThat(seen.hasField("messages")).isFalse();
   }
+
+  @Test
+  void topLogprobsCrossTheSchemaVersionsBothWays() throws Exception {
+    Schema v3 = PromptRequests.history().get(2);
+    GenericRecord old = new GenericData.Record(v3);
+    for (Schema.Field f : v3.getFields()) {
+      old.put(
+          f.name(),
+          GenericData.get()
+              .deepCopy(
+                  f.schema(),
+                  f.defaultVal() == null ? null : new GenericData().getDefaultValue(f)));
+    }
+    old.put("request_id", "old");
+    old.put("prompt", "Hi");
+    ByteBuffer bytes = new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v3).encode(old);
+    PromptRequest read = PromptRequests.decoder().decode(bytes);
+    assertThat(read.getRequestId()).isEqualTo("old");
+    assertThat(read.getTopLogprobs()).isZero();
+
+    PromptRequest now =
+        PromptRequest.newBuilder().setRequestId("alts").setPrompt("Hi").setTopLogprobs(5).build();
+    BinaryMessageDecoder<GenericRecord> oldReader =
+        new BinaryMessageDecoder<>(GenericData.get(), v3);
+    oldReader.addSchema(PromptRequest.getClassSchema());
+    GenericRecord seen = oldReader.decode(now.toByteBuffer());
+    assertThat(seen.get("prompt").toString()).isEqualTo("Hi");
+    assertThat(seen.hasField("top_logprobs")).isFalse();
+  }
 }

@@ -679,6 +679,12 @@ public final class Engine implements AutoCloseable {
       int index = r.outputLen();
       int token = sampler.sample(logits, b, r.params(), r.tokens, r.promptLen(), r.len, index);
       float logprob = sampler.lastLogprob();
+      int[] topIds = new int[sampler.lastTopCount()];
+      float[] topLogprobs = new float[topIds.length];
+      for (int i = 0; i < topIds.length; i++) {
+        topIds[i] = sampler.lastTopId(i);
+        topLogprobs[i] = sampler.lastTopLogprob(i);
+      }
       r.append(token);
       if (r.firstTokenNanos == 0) {
         r.firstTokenNanos = now;
@@ -693,7 +699,9 @@ public final class Engine implements AutoCloseable {
               logprob,
               finish,
               finish == null ? 0 : Math.max(0, r.cachedTokens),
-              index == 0 ? queuedMillis(r) : 0));
+              index == 0 ? queuedMillis(r) : 0,
+              topIds,
+              topLogprobs));
       if (finish != null) {
         r.finish = finish;
         cache.cacheFinishedReq(r.cache, r.tokens, r.computedLen);

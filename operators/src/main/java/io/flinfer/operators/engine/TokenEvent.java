@@ -9,6 +9,9 @@ package io.flinfer.operators.engine;
  *     request's first admission
  * @param queuedMillis on the first token's event: how long the request waited between its
  *     submission and its first admission to a prefill batch
+ * @param topIds the most likely tokens at this token's position, most likely first, when the
+ *     request asked for them (its top_logprobs); else empty
+ * @param topLogprobs their log-probabilities
  */
 public record TokenEvent(
     String requestId,
@@ -17,10 +20,34 @@ public record TokenEvent(
     float logprob,
     FinishReason finish,
     int cachedTokens,
-    long queuedMillis) {
+    long queuedMillis,
+    int[] topIds,
+    float[] topLogprobs) {
+  private static final int[] NO_IDS = new int[0];
+  private static final float[] NO_LOGPROBS = new float[0];
 
   public TokenEvent(String requestId, int index, int tokenId, float logprob, FinishReason finish) {
     this(requestId, index, tokenId, logprob, finish, 0, 0);
+  }
+
+  public TokenEvent(
+      String requestId,
+      int index,
+      int tokenId,
+      float logprob,
+      FinishReason finish,
+      int cachedTokens,
+      long queuedMillis) {
+    this(
+        requestId,
+        index,
+        tokenId,
+        logprob,
+        finish,
+        cachedTokens,
+        queuedMillis,
+        NO_IDS,
+        NO_LOGPROBS);
   }
 
   public boolean isLast() {

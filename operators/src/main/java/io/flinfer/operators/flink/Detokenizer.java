@@ -4,6 +4,7 @@ import io.flinfer.avro.Completion;
 import io.flinfer.avro.CompletionChunk;
 import io.flinfer.avro.Provenance;
 import io.flinfer.avro.Timings;
+import io.flinfer.avro.TopLogprobs;
 import io.flinfer.avro.Usage;
 import io.flinfer.operators.detokenize.IncrementalDetokenizer;
 import io.flinfer.operators.flink.state.ProgressSerializer;
@@ -41,6 +42,14 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
      * a UTF-8 character, or a possible start of a stop string): they go with the next chunk.
      */
     public float[] unsentLogprobs = new float[0];
+
+    /**
+     * The most likely tokens at those tokens' positions, the same number for each (the request's
+     * top_logprobs), token after token; empty when the request asked for none.
+     */
+    public int[] unsentTopIds = new int[0];
+
+    public float[] unsentTopLogprobs = new float[0];
 
     /** The first token's times from the inference operator ({@link TokenOutput}); -1: unknown. */
     public long queuedMillis = -1;
@@ -119,6 +128,13 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
       if (p.prompt.request.getStream()) {
         p.unsentLogprobs = Arrays.copyOf(p.unsentLogprobs, held + fresh);
         System.arraycopy(t.logprobs, skip, p.unsentLogprobs, held, fresh);
+        int k = t.topIds.length / t.tokenIds.length;
+        if (k > 0) {
+          p.unsentTopIds = Arrays.copyOf(p.unsentTopIds, (held + fresh) * k);
+          System.arraycopy(t.topIds, skip * k, p.unsentTopIds, held * k, fresh * k);
+          p.unsentTopLogprobs = Arrays.copyOf(p.unsentTopLogprobs, (held + fresh) * k);
+          System.arraycopy(t.topLogprobs, skip * k, p.unsentTopLogprobs, held * k, fresh * k);
+        }
         if (complete > 0) {
           ctx.output(CHUNKS, chunk(id, p, delta.toString(), complete));
         }
@@ -169,19 +185,34 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
    */
   private static CompletionChunk chunk(String id, Progress p, String text, int n) {
     int first = p.tokens.length - p.unsentLogprobs.length;
+    int k = p.unsentLogprobs.length == 0 ? 0 : p.unsentTopIds.length / p.unsentLogprobs.length;
     List<Integer> ids = new ArrayList<>(n);
     List<Float> logprobs = new ArrayList<>(n);
+    List<TopLogprobs> tops = new ArrayList<>(k > 0 ? n : 0);
     for (int i = 0; i < n; i++) {
       ids.add(p.tokens[first + i]);
       logprobs.add(p.unsentLogprobs[i]);
+      if (k > 0) {
+        List<Integer> topIds = new ArrayList<>(k);
+        List<Float> topLogprobs = new ArrayList<>(k);
+        for (int j = i * k; j < (i + 1) * k; j++) {
+          topIds.add(p.unsentTopIds[j]);
+          topLogprobs.add(p.unsentTopLogprobs[j]);
+        }
+        tops.add(new TopLogprobs(topIds, topLogprobs));
+      }
     }
     p.unsentLogprobs = Arrays.copyOfRange(p.unsentLogprobs, n, p.unsentLogprobs.length);
+    p.unsentTopIds = Arrays.copyOfRange(p.unsentTopIds, n * k, p.unsentTopIds.length);
+    p.unsentTopLogprobs =
+        Arrays.copyOfRange(p.unsentTopLogprobs, n * k, p.unsentTopLogprobs.length);
     return CompletionChunk.newBuilder()
         .setRequestId(id)
         .setIndex(n > 0 ? first : p.tokens.length)
         .setTextDelta(text)
         .setTokenIds(ids)
         .setLogprobs(logprobs)
+        .setTopLogprobs(tops)
         .build();
   }
 

@@ -233,7 +233,7 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
         continue;
       }
       if (e.index() >= 0) {
-        outputs.add(p, e.index(), e.tokenId(), e.logprob(), now);
+        outputs.add(p, e.index(), e.tokenId(), e.logprob(), e.topIds(), e.topLogprobs(), now);
         generated.get(id).add(e.tokenId());
         Long before = lastTime.put(id, now);
         if (before != null) {

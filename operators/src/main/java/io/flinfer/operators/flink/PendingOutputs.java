@@ -25,6 +25,10 @@ final class PendingOutputs {
   private static final class Pending {
     final TokenOutput out = new TokenOutput();
     int count;
+
+    /** Alternatives per token (0: none asked for). */
+    int top;
+
     long sinceMillis;
   }
 
@@ -35,8 +39,18 @@ final class PendingOutputs {
     this.intervalMillis = intervalMillis;
   }
 
-  /** Holds token {@code index} of a request, generated at {@code nowMillis}. */
-  void add(TokenizedPrompt prompt, int index, int tokenId, float logprob, long nowMillis) {
+  /**
+   * Holds token {@code index} of a request, generated at {@code nowMillis}, with the most likely
+   * tokens at its position ({@code topIds}, the same number for every token of the request).
+   */
+  void add(
+      TokenizedPrompt prompt,
+      int index,
+      int tokenId,
+      float logprob,
+      int[] topIds,
+      float[] topLogprobs,
+      long nowMillis) {
     Pending p = pending(prompt, nowMillis);
     TokenOutput o = p.out;
     if (p.count == 0) {
@@ -52,6 +66,16 @@ final class PendingOutputs {
     }
     o.tokenIds[p.count] = tokenId;
     o.logprobs[p.count] = logprob;
+    int k = topIds.length;
+    if (k > 0) {
+      if ((p.count + 1) * k > o.topIds.length) {
+        o.topIds = Arrays.copyOf(o.topIds, o.tokenIds.length * k);
+        o.topLogprobs = Arrays.copyOf(o.topLogprobs, o.tokenIds.length * k);
+      }
+      System.arraycopy(topIds, 0, o.topIds, p.count * k, k);
+      System.arraycopy(topLogprobs, 0, o.topLogprobs, p.count * k, k);
+      p.top = k;
+    }
     p.count++;
   }
 
@@ -111,6 +135,8 @@ final class PendingOutputs {
     TokenOutput o = p.out;
     o.tokenIds = Arrays.copyOf(o.tokenIds, p.count);
     o.logprobs = Arrays.copyOf(o.logprobs, p.count);
+    o.topIds = Arrays.copyOf(o.topIds, p.count * p.top);
+    o.topLogprobs = Arrays.copyOf(o.topLogprobs, p.count * p.top);
     if (p.count == 0) {
       o.index = -1;
     }

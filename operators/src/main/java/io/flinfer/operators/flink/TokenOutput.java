@@ -15,6 +15,14 @@ public class TokenOutput {
   public int[] tokenIds = new int[0];
   public float[] logprobs = new float[0];
 
+  /**
+   * The most likely tokens at each token's position, when the request asked for them: the same
+   * number for every token, token after token (most likely first); else empty.
+   */
+  public int[] topIds = new int[0];
+
+  public float[] topLogprobs = new float[0];
+
   /** null until the last output; then length, stop, abort or error. */
   public String finishType;
 

@@ -302,6 +302,7 @@ public final class RequestValidator {
             .frequencyPenalty(o.getFrequencyPenalty())
             .presencePenalty(o.getPresencePenalty())
             .seed(seed)
+            .topLogprobs(r.getTopLogprobs())
             .build();
     int[] stopIds = r.getStopTokenIds().stream().mapToInt(Integer::intValue).toArray();
     return Req.builder(r.getRequestId(), promptIds)

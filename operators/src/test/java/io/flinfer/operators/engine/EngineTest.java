@@ -406,4 +406,56 @@ class EngineTest {
                   .toArray(Integer[]::new));
     }
   }
+
+  @Test
+  void alternativesComeWithEachTokenAndChangeNoToken() {
+    EngineConfig cfg =
+        EngineConfig.builder().maxRunningRequests(4).maxTotalTokens(512).threads(1).build();
+    int[] prompt = model.tokenizer().encode("Once upon a time", true);
+    SamplingParams sampled = SamplingParams.builder().temperature(0.9f).seed(5).build();
+    List<Req> plain = new ArrayList<>();
+    List<Req> withTop = new ArrayList<>();
+    for (SamplingParams p : List.of(SamplingParams.GREEDY, sampled)) {
+      String id = p.isGreedy() ? "greedy" : "sampled";
+      plain.add(Req.builder(id, prompt).params(p).maxNewTokens(12).ignoreEos(true).build());
+      withTop.add(
+          Req.builder(id, prompt)
+              .params(p.toBuilder().topLogprobs(5).build())
+              .maxNewTokens(12)
+              .ignoreEos(true)
+              .build());
+    }
+    Map<String, List<TokenEvent>> a;
+    Map<String, List<TokenEvent>> b;
+    try (Engine e = new Engine(model, cfg, io.flinfer.runtime.forward.CpuModelRunner::new)) {
+      a = runAll(e, plain);
+    }
+    try (Engine e = new Engine(model, cfg, io.flinfer.runtime.forward.CpuModelRunner::new)) {
+      b = runAll(e, withTop);
+    }
+    for (String id : List.of("greedy", "sampled")) {
+      assertThat(b.get(id))
+          .extracting(TokenEvent::tokenId)
+          .containsExactlyElementsOf(a.get(id).stream().map(TokenEvent::tokenId).toList());
+      assertThat(b.get(id))
+          .extracting(TokenEvent::logprob)
+          .containsExactlyElementsOf(a.get(id).stream().map(TokenEvent::logprob).toList());
+      assertThat(a.get(id)).allSatisfy(t -> assertThat(t.topIds()).isEmpty());
+      for (TokenEvent t : b.get(id)) {
+        assertThat(t.topIds()).hasSize(5).doesNotHaveDuplicates();
+        assertThat(t.topLogprobs()).hasSize(5);
+        for (int i = 1; i < 5; i++) {
+          assertThat(t.topLogprobs()[i]).isLessThanOrEqualTo(t.topLogprobs()[i - 1]);
+        }
+        for (int i = 0; i < 5; i++) {
+          if (t.topIds()[i] == t.tokenId()) {
+            assertThat(t.topLogprobs()[i]).isEqualTo(t.logprob());
+          }
+        }
+        if (id.equals("greedy")) {
+          assertThat(t.topIds()[0]).isEqualTo(t.tokenId());
+        }
+      }
+    }
+  }
 }

@@ -17,9 +17,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The detokenizer in Flink's operator test harness: a token whose text is held (part of a UTF-8
- * character) travels with the chunk that completes it, whether tokens arrive one by one or several
- * together, so the chunks carry every generated token once, in order, and their text is the
- * completion's.
+ * character) travels with the chunk that completes it, with its log-probability and its
+ * alternatives, whether tokens arrive one by one or several together, so the chunks carry every
+ * generated token once, in order, and their text is the completion's.
  */
 class DetokenizerTest {
   /** stories260K's byte tokens: {@code <0x00>} is id 3. */
@@ -57,8 +57,15 @@ class DetokenizerTest {
         t.index = next;
         t.tokenIds = Arrays.copyOfRange(tokens, next, next + sizes[k]);
         t.logprobs = new float[sizes[k]];
+        // Two alternatives a token: itself, then a token 100 ids on, one nat less likely.
+        t.topIds = new int[2 * sizes[k]];
+        t.topLogprobs = new float[2 * sizes[k]];
         for (int i = 0; i < sizes[k]; i++) {
           t.logprobs[i] = -(next + i);
+          t.topIds[2 * i] = t.tokenIds[i];
+          t.topIds[2 * i + 1] = t.tokenIds[i] + 100;
+          t.topLogprobs[2 * i] = t.logprobs[i];
+          t.topLogprobs[2 * i + 1] = t.logprobs[i] - 1;
         }
         t.prompt = k == 0 ? prompt : null;
         if (k == sizes.length - 1) {
@@ -83,6 +90,14 @@ class DetokenizerTest {
       for (CompletionChunk c : chunks) {
         assertThat(c.getIndex()).isEqualTo(streamed.size());
         assertThat(c.getLogprobs()).hasSameSizeAs(c.getTokenIds());
+        // Each token's alternatives travel with it, however long its text was held.
+        assertThat(c.getTopLogprobs()).hasSameSizeAs(c.getTokenIds());
+        for (int i = 0; i < c.getTokenIds().size(); i++) {
+          int token = c.getTokenIds().get(i);
+          assertThat(c.getTopLogprobs().get(i).getTokenIds()).containsExactly(token, token + 100);
+          float lp = c.getLogprobs().get(i);
+          assertThat(c.getTopLogprobs().get(i).getLogprobs()).containsExactly(lp, lp - 1);
+        }
         streamed.addAll(c.getTokenIds());
         text.append(c.getTextDelta());
       }

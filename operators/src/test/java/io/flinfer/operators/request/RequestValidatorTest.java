@@ -49,6 +49,15 @@ class RequestValidatorTest {
     assertThat(o.request().promptIds()).containsExactly(1, 403, 407, 261, 378);
     assertThat(o.request().req().namespace()).isEqualTo("acme");
     assertThat(o.request().req().maxNewTokens()).isEqualTo(20);
+    assertThat(o.request().req().params().topLogprobs()).isZero();
+    assertThat(
+            validator
+                .validate(base().setTopLogprobs(3).build(), 1000)
+                .request()
+                .req()
+                .params()
+                .topLogprobs())
+        .isEqualTo(3);
     long seed = o.request().req().params().seed();
     assertThat(validator.validate(base().build(), 1000).request().req().params().seed())
         .isEqualTo(seed);
@@ -102,6 +111,8 @@ class RequestValidatorTest {
         .contains("temperature");
     assertThat(error(base().setSampling(SamplingOptions.newBuilder().setTopP(0f).build()).build()))
         .contains("top_p");
+    assertThat(error(base().setTopLogprobs(21).build()))
+        .isEqualTo("top_logprobs must be in [0, 20], got 21");
     assertThat(error(base().setStop(List.of("")).build()))
         .isEqualTo("stop strings must not be empty");
     assertThat(error(base().setDeadlineEpochMs(500L).build())).isEqualTo("deadline 500 has passed");

@@ -8,12 +8,12 @@ import org.apache.flink.core.memory.DataOutputView;
 /**
  * The detokenizer's state of one request. Format 1: prompt, tokens, first-token time, cached
  * tokens, log-probabilities not yet sent; format 2 adds the queue time and the engine's time to
- * first token (and the prompt's format 2).
+ * first token (and the prompt's format 2); format 3 the unsent tokens' alternatives (top_logprobs).
  */
 public final class ProgressSerializer extends VersionedSerializer<Detokenizer.Progress> {
   @Override
   public int version() {
-    return 2;
+    return 3;
   }
 
   @Override
@@ -28,6 +28,8 @@ public final class ProgressSerializer extends VersionedSerializer<Detokenizer.Pr
     Ints.writeFloats(p.unsentLogprobs, out);
     out.writeLong(p.queuedMillis);
     out.writeLong(p.engineFirstTokenMillis);
+    Ints.write(p.unsentTopIds, out);
+    Ints.writeFloats(p.unsentTopLogprobs, out);
   }
 
   @Override
@@ -41,6 +43,10 @@ public final class ProgressSerializer extends VersionedSerializer<Detokenizer.Pr
     if (version >= 2) {
       p.queuedMillis = in.readLong();
       p.engineFirstTokenMillis = in.readLong();
+    }
+    if (version >= 3) {
+      p.unsentTopIds = Ints.read(in);
+      p.unsentTopLogprobs = Ints.readFloats(in);
     }
     return p;
   }

@@ -69,6 +69,8 @@ class StateSerializersTest {
     p.unsentLogprobs = new float[] {-0.5f};
     p.queuedMillis = 12;
     p.engineFirstTokenMillis = 30;
+    p.unsentTopIds = new int[] {7, 3};
+    p.unsentTopLogprobs = new float[] {-0.5f, -1.25f};
     assertThat(roundTrip(new ProgressSerializer(), p)).usingRecursiveComparison().isEqualTo(p);
 
     FirstSeen seen = new FirstSeen("prompts", 1, 99, 5);
@@ -97,6 +99,28 @@ class StateSerializersTest {
       out.writeInt(t);
     }
     return out.getCopyOfBuffer();
+  }
+
+  @Test
+  void progressOfFormat2RestoresWithoutAlternatives() throws IOException {
+    DataOutputSerializer out = new DataOutputSerializer(64);
+    out.writeByte(2);
+    out.writeBoolean(true);
+    PromptFormat.write(prompt(), out);
+    Ints.write(new int[] {5, 6}, out);
+    out.writeLong(1_000_900);
+    out.writeInt(2);
+    Ints.writeFloats(new float[] {-0.5f}, out);
+    out.writeLong(12);
+    out.writeLong(30);
+    Detokenizer.Progress p =
+        new ProgressSerializer().deserialize(new DataInputDeserializer(out.getCopyOfBuffer()));
+    assertSamePrompt(p.prompt, prompt());
+    assertThat(p.tokens).containsExactly(5, 6);
+    assertThat(p.unsentLogprobs).containsExactly(-0.5f);
+    assertThat(p.engineFirstTokenMillis).isEqualTo(30);
+    assertThat(p.unsentTopIds).isEmpty();
+    assertThat(p.unsentTopLogprobs).isEmpty();
   }
 
   @Test
