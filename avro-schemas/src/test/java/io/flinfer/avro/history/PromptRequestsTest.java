@@ -34,23 +34,35 @@ class PromptRequestsTest {
         .isEqualTo(PromptRequests.VERSIONS);
   }
 
-  @Test
-  void conversationsCrossTheSchemaVersionsBothWays() throws Exception {
-    Schema v2 = PromptRequests.history().get(1);
-    // A producer on the schema before messages: its record reads with no messages.
-    GenericRecord old = new GenericData.Record(v2);
-    for (Schema.Field f : v2.getFields()) {
-      old.put(
+  /** A producer on an older schema: request "old", prompt "Hi", every other field its default. */
+  private static PromptRequest writtenWith(Schema old) throws Exception {
+    GenericRecord r = new GenericData.Record(old);
+    for (Schema.Field f : old.getFields()) {
+      r.put(
           f.name(),
           GenericData.get()
               .deepCopy(
                   f.schema(),
                   f.defaultVal() == null ? null : new GenericData().getDefaultValue(f)));
     }
-    old.put("request_id", "old");
-    old.put("prompt", "Hi");
-    ByteBuffer bytes = new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v2).encode(old);
-    PromptRequest read = PromptRequests.decoder().decode(bytes);
+    r.put("request_id", "old");
+    r.put("prompt", "Hi");
+    ByteBuffer bytes = new BinaryMessageEncoder<GenericRecord>(GenericData.get(), old).encode(r);
+    return PromptRequests.decoder().decode(bytes);
+  }
+
+  /** {@code now} as a consumer on an older schema reads it. */
+  private static GenericRecord readWith(Schema old, PromptRequest now) throws Exception {
+    BinaryMessageDecoder<GenericRecord> reader = new BinaryMessageDecoder<>(GenericData.get(), old);
+    reader.addSchema(PromptRequest.getClassSchema());
+    return reader.decode(now.toByteBuffer());
+  }
+
+  @Test
+  void conversationsCrossTheSchemaVersionsBothWays() throws Exception {
+    Schema v2 = PromptRequests.history().get(1);
+    // A producer on the schema before messages: its record reads with no messages.
+    PromptRequest read = writtenWith(v2);
     assertThat(read.getRequestId()).isEqualTo("old");
     assertThat(read.getMessages()).isNull();
 
@@ -60,10 +72,7 @@ class PromptRequestsTest {
             .setRequestId("chat")
             .setMessages(List.of(new ChatMessage("user", "Hi")))
             .build();
-    BinaryMessageDecoder<GenericRecord> oldReader =
-        new BinaryMessageDecoder<>(GenericData.get(), v2);
-    oldReader.addSchema(PromptRequest.getClassSchema());
-    GenericRecord seen = oldReader.decode(now.toByteBuffer());
+    GenericRecord seen = readWith(v2, now);
     assertThat(seen.get("request_id").toString()).isEqualTo("chat");
     assertThat(seen.hasField("messages")).isFalse();
   }
@@ -71,28 +80,13 @@ class PromptRequestsTest {
   @Test
   void topLogprobsCrossTheSchemaVersionsBothWays() throws Exception {
     Schema v3 = PromptRequests.history().get(2);
-    GenericRecord old = new GenericData.Record(v3);
-    for (Schema.Field f : v3.getFields()) {
-      old.put(
-          f.name(),
-          GenericData.get()
-              .deepCopy(
-                  f.schema(),
-                  f.defaultVal() == null ? null : new GenericData().getDefaultValue(f)));
-    }
-    old.put("request_id", "old");
-    old.put("prompt", "Hi");
-    ByteBuffer bytes = new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v3).encode(old);
-    PromptRequest read = PromptRequests.decoder().decode(bytes);
+    PromptRequest read = writtenWith(v3);
     assertThat(read.getRequestId()).isEqualTo("old");
     assertThat(read.getTopLogprobs()).isZero();
 
     PromptRequest now =
         PromptRequest.newBuilder().setRequestId("alts").setPrompt("Hi").setTopLogprobs(5).build();
-    BinaryMessageDecoder<GenericRecord> oldReader =
-        new BinaryMessageDecoder<>(GenericData.get(), v3);
-    oldReader.addSchema(PromptRequest.getClassSchema());
-    GenericRecord seen = oldReader.decode(now.toByteBuffer());
+    GenericRecord seen = readWith(v3, now);
     assertThat(seen.get("prompt").toString()).isEqualTo("Hi");
     assertThat(seen.hasField("top_logprobs")).isFalse();
   }

@@ -246,7 +246,7 @@ public final class Engine implements AutoCloseable {
 
   private void endBeforeStart(Req r, FinishReason reason) {
     r.finish = reason;
-    pending.add(new TokenEvent(r.id(), -1, -1, 0f, reason));
+    pending.add(TokenEvent.end(r.id(), reason, 0));
   }
 
   /** Ends a request at once, freeing everything it holds. Returns false if it is not here. */
@@ -730,7 +730,7 @@ public final class Engine implements AutoCloseable {
     r.finish = reason;
     cache.cacheFinishedReq(r.cache, r.tokens, r.computedLen);
     live.remove(r.id());
-    events.add(new TokenEvent(r.id(), -1, -1, 0f, reason, Math.max(0, r.cachedTokens), 0));
+    events.add(TokenEvent.end(r.id(), reason, Math.max(0, r.cachedTokens)));
   }
 
   /**

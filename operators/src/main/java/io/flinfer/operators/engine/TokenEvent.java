@@ -26,28 +26,9 @@ public record TokenEvent(
   private static final int[] NO_IDS = new int[0];
   private static final float[] NO_LOGPROBS = new float[0];
 
-  public TokenEvent(String requestId, int index, int tokenId, float logprob, FinishReason finish) {
-    this(requestId, index, tokenId, logprob, finish, 0, 0);
-  }
-
-  public TokenEvent(
-      String requestId,
-      int index,
-      int tokenId,
-      float logprob,
-      FinishReason finish,
-      int cachedTokens,
-      long queuedMillis) {
-    this(
-        requestId,
-        index,
-        tokenId,
-        logprob,
-        finish,
-        cachedTokens,
-        queuedMillis,
-        NO_IDS,
-        NO_LOGPROBS);
+  /** The end of a request that ends without a token. */
+  public static TokenEvent end(String requestId, FinishReason finish, int cachedTokens) {
+    return new TokenEvent(requestId, -1, -1, 0f, finish, cachedTokens, 0, NO_IDS, NO_LOGPROBS);
   }
 
   public boolean isLast() {
