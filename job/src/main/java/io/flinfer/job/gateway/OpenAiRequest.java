@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.flinfer.avro.ChatMessage;
 import io.flinfer.avro.PromptRequest;
 import io.flinfer.avro.SamplingOptions;
+import io.flinfer.runtime.sampling.SamplingParams;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -13,10 +14,10 @@ import java.util.Set;
 /**
  * An OpenAI completions or chat completions request body, checked and mapped to a {@link
  * PromptRequest} per choice: {@code max_tokens} (or {@code max_completion_tokens}), {@code
- * temperature}, {@code top_p}, {@code seed}, {@code stop}, {@code n}, {@code frequency_penalty},
- * {@code presence_penalty}, and vLLM's extensions {@code top_k}, {@code min_p}, {@code
- * repetition_penalty}, {@code ignore_eos}. A parameter the engine cannot honour is a 400 naming it,
- * never silently ignored.
+ * temperature}, {@code top_p}, {@code seed}, {@code stop}, {@code n}, {@code logprobs} (chat: with
+ * {@code top_logprobs}), {@code frequency_penalty}, {@code presence_penalty}, and vLLM's extensions
+ * {@code top_k}, {@code min_p}, {@code repetition_penalty}, {@code ignore_eos}. A parameter the
+ * engine cannot honour is a 400 naming it, never silently ignored.
  */
 final class OpenAiRequest {
   private static final Set<String> COMMON =
@@ -114,16 +115,35 @@ final class OpenAiRequest {
           "The model '" + model + "' does not exist; this server serves '" + servedModel + "'.");
     }
     int n = choices(body);
-    // The engine reports the log-probability of each chosen token, not of the alternatives.
-    JsonNode lp = body.path("logprobs");
-    boolean logprobs = chat ? lp.asBoolean(false) : lp.isIntegralNumber();
-    if (!chat && lp.isIntegralNumber() && lp.asInt() != 0) {
-      throw ApiError.badParameter(
-          "logprobs", "only 0 is supported: the chosen tokens' log-probabilities, no alternatives");
-    }
-    if (body.hasNonNull("top_logprobs") && body.get("top_logprobs").asInt() != 0) {
-      throw ApiError.badParameter(
-          "top_logprobs", "only 0 is supported: alternatives' log-probabilities are not reported");
+    // Chat: logprobs true, and top_logprobs alternatives (0-20); completions: logprobs N, the
+    // chosen tokens with N alternatives each (0-5, as OpenAI's legacy API allows).
+    boolean logprobs;
+    int top;
+    if (chat) {
+      JsonNode lp = body.get("logprobs");
+      if (lp != null && !lp.isNull() && !lp.isBoolean()) {
+        throw ApiError.badParameter("logprobs", "must be true or false");
+      }
+      logprobs = lp != null && lp.asBoolean(false);
+      Integer t = integer(body, "top_logprobs");
+      top = t == null ? 0 : t;
+      if (top < 0 || top > SamplingParams.MAX_TOP_LOGPROBS) {
+        throw ApiError.badParameter(
+            "top_logprobs", "must be between 0 and " + SamplingParams.MAX_TOP_LOGPROBS);
+      }
+      if (top > 0 && !logprobs) {
+        throw ApiError.badParameter("top_logprobs", "needs logprobs set to true");
+      }
+    } else {
+      if (body.hasNonNull("top_logprobs")) {
+        throw ApiError.unsupported("top_logprobs");
+      }
+      Integer alternatives = integer(body, "logprobs");
+      if (alternatives != null && (alternatives < 0 || alternatives > 5)) {
+        throw ApiError.badParameter("logprobs", "must be between 0 and 5");
+      }
+      logprobs = alternatives != null;
+      top = alternatives == null ? 0 : alternatives;
     }
     if (body.path("echo").asBoolean(false)) {
       throw ApiError.unsupported("echo");
@@ -175,6 +195,7 @@ final class OpenAiRequest {
     r.setSampling(s.build());
     r.setStop(stop(body.get("stop")));
     r.setIgnoreEos(body.path("ignore_eos").asBoolean(false));
+    r.setTopLogprobs(top);
     boolean stream = body.path("stream").asBoolean(false);
     boolean usage = body.path("stream_options").path("include_usage").asBoolean(false);
     String user = text(body, "user", false);

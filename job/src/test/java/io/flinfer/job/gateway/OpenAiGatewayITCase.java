@@ -13,6 +13,7 @@ import com.openai.models.chat.completions.ChatCompletion;
 import com.openai.models.chat.completions.ChatCompletionChunk;
 import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import com.openai.models.chat.completions.ChatCompletionStreamOptions;
+import com.openai.models.chat.completions.ChatCompletionTokenLogprob;
 import com.openai.models.completions.Completion;
 import com.openai.models.completions.CompletionCreateParams;
 import io.flinfer.job.cli.BackgroundRun;
@@ -210,7 +211,22 @@ class OpenAiGatewayITCase {
     var tokens = whole.choices().get(0).logprobs().orElseThrow().content().orElseThrow();
     assertThat((long) tokens.size()).isEqualTo(whole.usage().get().completionTokens());
     assertThat(tokens).allSatisfy(t -> assertThat(t.logprob()).isLessThanOrEqualTo(0.0));
-    List<Double> streamed = new ArrayList<>();
+    assertThat(streamedTokens(params))
+        .extracting(t -> t.logprob())
+        .containsExactlyElementsOf(tokens.stream().map(t -> t.logprob()).toList());
+    assertThatThrownBy(
+            () ->
+                client
+                    .chat()
+                    .completions()
+                    .create(params.toBuilder().logprobs(false).topLogprobs(3).build()))
+        .isInstanceOf(BadRequestException.class)
+        .hasMessageContaining("top_logprobs");
+  }
+
+  /** The tokens' log-probabilities of a streamed chat answer, in order. */
+  private List<ChatCompletionTokenLogprob> streamedTokens(ChatCompletionCreateParams params) {
+    List<ChatCompletionTokenLogprob> out = new ArrayList<>();
     try (StreamResponse<ChatCompletionChunk> s =
         client.chat().completions().createStreaming(params)) {
       s.stream()
@@ -218,16 +234,49 @@ class OpenAiGatewayITCase {
               c ->
                   c.choices()
                       .forEach(
-                          ch ->
-                              ch.logprobs()
-                                  .flatMap(l -> l.content())
-                                  .ifPresent(l -> l.forEach(t -> streamed.add(t.logprob())))));
+                          ch -> ch.logprobs().flatMap(l -> l.content()).ifPresent(out::addAll)));
     }
-    assertThat(streamed).containsExactlyElementsOf(tokens.stream().map(t -> t.logprob()).toList());
-    assertThatThrownBy(
-            () -> client.chat().completions().create(params.toBuilder().topLogprobs(3).build()))
-        .isInstanceOf(BadRequestException.class)
-        .hasMessageContaining("top_logprobs");
+    return out;
+  }
+
+  private static String alternatives(ChatCompletionTokenLogprob t) {
+    return t.topLogprobs().stream().map(a -> a.token() + "=" + a.logprob()).toList().toString();
+  }
+
+  @Test
+  void chatAndCompletionsReportEachTokensAlternatives() {
+    // Greedy: the chosen token is the likeliest, so it heads its own alternatives.
+    ChatCompletionCreateParams params =
+        chat("Tell me a story.").toBuilder().logprobs(true).topLogprobs(3).build();
+    ChatCompletion whole = client.chat().completions().create(params);
+    var tokens = whole.choices().get(0).logprobs().orElseThrow().content().orElseThrow();
+    assertThat((long) tokens.size()).isEqualTo(whole.usage().get().completionTokens());
+    for (var t : tokens) {
+      assertThat(t.topLogprobs()).hasSize(3);
+      assertThat(t.topLogprobs().get(0).token()).isEqualTo(t.token());
+      assertThat(t.topLogprobs().get(0).logprob()).isEqualTo(t.logprob());
+      assertThat(t.topLogprobs().get(0).bytes()).isEqualTo(t.bytes());
+      assertThat(t.topLogprobs().get(1).logprob())
+          .isLessThanOrEqualTo(t.topLogprobs().get(0).logprob());
+      assertThat(t.topLogprobs().get(2).logprob())
+          .isLessThanOrEqualTo(t.topLogprobs().get(1).logprob());
+    }
+    // Streamed, the same alternatives.
+    assertThat(streamedTokens(params))
+        .extracting(OpenAiGatewayITCase::alternatives)
+        .containsExactlyElementsOf(tokens.stream().map(OpenAiGatewayITCase::alternatives).toList());
+    // Completions: logprobs N gives each token's N alternatives by text.
+    Completion c =
+        client
+            .completions()
+            .create(completion("Once upon a time", 8).toBuilder().logprobs(2).build());
+    var lp = c.choices().get(0).logprobs().orElseThrow();
+    var alternatives = lp.topLogprobs().orElseThrow();
+    assertThat(alternatives).hasSameSizeAs(lp.tokens().orElseThrow());
+    for (int i = 0; i < alternatives.size(); i++) {
+      java.util.Map<String, JsonValue> byText = alternatives.get(i)._additionalProperties();
+      assertThat(byText).hasSizeBetween(1, 2).containsKey(lp.tokens().orElseThrow().get(i));
+    }
   }
 
   @Test

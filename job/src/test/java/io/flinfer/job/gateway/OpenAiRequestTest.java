@@ -76,10 +76,25 @@ class OpenAiRequestTest {
               assertThat(e.param).isEqualTo("tools");
               assertThat(e.code).isEqualTo("unsupported_parameter");
             });
-    assertThatThrownBy(() -> parse("{\"model\": \"m\", \"prompt\": \"x\", \"logprobs\": 2}", false))
+    assertThatThrownBy(() -> parse("{\"model\": \"m\", \"prompt\": \"x\", \"logprobs\": 6}", false))
         .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo("logprobs"));
     assertThat(parse("{\"model\": \"m\", \"prompt\": \"x\", \"logprobs\": 0}", false).logprobs)
         .isTrue();
+    assertThatThrownBy(
+            () ->
+                parse(
+                    "{\"model\": \"m\", \"messages\": [{\"role\": \"user\", \"content\": \"x\"}],"
+                        + " \"top_logprobs\": 2}",
+                    true))
+        .as("alternatives need logprobs")
+        .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo("top_logprobs"));
+    assertThatThrownBy(
+            () ->
+                parse(
+                    "{\"model\": \"m\", \"messages\": [{\"role\": \"user\", \"content\": \"x\"}],"
+                        + " \"logprobs\": true, \"top_logprobs\": 21}",
+                    true))
+        .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo("top_logprobs"));
     assertThatThrownBy(
             () -> parse("{\"model\": \"m\", \"prompt\": \"x\", \"temperature\": 3}", false))
         .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo("temperature"));
@@ -91,6 +106,26 @@ class OpenAiRequestTest {
             () -> parse("{\"model\": \"m\", \"messages\": [{\"role\": \"tool\"}]}", true))
         .isInstanceOfSatisfying(
             ApiError.class, e -> assertThat(e.param).isEqualTo("messages[0].role"));
+  }
+
+  @Test
+  void alternativesAreAskedOfTheJob() throws Exception {
+    OpenAiRequest chat =
+        parse(
+            "{\"model\": \"m\", \"messages\": [{\"role\": \"user\", \"content\": \"x\"}],"
+                + " \"logprobs\": true, \"top_logprobs\": 20}",
+            true);
+    assertThat(chat.logprobs).isTrue();
+    assertThat(chat.record("i", "", 0).getTopLogprobs()).isEqualTo(20);
+    OpenAiRequest completion =
+        parse("{\"model\": \"m\", \"prompt\": \"x\", \"logprobs\": 3}", false);
+    assertThat(completion.logprobs).isTrue();
+    assertThat(completion.record("i", "", 0).getTopLogprobs()).isEqualTo(3);
+    assertThat(
+            parse("{\"model\": \"m\", \"prompt\": \"x\"}", false)
+                .record("i", "", 0)
+                .getTopLogprobs())
+        .isZero();
   }
 
   @Test
