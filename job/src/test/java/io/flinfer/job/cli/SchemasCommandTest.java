@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.flinfer.avro.PromptRequest;
+import io.flinfer.avro.history.PromptRequests;
 import java.nio.ByteBuffer;
 import org.apache.avro.Schema;
 import org.junit.jupiter.api.Test;
@@ -24,7 +25,8 @@ class SchemasCommandTest {
       start.append(String.format("%02x", encoded.get(i)));
     }
     assertThat(prompt.get("single_object_header_hex").asText()).isEqualTo(start.toString());
-    assertThat(prompt.get("earlier_fingerprints")).hasSize(2);
+    // Every published schema but the current one.
+    assertThat(prompt.get("earlier_fingerprints")).hasSize(PromptRequests.VERSIONS - 1);
   }
 
   @Test
