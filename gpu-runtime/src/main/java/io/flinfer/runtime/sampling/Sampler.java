@@ -60,7 +60,7 @@ public final class Sampler {
    * the request's history), or else its full row.
    */
   public static void prepare(ForwardBatch batch, SamplingParams p, long index) {
-    if (p.hasPenalties() || p.topLogprobs() > 0) {
+    if (readsRow(p)) {
       return;
     }
     if (p.isGreedy()) {
@@ -69,6 +69,14 @@ public final class Sampler {
       batch.drawOnBackend(
           p.temperature(), p.topK(), p.topP(), p.minP(), CounterRng.uniform(p.seed(), index));
     }
+  }
+
+  /**
+   * Whether a request's token needs its whole row of logits on the host: penalties read its
+   * history, and alternatives are read from the row.
+   */
+  private static boolean readsRow(SamplingParams p) {
+    return p.hasPenalties() || p.topLogprobs() > 0;
   }
 
   /**
@@ -92,7 +100,7 @@ public final class Sampler {
     if (logits.isFull(r)) {
       return sample(logits.rows(), r * vocab, p, history, promptLen, historyLen, index);
     }
-    if (!p.isGreedy() || p.hasPenalties() || p.topLogprobs() > 0) {
+    if (!p.isGreedy() || readsRow(p)) {
       throw new IllegalStateException("request " + r + " needs its full row of logits");
     }
     lastLogprob = logits.maxLogit(r) - logits.logZ(r);

@@ -118,23 +118,8 @@ public final class BenchModelCommand implements Callable<Integer> {
               + " on the CPU). llama.cpp's default cache is fp16.")
   String kvStoreType;
 
-  @Option(
-      names = "--temperature",
-      defaultValue = "0",
-      description = "Decode by sampling at this temperature (default 0: greedy).")
-  float temperature;
-
-  @Option(names = "--top-p", defaultValue = "1", description = "Top-p when sampling (default 1).")
-  float topP;
-
-  @Option(
-      names = "--top-k",
-      defaultValue = "0",
-      description = "Top-k when sampling (default 0: off).")
-  int topK;
-
-  @Option(names = "--min-p", defaultValue = "0", description = "Min-p when sampling (default 0).")
-  float minP;
+  /** Decode by sampling with these (prompts are prefilled greedily either way). */
+  @Mixin SamplingFlags samplingFlags = new SamplingFlags();
 
   @Option(
       names = "--device-bandwidth-gbps",
@@ -189,14 +174,7 @@ public final class BenchModelCommand implements Callable<Integer> {
     }
     SamplingParams sampling;
     try {
-      sampling =
-          SamplingParams.builder()
-              .temperature(temperature)
-              .topP(topP)
-              .topK(topK)
-              .minP(minP)
-              .seed(7)
-              .build();
+      sampling = samplingFlags.params().seed(7).build();
     } catch (IllegalArgumentException e) {
       System.err.println("error: " + e.getMessage());
       return 2;
@@ -214,15 +192,7 @@ public final class BenchModelCommand implements Callable<Integer> {
         "sampling",
         sampling.isGreedy()
             ? "greedy; the runner returns each request's top token"
-            : "temperature "
-                + temperature
-                + ", top_p "
-                + topP
-                + ", top_k "
-                + topK
-                + ", min_p "
-                + minP
-                + " (sequence r seeded 7 + r); prompts prefilled greedily");
+            : samplingFlags + " (sequence r seeded 7 + r); prompts prefilled greedily");
     root.put("load_average_before", loadAverage());
     ArrayNode results = root.putArray("models");
     for (String which : modelsToRun()) {

@@ -63,29 +63,7 @@ public final class GenerateCommand implements Callable<Integer> {
       description = "Most tokens to generate (default: ${DEFAULT-VALUE}).")
   int maxNewTokens;
 
-  @Option(
-      names = "--temperature",
-      defaultValue = "0",
-      description = "0 is greedy (default: ${DEFAULT-VALUE}).")
-  float temperature;
-
-  @Option(
-      names = "--top-p",
-      defaultValue = "1",
-      description = "Nucleus sampling mass (default: ${DEFAULT-VALUE}, off).")
-  float topP;
-
-  @Option(
-      names = "--top-k",
-      defaultValue = "0",
-      description = "Keep the k likeliest tokens (default: ${DEFAULT-VALUE}, off).")
-  int topK;
-
-  @Option(
-      names = "--min-p",
-      defaultValue = "0",
-      description = "Drop tokens below min-p times the likeliest (default: ${DEFAULT-VALUE}, off).")
-  float minP;
+  @Mixin SamplingFlags sampling = new SamplingFlags();
 
   @Option(
       names = "--repetition-penalty",
@@ -120,15 +98,7 @@ public final class GenerateCommand implements Callable<Integer> {
     ModelLocator.Location where = modelOptions.locate();
     LlamaModel model = where.load();
     long s = seed != null ? seed : System.nanoTime();
-    SamplingParams params =
-        SamplingParams.builder()
-            .temperature(temperature)
-            .topP(topP)
-            .topK(topK)
-            .minP(minP)
-            .repetitionPenalty(repetitionPenalty)
-            .seed(s)
-            .build();
+    SamplingParams params = sampling.params().repetitionPenalty(repetitionPenalty).seed(s).build();
     int[] ids = promptIds(model);
     if (ids.length == 0) {
       throw new IllegalArgumentException("the prompt encodes to no tokens");

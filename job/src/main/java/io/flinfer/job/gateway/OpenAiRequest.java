@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.flinfer.avro.ChatMessage;
 import io.flinfer.avro.PromptRequest;
 import io.flinfer.avro.SamplingOptions;
+import io.flinfer.operators.request.RequestValidator;
 import io.flinfer.runtime.sampling.SamplingParams;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -45,9 +46,6 @@ final class OpenAiRequest {
 
   /** The most choices ({@code n}) one request may ask for. */
   static final int MAX_CHOICES = 16;
-
-  /** Seeds the job takes: [0, 2^53). */
-  private static final long SEED_BOUND = 1L << 53;
 
   final boolean chat;
   final boolean stream;
@@ -186,7 +184,7 @@ final class OpenAiRequest {
         throw ApiError.badParameter("seed", "must be an integer");
       }
       long seed = body.get("seed").asLong();
-      if (n > 1 && seed >= 0 && seed > SEED_BOUND - n) {
+      if (n > 1 && seed >= 0 && seed > RequestValidator.MAX_SEED - (n - 1)) {
         throw ApiError.badParameter(
             "seed", "with n = " + n + ", seed + " + (n - 1) + " must be below 2^53");
       }

@@ -679,9 +679,11 @@ public final class Engine implements AutoCloseable {
       int index = r.outputLen();
       int token = sampler.sample(logits, b, r.params(), r.tokens, r.promptLen(), r.len, index);
       float logprob = sampler.lastLogprob();
-      int[] topIds = new int[sampler.lastTopCount()];
-      float[] topLogprobs = new float[topIds.length];
-      for (int i = 0; i < topIds.length; i++) {
+      // Most requests ask for no alternatives: they share the empty arrays.
+      int k = sampler.lastTopCount();
+      int[] topIds = k == 0 ? TokenEvent.NO_IDS : new int[k];
+      float[] topLogprobs = k == 0 ? TokenEvent.NO_LOGPROBS : new float[k];
+      for (int i = 0; i < k; i++) {
         topIds[i] = sampler.lastTopId(i);
         topLogprobs[i] = sampler.lastTopLogprob(i);
       }

@@ -23,8 +23,8 @@ public record TokenEvent(
     long queuedMillis,
     int[] topIds,
     float[] topLogprobs) {
-  private static final int[] NO_IDS = new int[0];
-  private static final float[] NO_LOGPROBS = new float[0];
+  static final int[] NO_IDS = new int[0];
+  static final float[] NO_LOGPROBS = new float[0];
 
   /** The end of a request that ends without a token. */
   public static TokenEvent end(String requestId, FinishReason finish, int cachedTokens) {
