@@ -8,6 +8,9 @@ import io.flinfer.runtime.forward.ForwardBatch;
 import io.flinfer.runtime.forward.Logits;
 import io.flinfer.runtime.forward.ModelRunner;
 import io.flinfer.runtime.forward.ModelRunnerFactory;
+import io.flinfer.runtime.grammar.JsonConstraint;
+import io.flinfer.runtime.grammar.JsonVocabulary;
+import io.flinfer.runtime.grammar.ResponseFormat;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.sampling.Sampler;
 import java.util.List;
@@ -27,6 +30,8 @@ public final class BatchGenerator implements AutoCloseable {
   private final ForwardBatch batch = new ForwardBatch();
   private final Logits logits;
   private final int[] endTokens;
+  private JsonVocabulary json;
+  private long[] mask;
 
   public BatchGenerator(LlamaModel model, int maxBatch, int maxContext, int threads) {
     this(model, maxBatch, maxContext, threads, CpuModelRunner::new);
@@ -42,6 +47,18 @@ public final class BatchGenerator implements AutoCloseable {
     this.sampler = new Sampler(model.config().vocabSize());
     this.logits = new Logits(model.config().vocabSize());
     this.endTokens = model.tokenizer().endTokens();
+  }
+
+  /** A constraint for a request with {@code format}; null for free text. */
+  private JsonConstraint constraint(ResponseFormat format) {
+    if (format == ResponseFormat.TEXT) {
+      return null;
+    }
+    if (json == null) {
+      json = JsonVocabulary.of(model.tokenizer());
+      mask = new long[JsonVocabulary.words(json.size())];
+    }
+    return new JsonConstraint(json);
   }
 
   public int maxContext() {
@@ -61,6 +78,10 @@ public final class BatchGenerator implements AutoCloseable {
     int[] produced = new int[n];
     boolean[] done = new boolean[n];
     int[][] kvSlots = new int[n][];
+    JsonConstraint[] constraints = new JsonConstraint[n];
+    for (int r = 0; r < n; r++) {
+      constraints[r] = constraint(requests.get(r).params().responseFormat());
+    }
     try {
       batch.reset();
       for (int r = 0; r < n; r++) {
@@ -98,14 +119,27 @@ public final class BatchGenerator implements AutoCloseable {
             continue;
           }
           GenerationRequest q = requests.get(r);
+          JsonConstraint c = constraints[r];
+          if (c != null && c.allowed(mask) == 0) {
+            done[r] = true; // no token of the vocabulary continues the object
+            continue;
+          }
           int tok =
               sampler.sample(
-                  logits, b, q.params(), history[r], q.promptIds().length, len[r], produced[r]);
+                  logits,
+                  b,
+                  q.params(),
+                  history[r],
+                  q.promptIds().length,
+                  len[r],
+                  produced[r],
+                  c == null ? null : mask);
           history[r][len[r]++] = tok;
           listener.onToken(r, produced[r], tok, sampler.lastLogprob());
           produced[r]++;
           boolean eos = q.stopAtEos() && isEnd(tok);
-          if (eos || produced[r] >= q.maxNewTokens() || len[r] >= history[r].length) {
+          boolean closed = c != null && c.advance(tok) && c.isComplete();
+          if (eos || closed || produced[r] >= q.maxNewTokens() || len[r] >= history[r].length) {
             done[r] = true;
           } else {
             order[next++] = r;

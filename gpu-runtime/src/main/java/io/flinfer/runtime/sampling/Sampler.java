@@ -2,6 +2,7 @@ package io.flinfer.runtime.sampling;
 
 import io.flinfer.runtime.forward.ForwardBatch;
 import io.flinfer.runtime.forward.Logits;
+import io.flinfer.runtime.grammar.ResponseFormat;
 import io.flinfer.runtime.kernel.FastExp;
 import java.util.Arrays;
 
@@ -12,7 +13,9 @@ import java.util.Arrays;
  * <p>The reported log-probability is that of the chosen token under the model's distribution after
  * penalties and before temperature and truncation (what the model assigned to it). A request that
  * asks for {@link SamplingParams#topLogprobs} alternatives also gets the most likely tokens of that
- * same distribution, most likely first (ties by token id).
+ * same distribution, most likely first (ties by token id). A request held to a format passes the
+ * tokens that may come next as a mask: the others are out of every choice and every
+ * log-probability, as if the model had given them none.
  */
 public final class Sampler {
 
@@ -73,16 +76,21 @@ public final class Sampler {
 
   /**
    * Whether a request's token needs its whole row of logits on the host: penalties read its
-   * history, and alternatives are read from the row.
+   * history, alternatives are read from the row, and a format's mask is applied to it.
    */
   private static boolean readsRow(SamplingParams p) {
-    return p.hasPenalties() || p.topLogprobs() > 0;
+    return p.hasPenalties() || p.topLogprobs() > 0 || p.responseFormat() != ResponseFormat.TEXT;
   }
 
   /**
    * Chooses token number {@code index} of request {@code r} of a step's {@link Logits}: the token
    * the backend drew, or from its full row, or, where the step gave only the greedy summary, that
    * token.
+   */
+  /**
+   * As {@link #sample(Logits, int, SamplingParams, int[], int, int, long)}, choosing only among the
+   * tokens set in {@code allowed} (bit {@code t % 64} of word {@code t / 64}; null: all), of which
+   * there must be at least one.
    */
   public int sample(
       Logits logits,
@@ -91,14 +99,15 @@ public final class Sampler {
       int[] history,
       int promptLen,
       int historyLen,
-      long index) {
+      long index,
+      long[] allowed) {
     topCount = 0;
     if (logits.isDrawn(r)) {
       lastLogprob = logits.drawnLogprob(r);
       return logits.drawnToken(r);
     }
     if (logits.isFull(r)) {
-      return sample(logits.rows(), r * vocab, p, history, promptLen, historyLen, index);
+      return sample(logits.rows(), r * vocab, p, history, promptLen, historyLen, index, allowed);
     }
     if (!p.isGreedy() || readsRow(p)) {
       throw new IllegalStateException("request " + r + " needs its full row of logits");
@@ -108,7 +117,8 @@ public final class Sampler {
   }
 
   /**
-   * Chooses token number {@code index} of a request.
+   * Chooses token number {@code index} of a request, among the tokens set in {@code allowed} (null:
+   * all).
    *
    * @param logits the request's logits at {@code logits[off .. off + vocab)}, left unchanged
    * @param history the request's prompt then output tokens, {@code history[0 .. historyLen)}
@@ -121,11 +131,15 @@ public final class Sampler {
       int[] history,
       int promptLen,
       int historyLen,
-      long index) {
+      long index,
+      long[] allowed) {
     float[] l = work;
     System.arraycopy(logits, off, l, 0, vocab);
     if (p.hasPenalties()) {
       applyPenalties(l, p, history, promptLen, historyLen);
+    }
+    if (allowed != null) {
+      mask(l, allowed);
     }
     float max = Float.NEGATIVE_INFINITY;
     int argmax = 0;
@@ -137,8 +151,13 @@ public final class Sampler {
     }
     double sum = sumExp(l, max, 1f, null);
     float logZ = max + (float) Math.log(sum);
+    if (max == Float.NEGATIVE_INFINITY) {
+      throw new IllegalArgumentException("no token is allowed");
+    }
     int token =
-        p.isGreedy() ? argmax : sampleTruncated(l, max, p, CounterRng.uniform(p.seed(), index));
+        p.isGreedy()
+            ? argmax
+            : sampleTruncated(l, max, p, CounterRng.uniform(p.seed(), index), allowed != null);
     lastLogprob = l[token] - logZ;
     topCount = 0;
     if (p.topLogprobs() > 0) {
@@ -155,7 +174,7 @@ public final class Sampler {
     int n = 0;
     for (int i = 0; i < vocab; i++) {
       float v = l[i];
-      if (n == k && !(v > topLogprobs[k - 1])) {
+      if (n == k && !(v > topLogprobs[k - 1]) || v == Float.NEGATIVE_INFINITY) {
         continue;
       }
       int at = n < k ? n++ : k - 1;
@@ -171,6 +190,15 @@ public final class Sampler {
       topLogprobs[i] -= logZ;
     }
     topCount = n;
+  }
+
+  /** Logits of the tokens not set in {@code allowed} become -infinity. */
+  private void mask(float[] l, long[] allowed) {
+    for (int i = 0; i < vocab; i++) {
+      if ((allowed[i >>> 6] & 1L << i) == 0) {
+        l[i] = Float.NEGATIVE_INFINITY;
+      }
+    }
   }
 
   private void applyPenalties(
@@ -201,11 +229,22 @@ public final class Sampler {
    * Temperature, then min-p, top-k and top-p over the tempered distribution. The logits {@code l}
    * stay as they are: the reported log-probability is read from them afterwards.
    */
-  private int sampleTruncated(float[] logitsIn, float max, SamplingParams p, float u) {
+  private int sampleTruncated(
+      float[] logitsIn, float max, SamplingParams p, float u, boolean masked) {
     float invT = 1f / p.temperature();
     float[] l = probs;
     // Unnormalized probabilities, the largest being 1.
     double total = sumExp(logitsIn, max, invT, l);
+    if (masked) {
+      // The exponential's lower clamp leaves masked tokens a tiny weight: none at all instead.
+      total = 0;
+      for (int i = 0; i < vocab; i++) {
+        if (logitsIn[i] == Float.NEGATIVE_INFINITY) {
+          l[i] = 0f;
+        }
+        total += l[i];
+      }
+    }
     boolean truncate = p.topK() > 0 && p.topK() < vocab || p.topP() < 1f || p.minP() > 0f;
     if (!truncate) {
       return walk(l, total * u);

@@ -1,5 +1,8 @@
 package io.flinfer.runtime.sampling;
 
+import io.flinfer.runtime.grammar.ResponseFormat;
+import java.util.Objects;
+
 /**
  * How one request picks its tokens. Immutable; build with {@link #builder()}, which validates.
  * Temperature 0 is greedy. Penalties follow the usual serving semantics: the repetition penalty
@@ -21,6 +24,7 @@ public final class SamplingParams {
   private final float presencePenalty;
   private final long seed;
   private final int topLogprobs;
+  private final ResponseFormat responseFormat;
 
   private SamplingParams(Builder b) {
     this.temperature = b.temperature;
@@ -32,6 +36,7 @@ public final class SamplingParams {
     this.presencePenalty = b.presencePenalty;
     this.seed = b.seed;
     this.topLogprobs = b.topLogprobs;
+    this.responseFormat = b.responseFormat;
   }
 
   public static Builder builder() {
@@ -48,7 +53,8 @@ public final class SamplingParams {
         .frequencyPenalty(frequencyPenalty)
         .presencePenalty(presencePenalty)
         .seed(seed)
-        .topLogprobs(topLogprobs);
+        .topLogprobs(topLogprobs)
+        .responseFormat(responseFormat);
   }
 
   public float temperature() {
@@ -100,6 +106,15 @@ public final class SamplingParams {
     return topLogprobs;
   }
 
+  /**
+   * The shape the output must have: with {@link ResponseFormat#JSON_OBJECT} only tokens that keep
+   * the text a prefix of one JSON object are candidates, and every log-probability is read from
+   * that restricted distribution.
+   */
+  public ResponseFormat responseFormat() {
+    return responseFormat;
+  }
+
   @Override
   public String toString() {
     return "SamplingParams{temperature="
@@ -120,6 +135,8 @@ public final class SamplingParams {
         + seed
         + ", topLogprobs="
         + topLogprobs
+        + ", responseFormat="
+        + responseFormat.wireName()
         + "}";
   }
 
@@ -134,6 +151,7 @@ public final class SamplingParams {
     private float presencePenalty = 0f;
     private long seed = 0L;
     private int topLogprobs = 0;
+    private ResponseFormat responseFormat = ResponseFormat.TEXT;
 
     public Builder temperature(float v) {
       temperature = v;
@@ -177,6 +195,11 @@ public final class SamplingParams {
 
     public Builder topLogprobs(int v) {
       topLogprobs = v;
+      return this;
+    }
+
+    public Builder responseFormat(ResponseFormat v) {
+      responseFormat = Objects.requireNonNull(v, "response format");
       return this;
     }
 

@@ -55,7 +55,7 @@ class DrawReferenceTest {
       double[] reference = new double[logits.length];
       Random u = new Random(17);
       for (int i = 0; i < draws; i++) {
-        host[sampler.sample(logits, 0, params, new int[1], 1, 1, i)] += 1.0 / draws;
+        host[sampler.sample(logits, 0, params, new int[1], 1, 1, i, null)] += 1.0 / draws;
         reference[DrawReference.draw(p, (int) q[1], q[2], q[3], u.nextFloat())] += 1.0 / draws;
       }
       int lo = DrawReference.threshold(p, (int) q[1], q[2], q[3]);

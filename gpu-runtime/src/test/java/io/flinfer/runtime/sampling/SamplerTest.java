@@ -23,7 +23,7 @@ class SamplerTest {
   @Test
   void greedyPicksTheArgmaxAndReportsItsLogProbability() {
     Sampler s = new Sampler(V);
-    int t = s.sample(LOGITS, 0, SamplingParams.GREEDY, new int[0], 0, 0, 0);
+    int t = s.sample(LOGITS, 0, SamplingParams.GREEDY, new int[0], 0, 0, 0, null);
     assertThat(t).isEqualTo(1);
     double z = 0;
     for (float l : LOGITS) {
@@ -76,7 +76,7 @@ class SamplerTest {
     logits.setDrawn(0, 7, -1.25f);
     Sampler s = new Sampler(V);
     SamplingParams p = SamplingParams.builder().temperature(1f).seed(9).build();
-    assertThat(s.sample(logits, 0, p, new int[1], 1, 1, 0)).isEqualTo(7);
+    assertThat(s.sample(logits, 0, p, new int[1], 1, 1, 0, null)).isEqualTo(7);
     assertThat(s.lastLogprob()).isEqualTo(-1.25f);
     logits.reset(1);
     assertThat(logits.isDrawn(0)).isFalse();
@@ -88,9 +88,9 @@ class SamplerTest {
     Sampler a = new Sampler(V);
     Sampler b = new Sampler(V);
     for (int i = 0; i < 50; i++) {
-      b.sample(LOGITS, 0, p, new int[0], 0, 0, 999 - i); // unrelated draws in between
-      assertThat(b.sample(LOGITS, 0, p, new int[0], 0, 0, i))
-          .isEqualTo(a.sample(LOGITS, 0, p, new int[0], 0, 0, i));
+      b.sample(LOGITS, 0, p, new int[0], 0, 0, 999 - i, null); // unrelated draws in between
+      assertThat(b.sample(LOGITS, 0, p, new int[0], 0, 0, i, null))
+          .isEqualTo(a.sample(LOGITS, 0, p, new int[0], 0, 0, i, null));
     }
   }
 
@@ -100,14 +100,14 @@ class SamplerTest {
     Sampler s = new Sampler(V);
     SamplingParams topK = SamplingParams.builder().temperature(5f).topK(3).seed(1).build();
     for (int i = 0; i < 500; i++) {
-      seen.add(s.sample(LOGITS, 0, topK, new int[0], 0, 0, i));
+      seen.add(s.sample(LOGITS, 0, topK, new int[0], 0, 0, i, null));
     }
     assertThat(seen).containsExactlyInAnyOrder(1, 7, 4);
 
     seen.clear();
     SamplingParams minP = SamplingParams.builder().temperature(1f).minP(0.5f).seed(2).build();
     for (int i = 0; i < 500; i++) {
-      seen.add(s.sample(LOGITS, 0, minP, new int[0], 0, 0, i));
+      seen.add(s.sample(LOGITS, 0, minP, new int[0], 0, 0, i, null));
     }
     // exp(l - 3) >= 0.5 keeps logits >= 3 - ln 2 = 2.307.
     assertThat(seen).containsExactlyInAnyOrder(1, 7, 4);
@@ -115,7 +115,7 @@ class SamplerTest {
     seen.clear();
     SamplingParams topP = SamplingParams.builder().temperature(1f).topP(0.05f).seed(3).build();
     for (int i = 0; i < 200; i++) {
-      seen.add(s.sample(LOGITS, 0, topP, new int[0], 0, 0, i));
+      seen.add(s.sample(LOGITS, 0, topP, new int[0], 0, 0, i, null));
     }
     assertThat(seen).containsExactly(1);
   }
@@ -127,7 +127,7 @@ class SamplerTest {
     int[] counts = new int[V];
     int n = 20000;
     for (int i = 0; i < n; i++) {
-      counts[s.sample(LOGITS, 0, p, new int[0], 0, 0, i)]++;
+      counts[s.sample(LOGITS, 0, p, new int[0], 0, 0, i, null)]++;
     }
     double z = 0;
     for (float l : LOGITS) {
@@ -145,14 +145,14 @@ class SamplerTest {
     int[] history = {0, 1, 1, 1};
     SamplingParams rep = SamplingParams.builder().repetitionPenalty(2f).build();
     // Token 1 (3.0) becomes 1.5, token 7 (2.95) wins.
-    assertThat(s.sample(LOGITS, 0, rep, history, 1, 4, 0)).isEqualTo(7);
+    assertThat(s.sample(LOGITS, 0, rep, history, 1, 4, 0, null)).isEqualTo(7);
     SamplingParams freq = SamplingParams.builder().frequencyPenalty(0.1f).build();
     // 3.0 - 3 x 0.1 = 2.7 < 2.95.
-    assertThat(s.sample(LOGITS, 0, freq, history, 1, 4, 0)).isEqualTo(7);
+    assertThat(s.sample(LOGITS, 0, freq, history, 1, 4, 0, null)).isEqualTo(7);
     SamplingParams presence = SamplingParams.builder().presencePenalty(0.01f).build();
-    assertThat(s.sample(LOGITS, 0, presence, history, 1, 4, 0)).isEqualTo(1);
+    assertThat(s.sample(LOGITS, 0, presence, history, 1, 4, 0, null)).isEqualTo(1);
     // Prompt tokens get no frequency or presence penalty.
-    assertThat(s.sample(LOGITS, 0, freq, new int[] {1, 1, 1}, 3, 3, 0)).isEqualTo(1);
+    assertThat(s.sample(LOGITS, 0, freq, new int[] {1, 1, 1}, 3, 3, 0, null)).isEqualTo(1);
   }
 
   @Test
@@ -195,7 +195,7 @@ class SamplerTest {
                   .topP(topP)
                   .seed(7)
                   .build();
-          assertThat(s.sample(logits, 0, p, new int[0], 0, 0, 3)).isEqualTo(4);
+          assertThat(s.sample(logits, 0, p, new int[0], 0, 0, 3, null)).isEqualTo(4);
           assertThat(s.lastLogprob())
               .as("temperature %s, top-k %d, top-p %s", temperature, topK, topP)
               .isCloseTo(expected, org.assertj.core.data.Offset.offset(1e-6f));
@@ -211,7 +211,7 @@ class SamplerTest {
     for (float l : after) {
       zp += Math.exp(l - 20.0);
     }
-    assertThat(s.sample(logits, 0, penalized, new int[] {4}, 1, 1, 0)).isEqualTo(4);
+    assertThat(s.sample(logits, 0, penalized, new int[] {4}, 1, 1, 0, null)).isEqualTo(4);
     assertThat(s.lastLogprob())
         .isCloseTo((float) -Math.log(zp), org.assertj.core.data.Offset.offset(1e-6f));
   }
@@ -226,10 +226,10 @@ class SamplerTest {
     SamplingParams plain =
         SamplingParams.builder().temperature(greedy ? 0f : 0.8f).topP(0.9f).seed(seed).build();
     Sampler s = new Sampler(v);
-    int chosen = s.sample(logits, 0, plain, new int[0], 0, 0, 3);
+    int chosen = s.sample(logits, 0, plain, new int[0], 0, 0, 3, null);
     assertThat(s.lastTopCount()).isZero();
     int withTop =
-        s.sample(logits, 0, plain.toBuilder().topLogprobs(k).build(), new int[0], 0, 0, 3);
+        s.sample(logits, 0, plain.toBuilder().topLogprobs(k).build(), new int[0], 0, 0, 3, null);
     assertThat(withTop).isEqualTo(chosen);
     // The reference: every token by logit, larger first, ties by id; log-probabilities in doubles.
     Integer[] order = new Integer[v];
@@ -254,6 +254,55 @@ class SamplerTest {
       if (s.lastTopId(i) == chosen) {
         assertThat(s.lastTopLogprob(i)).isEqualTo(s.lastLogprob());
       }
+    }
+  }
+
+  /**
+   * A mask leaves only its tokens: whatever the truncation, the chosen token and every alternative
+   * are allowed ones, and log-probabilities are those of the distribution over the allowed tokens
+   * alone.
+   */
+  @Property(tries = 300)
+  void aMaskLeavesOnlyItsTokens(
+      @ForAll("rows") float[] logits,
+      @ForAll long maskBits,
+      @ForAll @IntRange(min = 0, max = 3) int mode,
+      @ForAll @LongRange(min = 0, max = 1000) long seed) {
+    int v = logits.length;
+    long[] allowed = new long[(v + 63) / 64];
+    for (int i = 0; i < v; i++) {
+      if ((maskBits >>> (i % 64) & 1) != 0 || i == (int) (seed % v)) {
+        allowed[i >>> 6] |= 1L << i;
+      }
+    }
+    SamplingParams.Builder b = SamplingParams.builder().seed(seed).topLogprobs(5);
+    switch (mode) {
+      case 1 -> b.temperature(1f);
+      case 2 -> b.temperature(0.7f).topP(0.8f).topK(3);
+      case 3 -> b.temperature(1.3f).minP(0.2f);
+      default -> {}
+    }
+    Sampler s = new Sampler(v);
+    int t = s.sample(logits, 0, b.build(), new int[0], 0, 0, seed, allowed);
+    assertThat(allowed[t >>> 6] & 1L << t).isNotZero();
+    double max = Double.NEGATIVE_INFINITY;
+    for (int i = 0; i < v; i++) {
+      if ((allowed[i >>> 6] & 1L << i) != 0) {
+        max = Math.max(max, logits[i]);
+      }
+    }
+    double z = 0;
+    for (int i = 0; i < v; i++) {
+      if ((allowed[i >>> 6] & 1L << i) != 0) {
+        z += Math.exp(logits[i] - max);
+      }
+    }
+    double logZ = max + Math.log(z);
+    assertThat((double) s.lastLogprob())
+        .isCloseTo(logits[t] - logZ, org.assertj.core.data.Offset.offset(1e-4));
+    for (int i = 0; i < s.lastTopCount(); i++) {
+      int id = s.lastTopId(i);
+      assertThat(allowed[id >>> 6] & 1L << id).isNotZero();
     }
   }
 

@@ -130,7 +130,8 @@ public final class ModelBenchmark {
           runner.forward(fb, logits);
           for (int r = 0; r < batch; r++) {
             history[r][len] =
-                sampler.sample(logits, r, params[r], history[r], promptLen, len, len - promptLen);
+                sampler.sample(
+                    logits, r, params[r], history[r], promptLen, len, len - promptLen, null);
           }
           contextSum += len;
           len++;
@@ -205,7 +206,14 @@ public final class ModelBenchmark {
       for (int i = 0; i < count; i++) {
         history[first + i][promptLen] =
             sampler.sample(
-                logits, i, SamplingParams.GREEDY, history[first + i], promptLen, promptLen, 0);
+                logits,
+                i,
+                SamplingParams.GREEDY,
+                history[first + i],
+                promptLen,
+                promptLen,
+                0,
+                null);
       }
       first += count;
     }

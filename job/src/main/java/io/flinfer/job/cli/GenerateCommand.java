@@ -7,6 +7,7 @@ import io.flinfer.runtime.chat.ChatMessage;
 import io.flinfer.runtime.chat.ChatTemplate;
 import io.flinfer.runtime.generate.BatchGenerator;
 import io.flinfer.runtime.generate.GenerationRequest;
+import io.flinfer.runtime.grammar.ResponseFormat;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.sampling.SamplingParams;
 import io.flinfer.runtime.tokenizer.TextDecoder;
@@ -80,6 +81,14 @@ public final class GenerateCommand implements Callable<Integer> {
   @Option(names = "--ignore-eos", description = "Keep generating past the end-of-sequence token.")
   boolean ignoreEos;
 
+  @Option(
+      names = "--response-format",
+      defaultValue = "text",
+      description =
+          "text, or json_object: the output is one JSON object, and ends where it closes"
+              + " (default: ${DEFAULT-VALUE}).")
+  String responseFormat;
+
   private static boolean isEnd(int token, int[] ends) {
     for (int e : ends) {
       if (e == token) {
@@ -98,7 +107,13 @@ public final class GenerateCommand implements Callable<Integer> {
     ModelLocator.Location where = modelOptions.locate();
     LlamaModel model = where.load();
     long s = seed != null ? seed : System.nanoTime();
-    SamplingParams params = sampling.params().repetitionPenalty(repetitionPenalty).seed(s).build();
+    SamplingParams params =
+        sampling
+            .params()
+            .repetitionPenalty(repetitionPenalty)
+            .seed(s)
+            .responseFormat(ResponseFormat.of(responseFormat))
+            .build();
     int[] ids = promptIds(model);
     if (ids.length == 0) {
       throw new IllegalArgumentException("the prompt encodes to no tokens");

@@ -2,6 +2,7 @@ package io.flinfer.job.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flinfer.runtime.grammar.JsonPrefix;
 import io.flinfer.runtime.testing.SharedFiles;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -62,5 +63,36 @@ class GenerateCommandTest {
     assertThat(rc).isEqualTo(2);
     assertThat(out.toString(StandardCharsets.UTF_8)).isEmpty();
     assertThat(err.toString(StandardCharsets.UTF_8)).contains("top_p must be in (0, 1]");
+  }
+
+  @Test
+  void aJsonObjectResponseIsTheStartOfOneObjectAndAnUnknownFormatIsRefused() {
+    String model = SharedFiles.stories260kDir().toString();
+    int rc =
+        FlinferCommand.commandLine()
+            .execute(
+                "generate",
+                "--model",
+                model,
+                "--prompt",
+                "Once upon a time",
+                "--response-format",
+                "json_object",
+                "--max-new-tokens",
+                "40",
+                "--threads",
+                "1");
+    assertThat(rc).isEqualTo(0);
+    byte[] text = out.toString(StandardCharsets.UTF_8).strip().getBytes(StandardCharsets.UTF_8);
+    assertThat(new JsonPrefix().accept(text, 0, text.length)).isTrue();
+    assertThat(text).startsWith('{');
+    out.reset();
+    rc =
+        FlinferCommand.commandLine()
+            .execute("generate", "--model", model, "--prompt", "x", "--response-format", "yaml");
+    assertThat(rc).isEqualTo(2);
+    assertThat(out.toString(StandardCharsets.UTF_8)).isEmpty();
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .contains("response_format must be \"text\" or \"json_object\", got \"yaml\"");
   }
 }

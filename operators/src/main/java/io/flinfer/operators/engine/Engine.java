@@ -53,6 +53,7 @@ public final class Engine implements AutoCloseable {
   private final ModelRunner runner;
   private final KvStoreType kvStoreType;
   private final Sampler sampler;
+  private final OutputFormats formats;
   private final List<Req> waiting = new ArrayList<>();
   private final List<Req> running = new ArrayList<>();
   private final Map<String, Req> live = new HashMap<>();
@@ -139,6 +140,7 @@ public final class Engine implements AutoCloseable {
               : new ChunkCache(reqToToken, allocator);
     }
     this.sampler = new Sampler(vocab);
+    this.formats = new OutputFormats(model.tokenizer());
     this.logits = new Logits(vocab);
     this.newTokenRatio = new NewTokenRatio(config);
     this.endTokens = model.tokenizer().endTokens();
@@ -227,6 +229,18 @@ public final class Engine implements AutoCloseable {
         Math.min(r.maxNewTokens(), Math.min(contextLength - prompt, poolRoom));
     if (r.outputLen() >= r.effectiveMaxNewTokens) {
       endBeforeStart(r, FinishReason.length("already at its token limit"));
+      return true;
+    }
+    r.constraint = formats.constraint(r.params().responseFormat());
+    for (int i = prompt; i < r.len && r.constraint != null; i++) {
+      if (!r.constraint.advance(r.tokens[i])) {
+        endBeforeStart(
+            r, FinishReason.error("its tokens so far are not the start of a JSON object"));
+        return true;
+      }
+    }
+    if (r.constraint != null && r.constraint.isComplete()) {
+      endBeforeStart(r, FinishReason.stop("json"));
       return true;
     }
     if (!r.stopStrings().isEmpty()) {
@@ -677,7 +691,18 @@ public final class Engine implements AutoCloseable {
         r.computedLen++;
       }
       int index = r.outputLen();
-      int token = sampler.sample(logits, b, r.params(), r.tokens, r.promptLen(), r.len, index);
+      long[] allowed = null;
+      if (r.constraint != null) {
+        if (r.constraint.allowed(formats.mask()) == 0) {
+          // Only where the vocabulary lacks a character JSON needs next.
+          finish(r, FinishReason.error("no token continues the JSON object"), events);
+          finished.add(r);
+          continue;
+        }
+        allowed = formats.mask();
+      }
+      int token =
+          sampler.sample(logits, b, r.params(), r.tokens, r.promptLen(), r.len, index, allowed);
       float logprob = sampler.lastLogprob();
       // Most requests ask for no alternatives: they share the empty arrays.
       int k = sampler.lastTopCount();
@@ -688,6 +713,9 @@ public final class Engine implements AutoCloseable {
         topLogprobs[i] = sampler.lastTopLogprob(i);
       }
       r.append(token);
+      if (r.constraint != null) {
+        r.constraint.advance(token);
+      }
       if (r.firstTokenNanos == 0) {
         r.firstTokenNanos = now;
       }

@@ -1,15 +1,18 @@
 package io.flinfer.operators.engine;
 
 /**
- * Whether a request is done after it sampled a token: one of the model's end tokens (unless
- * ignored), one of its stop tokens, one of its stop strings in the text decoded so far, or its
- * token limit.
+ * Whether a request is done after it sampled a token: the end of the JSON object its format asks
+ * for, one of the model's end tokens (unless ignored), one of its stop tokens, one of its stop
+ * strings in the text decoded so far, or its token limit.
  */
 final class FinishCheck {
   private FinishCheck() {}
 
   /** The reason {@code r} finishes with {@code token} (already appended), or null. */
   static FinishReason after(Req r, int token, int[] endTokens) {
+    if (r.constraint != null && r.constraint.isComplete()) {
+      return FinishReason.stop("json");
+    }
     if (!r.ignoreEos()) {
       for (int e : endTokens) {
         if (token == e) {

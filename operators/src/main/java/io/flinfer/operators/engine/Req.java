@@ -1,6 +1,7 @@
 package io.flinfer.operators.engine;
 
 import io.flinfer.memcache.prefix.CacheRequest;
+import io.flinfer.runtime.grammar.JsonConstraint;
 import io.flinfer.runtime.sampling.SamplingParams;
 import io.flinfer.runtime.tokenizer.TextDecoder;
 import java.util.Arrays;
@@ -49,6 +50,10 @@ public final class Req {
   boolean chunking;
   FinishReason finish;
   TextDecoder decoder;
+
+  /** The response format's state after the output so far; null for free text. */
+  JsonConstraint constraint;
+
   StringBuilder text;
   int retractions;
   long queuedNanos;

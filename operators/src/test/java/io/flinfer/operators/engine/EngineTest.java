@@ -2,16 +2,26 @@ package io.flinfer.operators.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.flinfer.memcache.KvStoreType;
+import io.flinfer.runtime.grammar.JsonPrefix;
+import io.flinfer.runtime.grammar.ResponseFormat;
+import io.flinfer.runtime.llama2c.Llama2cCheckpointLoader;
+import io.flinfer.runtime.llama2c.RandomCheckpointWriter;
 import io.flinfer.runtime.model.LlamaModel;
+import io.flinfer.runtime.model.ModelConfig;
 import io.flinfer.runtime.sampling.SamplingParams;
 import io.flinfer.runtime.testing.SharedFiles;
+import io.flinfer.runtime.tokenizer.SyntheticVocabulary;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -456,6 +466,144 @@ class EngineTest {
           assertThat(t.topIds()[0]).isEqualTo(t.tokenId());
         }
       }
+    }
+  }
+
+  /**
+   * Requests held to a JSON object: their text is always the start of one (byte by byte), a request
+   * that ends by completing it is an object to Jackson, and the rule of equal bits holds: batched
+   * or alone, and restored from its tokens, a request gets the same tokens.
+   */
+  @Test
+  void jsonObjectRequestsWriteOneObjectWithTheSameBitsAnywhere() throws Exception {
+    EngineConfig cfg =
+        EngineConfig.builder().maxRunningRequests(8).maxTotalTokens(2048).threads(1).build();
+    int[] prompt = model.tokenizer().encode("Once upon a time", true);
+    List<Req> reqs = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      SamplingParams p =
+          (i == 0 ? SamplingParams.GREEDY.toBuilder() : SamplingParams.builder())
+              .temperature(i == 0 ? 0f : 1.5f)
+              .seed(70 + i)
+              .topLogprobs(i % 2 == 0 ? 3 : 0)
+              .responseFormat(ResponseFormat.JSON_OBJECT)
+              .build();
+      reqs.add(Req.builder("j" + i, prompt).params(p).maxNewTokens(400).build());
+    }
+    Map<String, List<TokenEvent>> batched;
+    try (Engine e = new Engine(model, cfg, io.flinfer.runtime.forward.CpuModelRunner::new)) {
+      batched = runAll(e, reqs);
+      assertNoLeak(e);
+    }
+    for (Req r : reqs) {
+      List<TokenEvent> events = batched.get(r.id());
+      int[] ids = events.stream().mapToInt(TokenEvent::tokenId).toArray();
+      byte[] text = model.tokenizer().decode(ids).getBytes(StandardCharsets.UTF_8);
+      JsonPrefix prefix = new JsonPrefix();
+      assertThat(prefix.accept(text, 0, text.length)).as(r.id()).isTrue();
+      FinishReason finish = events.get(events.size() - 1).finish();
+      System.out.println(
+          "DBG " + finish + " " + new String(text, StandardCharsets.UTF_8).replace("\n", "\\n"));
+      if (finish.equals(FinishReason.stop("json"))) {
+        assertThat(prefix.isComplete()).isTrue();
+        assertThat(new ObjectMapper().readTree(text).isObject()).isTrue();
+      } else {
+        assertThat(finish).isEqualTo(FinishReason.length("max_new_tokens"));
+      }
+      for (TokenEvent t : events) {
+        // Alternatives come from the same restricted distribution: all finite.
+        for (float lp : t.topLogprobs()) {
+          assertThat(lp).isFinite().isLessThanOrEqualTo(0f);
+        }
+      }
+      // Alone, and restored after its first ten tokens.
+      try (Engine e = new Engine(model, cfg, io.flinfer.runtime.forward.CpuModelRunner::new)) {
+        Req alone = Req.builder(r.id(), prompt).params(r.params()).maxNewTokens(400).build();
+        assertThat(runAll(e, List.of(alone)).get(r.id()))
+            .extracting(TokenEvent::tokenId)
+            .containsExactlyElementsOf(events.stream().map(TokenEvent::tokenId).toList());
+        int[] head = java.util.Arrays.copyOf(ids, 10);
+        Req restored =
+            Req.builder(r.id(), prompt)
+                .params(r.params())
+                .maxNewTokens(400)
+                .generated(head)
+                .build();
+        assertThat(runAll(e, List.of(restored)).get(r.id()))
+            .extracting(TokenEvent::tokenId)
+            .containsExactlyElementsOf(
+                events.subList(10, events.size()).stream().map(TokenEvent::tokenId).toList());
+      }
+    }
+  }
+
+  /**
+   * A random-weight model over a byte vocabulary spreads its choices, so its JSON requests close
+   * their objects: each ends with the closing brace, as {@code stop(json)}, and its text is one
+   * object to Jackson.
+   */
+  @Test
+  void aJsonRequestEndsWhereItsObjectCloses(@TempDir Path dir) throws Exception {
+    ModelConfig shape = new ModelConfig(64, 128, 2, 4, 4, 300, 4096, 10000f, 1e-5f);
+    LlamaModel random =
+        Llama2cCheckpointLoader.load(
+            RandomCheckpointWriter.write(shape, 11, dir.resolve("random.bin")),
+            SyntheticVocabulary::of);
+    EngineConfig cfg =
+        EngineConfig.builder().maxRunningRequests(4).maxTotalTokens(16384).threads(1).build();
+    int[] prompt = random.tokenizer().encode("Write JSON.", true);
+    List<Req> reqs = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      SamplingParams p =
+          SamplingParams.builder()
+              .temperature(1f)
+              .seed(i)
+              .responseFormat(ResponseFormat.JSON_OBJECT)
+              .build();
+      reqs.add(Req.builder("o" + i, prompt).params(p).maxNewTokens(4000).build());
+    }
+    try (Engine e = new Engine(random, cfg, io.flinfer.runtime.forward.CpuModelRunner::new)) {
+      Map<String, List<TokenEvent>> out = runAll(e, reqs);
+      for (Req r : reqs) {
+        List<TokenEvent> events = out.get(r.id());
+        assertThat(events.get(events.size() - 1).finish()).isEqualTo(FinishReason.stop("json"));
+        int[] ids = events.stream().mapToInt(TokenEvent::tokenId).toArray();
+        String text = random.tokenizer().decode(ids);
+        assertThat(text.strip()).endsWith("}");
+        assertThat(new ObjectMapper().readTree(text).isObject()).isTrue();
+      }
+    }
+  }
+
+  /** A request restored with tokens that already close its object ends at once. */
+  @Test
+  void aRestoredJsonRequestWhoseObjectIsCompleteEndsAtOnce() {
+    EngineConfig cfg =
+        EngineConfig.builder().maxRunningRequests(4).maxTotalTokens(512).threads(1).build();
+    int[] prompt = model.tokenizer().encode("Once upon a time", true);
+    SamplingParams p = SamplingParams.builder().responseFormat(ResponseFormat.JSON_OBJECT).build();
+    try (Engine e = new Engine(model, cfg, io.flinfer.runtime.forward.CpuModelRunner::new)) {
+      Req done =
+          Req.builder("done", prompt)
+              .params(p)
+              .maxNewTokens(50)
+              .generated(model.tokenizer().encode("{\"a\": 1}", false))
+              .build();
+      Req wrong =
+          Req.builder("wrong", prompt)
+              .params(p)
+              .maxNewTokens(50)
+              .generated(model.tokenizer().encode("Once", false))
+              .build();
+      Map<String, List<TokenEvent>> out = runAll(e, List.of(done, wrong));
+      assertThat(out.get("done"))
+          .singleElement()
+          .satisfies(
+              t -> {
+                assertThat(t.finish()).isEqualTo(FinishReason.stop("json"));
+              });
+      assertThat(out.get("wrong").get(0).finish().type()).isEqualTo(FinishReason.Type.ERROR);
+      assertNoLeak(e);
     }
   }
 }

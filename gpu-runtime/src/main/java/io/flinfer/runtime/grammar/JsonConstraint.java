@@ -1,0 +1,49 @@
+package io.flinfer.runtime.grammar;
+
+/**
+ * One request's output held to one JSON object: which tokens may come next ({@link #allowed}), and
+ * the state after each token chosen ({@link #advance}). Its state is derived from the tokens alone,
+ * so a request restored from a checkpoint rebuilds it by advancing over the tokens it had.
+ */
+public final class JsonConstraint {
+  private final JsonVocabulary vocabulary;
+  private final JsonPrefix state = new JsonPrefix();
+  private final JsonPrefix probe = new JsonPrefix();
+  private final JsonPrefix scratch = new JsonPrefix();
+
+  public JsonConstraint(JsonVocabulary vocabulary) {
+    this.vocabulary = vocabulary;
+  }
+
+  /**
+   * Sets in {@code mask} ({@link JsonVocabulary#words} words; bit {@code t % 64} of word {@code t /
+   * 64} for token t) exactly the tokens that may come next, clearing the rest. Returns how many.
+   */
+  public int allowed(long[] mask) {
+    return vocabulary.allowed(state, mask, probe, scratch);
+  }
+
+  /**
+   * Moves past {@code token}. Returns false, leaving the state as it was, when the token cannot
+   * follow the text so far.
+   */
+  public boolean advance(int token) {
+    byte[] b = vocabulary.bytes(token);
+    probe.copyFrom(state);
+    if (b.length == 0 || !probe.accept(b, 0, b.length)) {
+      return false;
+    }
+    state.copyFrom(probe);
+    return true;
+  }
+
+  /** The state after the tokens so far. For tests. */
+  JsonPrefix state() {
+    return state;
+  }
+
+  /** Whether the object is complete: the request's output is done. */
+  public boolean isComplete() {
+    return state.isComplete();
+  }
+}

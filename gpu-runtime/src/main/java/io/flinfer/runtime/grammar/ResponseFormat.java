@@ -1,0 +1,37 @@
+package io.flinfer.runtime.grammar;
+
+import java.util.Locale;
+
+/** What shape a request's output text must have. */
+public enum ResponseFormat {
+  /** Any text. */
+  TEXT("text"),
+  /** One JSON object and nothing after it ({@link JsonPrefix}). */
+  JSON_OBJECT("json_object");
+
+  private final String wireName;
+
+  ResponseFormat(String wireName) {
+    this.wireName = wireName;
+  }
+
+  /** The name on the wire: OpenAI's {@code response_format.type}. */
+  public String wireName() {
+    return wireName;
+  }
+
+  /**
+   * The format named {@code name} ("text" or "json_object").
+   *
+   * @throws IllegalArgumentException naming the accepted values
+   */
+  public static ResponseFormat of(String name) {
+    for (ResponseFormat f : values()) {
+      if (f.wireName.equals(name.toLowerCase(Locale.ROOT))) {
+        return f;
+      }
+    }
+    throw new IllegalArgumentException(
+        "response_format must be \"text\" or \"json_object\", got \"" + name + "\"");
+  }
+}
