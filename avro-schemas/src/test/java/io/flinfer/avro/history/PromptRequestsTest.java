@@ -90,4 +90,22 @@ class PromptRequestsTest {
     assertThat(seen.get("prompt").toString()).isEqualTo("Hi");
     assertThat(seen.hasField("top_logprobs")).isFalse();
   }
+
+  @Test
+  void responseFormatCrossesTheSchemaVersionsBothWays() throws Exception {
+    Schema v4 = PromptRequests.history().get(3);
+    PromptRequest read = writtenWith(v4);
+    assertThat(read.getRequestId()).isEqualTo("old");
+    assertThat(read.getResponseFormat()).isEqualTo("text");
+
+    PromptRequest now =
+        PromptRequest.newBuilder()
+            .setRequestId("json")
+            .setPrompt("Hi")
+            .setResponseFormat("json_object")
+            .build();
+    GenericRecord seen = readWith(v4, now);
+    assertThat(seen.get("prompt").toString()).isEqualTo("Hi");
+    assertThat(seen.hasField("response_format")).isFalse();
+  }
 }

@@ -5,6 +5,7 @@ import io.flinfer.avro.ChatMessage;
 import io.flinfer.avro.PromptRequest;
 import io.flinfer.avro.SamplingOptions;
 import io.flinfer.operators.request.RequestValidator;
+import io.flinfer.runtime.grammar.ResponseFormat;
 import io.flinfer.runtime.sampling.SamplingParams;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -17,8 +18,9 @@ import java.util.Set;
  * PromptRequest} per choice: {@code max_tokens} (or {@code max_completion_tokens}), {@code
  * temperature}, {@code top_p}, {@code seed}, {@code stop}, {@code n}, {@code logprobs} (chat: with
  * {@code top_logprobs}), {@code frequency_penalty}, {@code presence_penalty}, and vLLM's extensions
- * {@code top_k}, {@code min_p}, {@code repetition_penalty}, {@code ignore_eos}. A parameter the
- * engine cannot honour is a 400 naming it, never silently ignored.
+ * {@code top_k}, {@code min_p}, {@code repetition_penalty}, {@code ignore_eos}, and {@code
+ * response_format} ({@code text} or {@code json_object}, on both endpoints). A parameter the engine
+ * cannot honour is a 400 naming it, never silently ignored.
  */
 final class OpenAiRequest {
   private static final Set<String> COMMON =
@@ -40,7 +42,8 @@ final class OpenAiRequest {
           "top_k",
           "min_p",
           "repetition_penalty",
-          "ignore_eos");
+          "ignore_eos",
+          "response_format");
   private static final Set<String> COMPLETIONS = Set.of("prompt", "echo", "suffix", "best_of");
   private static final Set<String> CHAT = Set.of("messages", "max_completion_tokens");
 
@@ -194,6 +197,7 @@ final class OpenAiRequest {
     r.setStop(stop(body.get("stop")));
     r.setIgnoreEos(body.path("ignore_eos").asBoolean(false));
     r.setTopLogprobs(top);
+    r.setResponseFormat(responseFormat(body.get("response_format")));
     boolean stream = body.path("stream").asBoolean(false);
     boolean usage = body.path("stream_options").path("include_usage").asBoolean(false);
     String user = text(body, "user", false);
@@ -201,6 +205,26 @@ final class OpenAiRequest {
       r.setMetadata(Map.of("user", user));
     }
     return new OpenAiRequest(chat, stream, usage, logprobs, n, user, r);
+  }
+
+  /** {@code response_format}'s type: text (the default) or json_object. */
+  private static String responseFormat(JsonNode f) throws ApiError {
+    if (f == null || f.isNull()) {
+      return ResponseFormat.TEXT.wireName();
+    }
+    String type = f.isObject() && f.path("type").isTextual() ? f.get("type").asText() : null;
+    if (type == null) {
+      throw ApiError.badParameter("response_format", "must be an object with a type");
+    }
+    if (type.equals("json_schema")) {
+      throw ApiError.badParameter(
+          "response_format", "type json_schema is not supported; json_object is");
+    }
+    try {
+      return ResponseFormat.of(type).wireName();
+    } catch (IllegalArgumentException e) {
+      throw ApiError.badParameter("response_format", "type must be text or json_object");
+    }
   }
 
   /** {@code n}, checked; {@code best_of} may only repeat it (extra samples are not ranked). */

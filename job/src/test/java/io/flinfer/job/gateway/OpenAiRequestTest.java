@@ -129,6 +129,36 @@ class OpenAiRequestTest {
   }
 
   @Test
+  void aResponseFormatIsAskedOfTheJobAndOnlyTextOrJsonObject() throws Exception {
+    String chat = "{\"model\": \"m\", \"messages\": [{\"role\": \"user\", \"content\": \"x\"}]";
+    assertThat(
+            parse(chat + ", \"response_format\": {\"type\": \"json_object\"}}", true)
+                .record("i", "", 0)
+                .getResponseFormat())
+        .isEqualTo("json_object");
+    assertThat(
+            parse(
+                    "{\"model\": \"m\", \"prompt\": \"x\", \"response_format\": {\"type\": \"text\"}}",
+                    false)
+                .record("i", "", 0)
+                .getResponseFormat())
+        .isEqualTo("text");
+    assertThat(parse(chat + "}", true).record("i", "", 0).getResponseFormat()).isEqualTo("text");
+    for (String bad :
+        new String[] {
+          "\"json\"",
+          "{}",
+          "{\"type\": \"yaml\"}",
+          "{\"type\": \"json_schema\", \"json_schema\": {}}"
+        }) {
+      assertThatThrownBy(() -> parse(chat + ", \"response_format\": " + bad + "}", true))
+          .as(bad)
+          .isInstanceOfSatisfying(
+              ApiError.class, e -> assertThat(e.param).isEqualTo("response_format"));
+    }
+  }
+
+  @Test
   void eachChoiceIsARecordOfItsOwnWithTheNextSeed() throws Exception {
     OpenAiRequest r =
         parse(

@@ -5,6 +5,7 @@ import io.flinfer.avro.PromptRequest;
 import io.flinfer.avro.SamplingOptions;
 import io.flinfer.operators.engine.Req;
 import io.flinfer.runtime.chat.ChatTemplate;
+import io.flinfer.runtime.grammar.ResponseFormat;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.sampling.SamplingParams;
 import io.flinfer.runtime.tokenizer.Tokenizer;
@@ -303,6 +304,7 @@ public final class RequestValidator {
             .presencePenalty(o.getPresencePenalty())
             .seed(seed)
             .topLogprobs(r.getTopLogprobs())
+            .responseFormat(ResponseFormat.of(r.getResponseFormat()))
             .build();
     int[] stopIds = r.getStopTokenIds().stream().mapToInt(Integer::intValue).toArray();
     return Req.builder(r.getRequestId(), promptIds)

@@ -7,6 +7,7 @@ import io.flinfer.avro.ChatMessage;
 import io.flinfer.avro.PromptRequest;
 import io.flinfer.avro.SamplingOptions;
 import io.flinfer.runtime.chat.ChatTemplate;
+import io.flinfer.runtime.grammar.ResponseFormat;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.testing.SharedFiles;
 import java.util.Collections;
@@ -58,6 +59,15 @@ class RequestValidatorTest {
                 .params()
                 .topLogprobs())
         .isEqualTo(3);
+    assertThat(o.request().req().params().responseFormat()).isEqualTo(ResponseFormat.TEXT);
+    assertThat(
+            validator
+                .validate(base().setResponseFormat("json_object").build(), 1000)
+                .request()
+                .req()
+                .params()
+                .responseFormat())
+        .isEqualTo(ResponseFormat.JSON_OBJECT);
     long seed = o.request().req().params().seed();
     assertThat(validator.validate(base().build(), 1000).request().req().params().seed())
         .isEqualTo(seed);
@@ -113,6 +123,8 @@ class RequestValidatorTest {
         .contains("top_p");
     assertThat(error(base().setTopLogprobs(21).build()))
         .isEqualTo("top_logprobs must be in [0, 20], got 21");
+    assertThat(error(base().setResponseFormat("json_schema").build()))
+        .isEqualTo("response_format must be \"text\" or \"json_object\", got \"json_schema\"");
     assertThat(error(base().setStop(List.of("")).build()))
         .isEqualTo("stop strings must not be empty");
     assertThat(error(base().setDeadlineEpochMs(500L).build())).isEqualTo("deadline 500 has passed");
