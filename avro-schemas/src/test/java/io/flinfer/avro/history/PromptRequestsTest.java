@@ -97,15 +97,18 @@ class PromptRequestsTest {
     PromptRequest read = writtenWith(v4);
     assertThat(read.getRequestId()).isEqualTo("old");
     assertThat(read.getResponseFormat()).isEqualTo("text");
+    assertThat(read.getJsonSchema()).isNull();
 
     PromptRequest now =
         PromptRequest.newBuilder()
             .setRequestId("json")
             .setPrompt("Hi")
-            .setResponseFormat("json_object")
+            .setResponseFormat("json_schema")
+            .setJsonSchema("{\"type\": \"object\"}")
             .build();
     GenericRecord seen = readWith(v4, now);
     assertThat(seen.get("prompt").toString()).isEqualTo("Hi");
     assertThat(seen.hasField("response_format")).isFalse();
+    assertThat(seen.hasField("json_schema")).isFalse();
   }
 }

@@ -10,7 +10,7 @@ import io.flinfer.runtime.forward.ModelRunner;
 import io.flinfer.runtime.forward.ModelRunnerFactory;
 import io.flinfer.runtime.grammar.JsonConstraint;
 import io.flinfer.runtime.grammar.JsonVocabulary;
-import io.flinfer.runtime.grammar.ResponseFormat;
+import io.flinfer.runtime.grammar.OutputState;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.sampling.Sampler;
 import java.util.List;
@@ -49,16 +49,16 @@ public final class BatchGenerator implements AutoCloseable {
     this.endTokens = model.tokenizer().endTokens();
   }
 
-  /** A constraint for a request with {@code format}; null for free text. */
-  private JsonConstraint constraint(ResponseFormat format) {
-    if (format == ResponseFormat.TEXT) {
+  /** A constraint for a request whose output has {@code shape}; null for free text. */
+  private JsonConstraint constraint(OutputState shape) {
+    if (shape == null) {
       return null;
     }
     if (json == null) {
       json = JsonVocabulary.of(model.tokenizer());
       mask = new long[JsonVocabulary.words(json.size())];
     }
-    return new JsonConstraint(json);
+    return new JsonConstraint(json, shape);
   }
 
   public int maxContext() {
@@ -80,7 +80,7 @@ public final class BatchGenerator implements AutoCloseable {
     int[][] kvSlots = new int[n][];
     JsonConstraint[] constraints = new JsonConstraint[n];
     for (int r = 0; r < n; r++) {
-      constraints[r] = constraint(requests.get(r).params().responseFormat());
+      constraints[r] = constraint(requests.get(r).params().outputShape());
     }
     try {
       batch.reset();

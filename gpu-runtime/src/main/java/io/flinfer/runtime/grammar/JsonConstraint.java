@@ -1,18 +1,28 @@
 package io.flinfer.runtime.grammar;
 
 /**
- * One request's output held to one JSON object: which tokens may come next ({@link #allowed}), and
- * the state after each token chosen ({@link #advance}). Its state is derived from the tokens alone,
- * so a request restored from a checkpoint rebuilds it by advancing over the tokens it had.
+ * One request's output held to a shape (one JSON object, or one that a schema describes): which
+ * tokens may come next ({@link #allowed}), and the state after each token chosen ({@link
+ * #advance}). Its state is derived from the tokens alone, so a request restored from a checkpoint
+ * rebuilds it by advancing over the tokens it had.
  */
 public final class JsonConstraint {
   private final JsonVocabulary vocabulary;
-  private final JsonPrefix state = new JsonPrefix();
-  private final JsonPrefix probe = new JsonPrefix();
-  private final JsonPrefix scratch = new JsonPrefix();
+  private final OutputState state;
+  private final OutputState probe;
+  private final OutputState scratch;
 
+  /** Any one JSON object ({@link JsonPrefix}). */
   public JsonConstraint(JsonVocabulary vocabulary) {
+    this(vocabulary, new JsonPrefix());
+  }
+
+  /** An output of {@code shape}'s kind, from its start. */
+  public JsonConstraint(JsonVocabulary vocabulary, OutputState shape) {
     this.vocabulary = vocabulary;
+    this.state = shape.fresh();
+    this.probe = shape.fresh();
+    this.scratch = shape.fresh();
   }
 
   /**
@@ -38,7 +48,7 @@ public final class JsonConstraint {
   }
 
   /** The state after the tokens so far. For tests. */
-  JsonPrefix state() {
+  OutputState state() {
     return state;
   }
 

@@ -12,7 +12,7 @@ package io.flinfer.runtime.grammar;
  * #MAX_LEADING_WHITESPACE} before the object), since a model that prefers whitespace would
  * otherwise never end.
  */
-public final class JsonPrefix {
+public final class JsonPrefix extends OutputState {
   public static final int MAX_DEPTH = 128;
   public static final int MAX_WHITESPACE = 16;
 
@@ -27,20 +27,10 @@ public final class JsonPrefix {
   private static final int COLON = 4;
   private static final int AFTER_VALUE = 5; // ',' or the container's closing bracket
   private static final int ARRAY_FIRST = 6; // a value or ']'
-  private static final int STRING = 7;
-  private static final int ESCAPE = 8; // after '\'
-  private static final int UNICODE = 9; // hex digits of '\\u'
-  private static final int UTF8 = 10; // continuation bytes of a character
-  private static final int MINUS = 11; // after '-'
-  private static final int ZERO = 12; // after a leading '0'
-  private static final int INTEGER = 13;
-  private static final int POINT = 14; // after '.'
-  private static final int FRACTION = 15;
-  private static final int EXPONENT = 16; // after 'e'
-  private static final int EXPONENT_SIGN = 17;
-  private static final int EXPONENT_DIGITS = 18;
-  private static final int LITERAL = 19; // inside true, false or null
-  private static final int DONE = 20;
+  private static final int STRING = 7; // inside a string, in lexical state lex
+  private static final int NUMBER = 8; // inside a number, in lexical state lex
+  private static final int LITERAL = 9; // inside true, false or null
+  private static final int DONE = 10;
 
   private static final byte[][] LITERALS = {
     {'t', 'r', 'u', 'e'}, {'f', 'a', 'l', 's', 'e'}, {'n', 'u', 'l', 'l'}
@@ -52,13 +42,13 @@ public final class JsonPrefix {
   private long stackLow;
   private long stackHigh;
   private boolean key; // the string being read is an object key
-  private int left; // hex digits or UTF-8 continuation bytes still due; a literal's position
+  private int lex; // JsonLexicon's state inside a string or number
+  private int left; // a literal's position
   private int literal;
-  private int nextLow; // the range of the next UTF-8 continuation byte
-  private int nextHigh;
   private int whitespace; // whitespace bytes in a row
 
   /** Whether the root object is complete: nothing may follow. */
+  @Override
   public boolean isComplete() {
     return mode == DONE;
   }
@@ -67,21 +57,27 @@ public final class JsonPrefix {
    * Whether the bytes so far are inside a string where a byte run that leaves the state as it was
    * (see {@link JsonVocabulary}) may follow.
    */
+  @Override
   boolean inPlainString() {
-    return mode == STRING;
+    return mode == STRING && lex == JsonLexicon.CHARS;
   }
 
-  /** Makes this state equal to {@code o}. */
-  public void copyFrom(JsonPrefix o) {
+  @Override
+  public JsonPrefix fresh() {
+    return new JsonPrefix();
+  }
+
+  @Override
+  public void copyFrom(OutputState other) {
+    JsonPrefix o = (JsonPrefix) other;
     mode = o.mode;
     depth = o.depth;
     stackLow = o.stackLow;
     stackHigh = o.stackHigh;
     key = o.key;
+    lex = o.lex;
     left = o.left;
     literal = o.literal;
-    nextLow = o.nextLow;
-    nextHigh = o.nextHigh;
     whitespace = o.whitespace;
   }
 
@@ -89,6 +85,7 @@ public final class JsonPrefix {
   static JsonPrefix inString() {
     JsonPrefix p = new JsonPrefix();
     p.mode = STRING;
+    p.lex = JsonLexicon.CHARS;
     p.depth = 1;
     return p;
   }
@@ -98,23 +95,10 @@ public final class JsonPrefix {
    * where the next bytes cannot see whether it is a key or how deep it is.
    */
   boolean insideString() {
-    return mode == STRING || mode == ESCAPE || mode == UNICODE || mode == UTF8;
+    return mode == STRING;
   }
 
-  /** Feeds {@code bytes[from..to)}; false at the first byte that cannot follow. */
-  public boolean accept(byte[] bytes, int from, int to) {
-    for (int i = from; i < to; i++) {
-      if (!accept(bytes[i])) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  /**
-   * Feeds one byte. Returns false when it cannot follow the bytes so far; the state is then
-   * undefined, and a caller that goes on copies an earlier one back.
-   */
+  @Override
   public boolean accept(byte value) {
     int b = value & 0xff;
     switch (mode) {
@@ -148,32 +132,12 @@ public final class JsonPrefix {
           return close();
         }
         return value(b) || space(b);
-      case ESCAPE:
-        return escape(b);
-      case UNICODE:
-        if (!isHex(b)) {
-          return false;
-        }
-        if (--left == 0) {
-          mode = STRING;
-        }
-        return true;
-      case UTF8:
-        if (b < nextLow || b > nextHigh) {
-          return false;
-        }
-        nextLow = 0x80;
-        nextHigh = 0xbf;
-        if (--left == 0) {
-          mode = STRING;
-        }
-        return true;
+      case NUMBER:
+        return number(b);
       case LITERAL:
         return literal(b);
-      case DONE:
+      default: // DONE
         return false;
-      default:
-        return number(b);
     }
   }
 
@@ -191,13 +155,21 @@ public final class JsonPrefix {
       return false;
     }
     key = true;
+    lex = JsonLexicon.CHARS;
     mode = STRING;
     return true;
   }
 
   /** The first byte of a value, or false. */
   private boolean value(int b) {
+    if (!valueStart(b)) {
+      return false;
+    }
     whitespace = 0;
+    return true;
+  }
+
+  private boolean valueStart(int b) {
     switch (b) {
       case '{':
         return open(false, OBJECT_FIRST);
@@ -205,13 +177,8 @@ public final class JsonPrefix {
         return open(true, ARRAY_FIRST);
       case '"':
         key = false;
+        lex = JsonLexicon.CHARS;
         mode = STRING;
-        return true;
-      case '-':
-        mode = MINUS;
-        return true;
-      case '0':
-        mode = ZERO;
         return true;
       case 't':
         return literalStart(0);
@@ -220,11 +187,13 @@ public final class JsonPrefix {
       case 'n':
         return literalStart(2);
       default:
-        if (b >= '1' && b <= '9') {
-          mode = INTEGER;
-          return true;
+        int start = JsonLexicon.numberStart(b);
+        if (start == JsonLexicon.REJECT) {
+          return false;
         }
-        return false;
+        lex = start;
+        mode = NUMBER;
+        return true;
     }
   }
 
@@ -294,7 +263,8 @@ public final class JsonPrefix {
   }
 
   private boolean string(int b) {
-    if (b == '"') {
+    int next = JsonLexicon.string(lex, b);
+    if (next == JsonLexicon.END) {
       if (key) {
         mode = COLON;
         whitespace = 0;
@@ -303,110 +273,17 @@ public final class JsonPrefix {
       }
       return true;
     }
-    if (b == '\\') {
-      mode = ESCAPE;
-      return true;
-    }
-    if (b < 0x20) {
-      return false;
-    }
-    if (b < 0x80) {
-      return true;
-    }
-    // A character's first byte, and the range its second byte must be in.
-    if (b >= 0xc2 && b <= 0xdf) {
-      return utf8(1, 0x80, 0xbf);
-    }
-    if (b >= 0xe0 && b <= 0xef) {
-      return utf8(2, b == 0xe0 ? 0xa0 : 0x80, b == 0xed ? 0x9f : 0xbf);
-    }
-    if (b >= 0xf0 && b <= 0xf4) {
-      return utf8(3, b == 0xf0 ? 0x90 : 0x80, b == 0xf4 ? 0x8f : 0xbf);
-    }
-    return false;
+    lex = next;
+    return next != JsonLexicon.REJECT;
   }
 
-  private boolean utf8(int continuations, int low, int high) {
-    left = continuations;
-    nextLow = low;
-    nextHigh = high;
-    mode = UTF8;
-    return true;
-  }
-
-  private boolean escape(int b) {
-    switch (b) {
-      case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-        mode = STRING;
-        return true;
-      case 'u':
-        left = 4;
-        mode = UNICODE;
-        return true;
-      default:
-        return false;
-    }
-  }
-
-  private static boolean isHex(int b) {
-    return b >= '0' && b <= '9' || b >= 'a' && b <= 'f' || b >= 'A' && b <= 'F';
-  }
-
-  /** A byte after a number's first: more of the number, or, where it may end, what follows it. */
   private boolean number(int b) {
-    boolean digit = b >= '0' && b <= '9';
-    switch (mode) {
-      case MINUS:
-        if (digit) {
-          mode = b == '0' ? ZERO : INTEGER;
-        }
-        return digit;
-      case ZERO:
-        return fractionOrExponent(b) || endNumber(b);
-      case INTEGER:
-        return digit || fractionOrExponent(b) || endNumber(b);
-      case POINT:
-        if (digit) {
-          mode = FRACTION;
-        }
-        return digit;
-      case FRACTION:
-        if (b == 'e' || b == 'E') {
-          mode = EXPONENT;
-          return true;
-        }
-        return digit || endNumber(b);
-      case EXPONENT:
-        if (b == '+' || b == '-') {
-          mode = EXPONENT_SIGN;
-          return true;
-        }
-        if (digit) {
-          mode = EXPONENT_DIGITS;
-        }
-        return digit;
-      case EXPONENT_SIGN:
-        if (digit) {
-          mode = EXPONENT_DIGITS;
-        }
-        return digit;
-      case EXPONENT_DIGITS:
-        return digit || endNumber(b);
-      default:
-        throw new IllegalStateException("mode " + mode);
+    int next = JsonLexicon.number(lex, b, true);
+    if (next == JsonLexicon.END) {
+      return endNumber(b);
     }
-  }
-
-  private boolean fractionOrExponent(int b) {
-    if (b == '.') {
-      mode = POINT;
-      return true;
-    }
-    if (b == 'e' || b == 'E') {
-      mode = EXPONENT;
-      return true;
-    }
-    return false;
+    lex = next;
+    return next != JsonLexicon.REJECT;
   }
 
   /** The number ended before {@code b}: {@code b} is read as what follows a value. */

@@ -3,11 +3,11 @@ package io.flinfer.runtime.grammar;
 import io.flinfer.runtime.tokenizer.Tokenizer;
 
 /**
- * A vocabulary's tokens as byte runs, arranged so that the tokens that may follow a {@link
- * JsonPrefix} state are found without trying each: grouped by first byte (one check rules out a
- * whole group), and split into the tokens that, inside a string, leave the state as it was (plain
- * text: no quote, no control character, whole UTF-8 characters, complete escapes) and the rest.
- * Built once per tokenizer and shared by every request; immutable.
+ * A vocabulary's tokens as byte runs, arranged so that the tokens that may follow an {@link
+ * OutputState} are found without trying each: grouped by first byte (one check rules out a whole
+ * group), and split into the tokens that, inside a string, leave the state as it was (plain text:
+ * no quote, no control character, whole UTF-8 characters, complete escapes) and the rest. Built
+ * once per tokenizer and shared by every request; immutable.
  *
  * <p>Tokens are read as they decode in the middle of a text. Tokens that add no text (control
  * tokens, the end-of-sequence token) never follow: a JSON object ends at its closing brace.
@@ -90,6 +90,7 @@ public final class JsonVocabulary {
 
   /** Whether every byte of {@code b} keeps {@code p} inside its string, ending at a character. */
   private static boolean staysInString(JsonPrefix p, byte[] b) {
+    // The same for every JSON grammar: what a free string may hold is JSON's lexical rule.
     for (byte x : b) {
       if (!p.accept(x) || !p.insideString()) {
         return false;
@@ -102,7 +103,7 @@ public final class JsonVocabulary {
    * Sets in {@code mask} (cleared first) the tokens that may follow {@code state}; returns how
    * many. {@code probe} and {@code scratch} are overwritten.
    */
-  int allowed(JsonPrefix state, long[] mask, JsonPrefix probe, JsonPrefix scratch) {
+  int allowed(OutputState state, long[] mask, OutputState probe, OutputState scratch) {
     int count = 0;
     if (state.inPlainString()) {
       System.arraycopy(plain, 0, mask, 0, plain.length);

@@ -7,7 +7,9 @@ public enum ResponseFormat {
   /** Any text. */
   TEXT("text"),
   /** One JSON object and nothing after it ({@link JsonPrefix}). */
-  JSON_OBJECT("json_object");
+  JSON_OBJECT("json_object"),
+  /** One JSON object that a JSON Schema describes ({@link JsonSchemaGrammar}). */
+  JSON_SCHEMA("json_schema");
 
   private final String wireName;
 
@@ -21,7 +23,7 @@ public enum ResponseFormat {
   }
 
   /**
-   * The format named {@code name} ("text" or "json_object").
+   * The format named {@code name} ("text", "json_object" or "json_schema").
    *
    * @throws IllegalArgumentException naming the accepted values
    */
@@ -32,6 +34,8 @@ public enum ResponseFormat {
       }
     }
     throw new IllegalArgumentException(
-        "response_format must be \"text\" or \"json_object\", got \"" + name + "\"");
+        "response_format must be \"text\", \"json_object\" or \"json_schema\", got \""
+            + name
+            + "\"");
   }
 }

@@ -1,5 +1,8 @@
 package io.flinfer.runtime.sampling;
 
+import io.flinfer.runtime.grammar.JsonPrefix;
+import io.flinfer.runtime.grammar.JsonSchemaGrammar;
+import io.flinfer.runtime.grammar.OutputState;
 import io.flinfer.runtime.grammar.ResponseFormat;
 import java.util.Objects;
 
@@ -25,6 +28,8 @@ public final class SamplingParams {
   private final long seed;
   private final int topLogprobs;
   private final ResponseFormat responseFormat;
+  private final String jsonSchema;
+  private final JsonSchemaGrammar schemaGrammar;
 
   private SamplingParams(Builder b) {
     this.temperature = b.temperature;
@@ -37,6 +42,8 @@ public final class SamplingParams {
     this.seed = b.seed;
     this.topLogprobs = b.topLogprobs;
     this.responseFormat = b.responseFormat;
+    this.jsonSchema = b.jsonSchema;
+    this.schemaGrammar = b.schemaGrammar;
   }
 
   public static Builder builder() {
@@ -54,7 +61,8 @@ public final class SamplingParams {
         .presencePenalty(presencePenalty)
         .seed(seed)
         .topLogprobs(topLogprobs)
-        .responseFormat(responseFormat);
+        .responseFormat(responseFormat)
+        .jsonSchema(jsonSchema);
   }
 
   public float temperature() {
@@ -115,6 +123,23 @@ public final class SamplingParams {
     return responseFormat;
   }
 
+  /** The JSON Schema text of a {@link ResponseFormat#JSON_SCHEMA} request; null otherwise. */
+  public String jsonSchema() {
+    return jsonSchema;
+  }
+
+  /** A new state at the start of the output's shape; null for free text. */
+  public OutputState outputShape() {
+    switch (responseFormat) {
+      case JSON_OBJECT:
+        return new JsonPrefix();
+      case JSON_SCHEMA:
+        return schemaGrammar.start();
+      default:
+        return null;
+    }
+  }
+
   @Override
   public String toString() {
     return "SamplingParams{temperature="
@@ -152,6 +177,8 @@ public final class SamplingParams {
     private long seed = 0L;
     private int topLogprobs = 0;
     private ResponseFormat responseFormat = ResponseFormat.TEXT;
+    private String jsonSchema;
+    private JsonSchemaGrammar schemaGrammar;
 
     public Builder temperature(float v) {
       temperature = v;
@@ -203,6 +230,12 @@ public final class SamplingParams {
       return this;
     }
 
+    /** The schema of a {@link ResponseFormat#JSON_SCHEMA} request (null for the others). */
+    public Builder jsonSchema(String v) {
+      jsonSchema = v;
+      return this;
+    }
+
     public SamplingParams build() {
       check(
           Float.isFinite(temperature) && temperature >= 0f,
@@ -222,6 +255,11 @@ public final class SamplingParams {
       check(
           topLogprobs >= 0 && topLogprobs <= MAX_TOP_LOGPROBS,
           "top_logprobs must be in [0, " + MAX_TOP_LOGPROBS + "], got " + topLogprobs);
+      check(
+          (responseFormat == ResponseFormat.JSON_SCHEMA) == (jsonSchema != null),
+          "json_schema is given with response_format json_schema, and only then");
+      // Compiled once here: an unsupported schema is refused with the request.
+      schemaGrammar = jsonSchema == null ? null : JsonSchemaGrammar.compile(jsonSchema);
       return new SamplingParams(this);
     }
 

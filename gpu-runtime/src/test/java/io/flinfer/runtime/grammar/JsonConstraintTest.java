@@ -37,9 +37,9 @@ class JsonConstraintTest {
   }
 
   /** The tokens that may follow, found by trying every one. */
-  private static long[] bruteForce(JsonVocabulary v, JsonPrefix state) {
+  static long[] bruteForce(JsonVocabulary v, OutputState state) {
     long[] mask = new long[JsonVocabulary.words(v.size())];
-    JsonPrefix probe = new JsonPrefix();
+    OutputState probe = state.fresh();
     for (int t = 0; t < v.size(); t++) {
       byte[] b = v.bytes(t);
       probe.copyFrom(state);

@@ -135,6 +135,11 @@ class JsonPrefixTest {
     String tooSpaced = "{" + " ".repeat(JsonPrefix.MAX_WHITESPACE + 1) + "}";
     assertThat(accepted(tooSpaced)).isEqualTo(1 + JsonPrefix.MAX_WHITESPACE);
     assertThat(accepted("  {}")).isEqualTo(JsonPrefix.MAX_LEADING_WHITESPACE);
+    // Before a value, in an array, and after one alike.
+    for (String head : new String[] {"{\"a\":", "{\"a\":[", "{\"a\":[1"}) {
+      String run = head + " ".repeat(JsonPrefix.MAX_WHITESPACE + 1);
+      assertThat(accepted(run)).as(head).isEqualTo(run.length() - 1);
+    }
   }
 
   @Property(tries = 300)

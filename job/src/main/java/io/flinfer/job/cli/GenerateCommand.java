@@ -85,9 +85,16 @@ public final class GenerateCommand implements Callable<Integer> {
       names = "--response-format",
       defaultValue = "text",
       description =
-          "text, or json_object: the output is one JSON object, and ends where it closes"
-              + " (default: ${DEFAULT-VALUE}).")
+          "text; json_object: the output is one JSON object, and ends where it closes;"
+              + " json_schema: one that --json-schema describes (default: ${DEFAULT-VALUE}).")
   String responseFormat;
+
+  @Option(
+      names = "--json-schema",
+      description =
+          "The JSON Schema of a json_schema response, as JSON or @FILE; implies"
+              + " --response-format json_schema.")
+  String jsonSchema;
 
   private static boolean isEnd(int token, int[] ends) {
     for (int e : ends) {
@@ -96,6 +103,14 @@ public final class GenerateCommand implements Callable<Integer> {
       }
     }
     return false;
+  }
+
+  /** The --json-schema text, read from its file when it names one with @. */
+  private String schemaText() throws IOException {
+    if (jsonSchema == null || !jsonSchema.startsWith("@")) {
+      return jsonSchema;
+    }
+    return java.nio.file.Files.readString(java.nio.file.Path.of(jsonSchema.substring(1)));
   }
 
   @Override
@@ -112,7 +127,9 @@ public final class GenerateCommand implements Callable<Integer> {
             .params()
             .repetitionPenalty(repetitionPenalty)
             .seed(s)
-            .responseFormat(ResponseFormat.of(responseFormat))
+            .responseFormat(
+                jsonSchema != null ? ResponseFormat.JSON_SCHEMA : ResponseFormat.of(responseFormat))
+            .jsonSchema(schemaText())
             .build();
     int[] ids = promptIds(model);
     if (ids.length == 0) {

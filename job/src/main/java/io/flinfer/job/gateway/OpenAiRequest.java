@@ -5,6 +5,7 @@ import io.flinfer.avro.ChatMessage;
 import io.flinfer.avro.PromptRequest;
 import io.flinfer.avro.SamplingOptions;
 import io.flinfer.operators.request.RequestValidator;
+import io.flinfer.runtime.grammar.JsonSchemaGrammar;
 import io.flinfer.runtime.grammar.ResponseFormat;
 import io.flinfer.runtime.sampling.SamplingParams;
 import java.util.ArrayList;
@@ -19,8 +20,8 @@ import java.util.Set;
  * temperature}, {@code top_p}, {@code seed}, {@code stop}, {@code n}, {@code logprobs} (chat: with
  * {@code top_logprobs}), {@code frequency_penalty}, {@code presence_penalty}, and vLLM's extensions
  * {@code top_k}, {@code min_p}, {@code repetition_penalty}, {@code ignore_eos}, and {@code
- * response_format} ({@code text} or {@code json_object}, on both endpoints). A parameter the engine
- * cannot honour is a 400 naming it, never silently ignored.
+ * response_format} ({@code text}, {@code json_object} or {@code json_schema}, on both endpoints). A
+ * parameter the engine cannot honour is a 400 naming it, never silently ignored.
  */
 final class OpenAiRequest {
   private static final Set<String> COMMON =
@@ -197,7 +198,7 @@ final class OpenAiRequest {
     r.setStop(stop(body.get("stop")));
     r.setIgnoreEos(body.path("ignore_eos").asBoolean(false));
     r.setTopLogprobs(top);
-    r.setResponseFormat(responseFormat(body.get("response_format")));
+    responseFormat(body.get("response_format"), r);
     boolean stream = body.path("stream").asBoolean(false);
     boolean usage = body.path("stream_options").path("include_usage").asBoolean(false);
     String user = text(body, "user", false);
@@ -207,23 +208,37 @@ final class OpenAiRequest {
     return new OpenAiRequest(chat, stream, usage, logprobs, n, user, r);
   }
 
-  /** {@code response_format}'s type: text (the default) or json_object. */
-  private static String responseFormat(JsonNode f) throws ApiError {
+  /**
+   * {@code response_format} into the record: its type (text by default, json_object, or json_schema
+   * with {@code json_schema.schema}, which must compile).
+   */
+  private static void responseFormat(JsonNode f, PromptRequest.Builder r) throws ApiError {
     if (f == null || f.isNull()) {
-      return ResponseFormat.TEXT.wireName();
+      return;
     }
     String type = f.isObject() && f.path("type").isTextual() ? f.get("type").asText() : null;
     if (type == null) {
       throw ApiError.badParameter("response_format", "must be an object with a type");
     }
-    if (type.equals("json_schema")) {
-      throw ApiError.badParameter(
-          "response_format", "type json_schema is not supported; json_object is");
-    }
+    ResponseFormat format;
     try {
-      return ResponseFormat.of(type).wireName();
+      format = ResponseFormat.of(type);
     } catch (IllegalArgumentException e) {
-      throw ApiError.badParameter("response_format", "type must be text or json_object");
+      throw ApiError.badParameter(
+          "response_format", "type must be text, json_object or json_schema");
+    }
+    r.setResponseFormat(format.wireName());
+    if (format == ResponseFormat.JSON_SCHEMA) {
+      JsonNode schema = f.path("json_schema").get("schema");
+      if (schema == null || !schema.isObject()) {
+        throw ApiError.badParameter("response_format", "json_schema.schema must be an object");
+      }
+      try {
+        JsonSchemaGrammar.compile(schema.toString());
+      } catch (IllegalArgumentException e) {
+        throw ApiError.badParameter("response_format", e.getMessage());
+      }
+      r.setJsonSchema(schema.toString());
     }
   }
 

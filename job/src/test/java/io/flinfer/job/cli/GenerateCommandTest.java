@@ -3,6 +3,8 @@ package io.flinfer.job.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flinfer.runtime.grammar.JsonPrefix;
+import io.flinfer.runtime.grammar.JsonSchemaGrammar;
+import io.flinfer.runtime.grammar.OutputState;
 import io.flinfer.runtime.testing.SharedFiles;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -65,34 +67,71 @@ class GenerateCommandTest {
     assertThat(err.toString(StandardCharsets.UTF_8)).contains("top_p must be in (0, 1]");
   }
 
+  /** {@code flinfer generate --model stories260K ARGS}; its exit code. */
+  private static int generate(String... args) {
+    String[] all = new String[args.length + 3];
+    all[0] = "generate";
+    all[1] = "--model";
+    all[2] = SharedFiles.stories260kDir().toString();
+    System.arraycopy(args, 0, all, 3, args.length);
+    return FlinferCommand.commandLine().execute(all);
+  }
+
   @Test
   void aJsonObjectResponseIsTheStartOfOneObjectAndAnUnknownFormatIsRefused() {
-    String model = SharedFiles.stories260kDir().toString();
     int rc =
-        FlinferCommand.commandLine()
-            .execute(
-                "generate",
-                "--model",
-                model,
-                "--prompt",
-                "Once upon a time",
-                "--response-format",
-                "json_object",
-                "--max-new-tokens",
-                "40",
-                "--threads",
-                "1");
+        generate(
+            "--prompt",
+            "Once upon a time",
+            "--response-format",
+            "json_object",
+            "--max-new-tokens",
+            "40",
+            "--threads",
+            "1");
     assertThat(rc).isEqualTo(0);
     byte[] text = out.toString(StandardCharsets.UTF_8).strip().getBytes(StandardCharsets.UTF_8);
     assertThat(new JsonPrefix().accept(text, 0, text.length)).isTrue();
     assertThat(text).startsWith('{');
     out.reset();
-    rc =
-        FlinferCommand.commandLine()
-            .execute("generate", "--model", model, "--prompt", "x", "--response-format", "yaml");
+    rc = generate("--prompt", "x", "--response-format", "yaml");
     assertThat(rc).isEqualTo(2);
     assertThat(out.toString(StandardCharsets.UTF_8)).isEmpty();
     assertThat(err.toString(StandardCharsets.UTF_8))
-        .contains("response_format must be \"text\" or \"json_object\", got \"yaml\"");
+        .contains(
+            "response_format must be \"text\", \"json_object\" or \"json_schema\", got \"yaml\"");
+  }
+
+  @Test
+  void aJsonSchemaResponseFollowsTheSchemaAndABadSchemaIsRefused() throws Exception {
+    String schema =
+        "{\"type\": \"object\", \"properties\": {\"ok\": {\"type\": \"boolean\"},"
+            + " \"n\": {\"enum\": [1, 2]}}}";
+    int rc =
+        generate(
+            "--prompt",
+            "Once upon a time",
+            "--json-schema",
+            schema,
+            "--max-new-tokens",
+            "60",
+            "--threads",
+            "1");
+    assertThat(rc).isEqualTo(0);
+    byte[] text = out.toString(StandardCharsets.UTF_8).strip().getBytes(StandardCharsets.UTF_8);
+    OutputState state = JsonSchemaGrammar.compile(schema).start();
+    assertThat(state.accept(text, 0, text.length))
+        .as(new String(text, StandardCharsets.UTF_8))
+        .isTrue();
+    out.reset();
+    rc =
+        generate(
+            "--prompt",
+            "x",
+            "--json-schema",
+            "{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"string\", \"format\": \"email\"}}}");
+    assertThat(rc).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .contains("json_schema at #/properties/a/format: keyword format is not supported");
   }
 }

@@ -11,6 +11,7 @@ import com.openai.core.http.StreamResponse;
 import com.openai.errors.BadRequestException;
 import com.openai.errors.UnauthorizedException;
 import com.openai.models.ResponseFormatJsonObject;
+import com.openai.models.ResponseFormatJsonSchema;
 import com.openai.models.chat.completions.ChatCompletion;
 import com.openai.models.chat.completions.ChatCompletionChunk;
 import com.openai.models.chat.completions.ChatCompletionCreateParams;
@@ -22,6 +23,7 @@ import io.flinfer.job.cli.BackgroundRun;
 import io.flinfer.job.pipeline.PipelineSettings;
 import io.flinfer.operators.flink.ModelSource;
 import io.flinfer.runtime.grammar.JsonPrefix;
+import io.flinfer.runtime.grammar.JsonSchemaGrammar;
 import io.flinfer.runtime.testing.SharedFiles;
 import java.io.BufferedReader;
 import java.io.InputStream;
@@ -235,6 +237,41 @@ class OpenAiGatewayITCase {
               c -> c.choices().forEach(ch -> ch.delta().content().ifPresent(streamed::append)));
     }
     assertThat(streamed.toString()).isEqualTo(content);
+
+    // With a schema (the SDK's structured outputs): the answer starts an instance of it.
+    String schema =
+        "{\"type\": \"object\", \"properties\": {\"name\": {\"type\": \"string\"},"
+            + " \"legs\": {\"type\": \"integer\"}}, \"required\": [\"name\", \"legs\"],"
+            + " \"additionalProperties\": false}";
+    ResponseFormatJsonSchema.JsonSchema.Schema.Builder body =
+        ResponseFormatJsonSchema.JsonSchema.Schema.builder();
+    new ObjectMapper()
+        .readTree(schema)
+        .properties()
+        .forEach(e -> body.putAdditionalProperty(e.getKey(), JsonValue.fromJsonNode(e.getValue())));
+    ChatCompletion structured =
+        client
+            .chat()
+            .completions()
+            .create(
+                params.toBuilder()
+                    .responseFormat(
+                        ResponseFormatJsonSchema.builder()
+                            .jsonSchema(
+                                ResponseFormatJsonSchema.JsonSchema.builder()
+                                    .name("cat")
+                                    .strict(true)
+                                    .schema(body.build())
+                                    .build())
+                            .build())
+                    .build());
+    String answer = structured.choices().get(0).message().content().orElseThrow();
+    byte[] answerBytes = answer.getBytes(StandardCharsets.UTF_8);
+    assertThat(JsonSchemaGrammar.compile(schema).start().accept(answerBytes, 0, answerBytes.length))
+        .as(answer)
+        .isTrue();
+    // Whitespace may come between (at most 16 bytes in a row): 40 tokens reach the first key.
+    assertThat(answer.replaceAll("\\s+", "")).startsWith("{\"name\":");
   }
 
   @Test

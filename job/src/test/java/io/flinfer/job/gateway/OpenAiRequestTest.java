@@ -144,6 +144,17 @@ class OpenAiRequestTest {
                 .getResponseFormat())
         .isEqualTo("text");
     assertThat(parse(chat + "}", true).record("i", "", 0).getResponseFormat()).isEqualTo("text");
+    PromptRequest schema =
+        parse(
+                chat
+                    + ", \"response_format\": {\"type\": \"json_schema\", \"json_schema\":"
+                    + " {\"name\": \"p\", \"strict\": true, \"schema\": {\"type\": \"object\","
+                    + " \"properties\": {\"a\": {\"type\": \"integer\"}}}}}}",
+                true)
+            .record("i", "", 0);
+    assertThat(schema.getResponseFormat()).isEqualTo("json_schema");
+    assertThat(schema.getJsonSchema())
+        .isEqualTo("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"}}}");
     for (String bad :
         new String[] {
           "\"json\"",

@@ -231,11 +231,10 @@ public final class Engine implements AutoCloseable {
       endBeforeStart(r, FinishReason.length("already at its token limit"));
       return true;
     }
-    r.constraint = formats.constraint(r.params().responseFormat());
+    r.constraint = formats.constraint(r.params());
     for (int i = prompt; i < r.len && r.constraint != null; i++) {
       if (!r.constraint.advance(r.tokens[i])) {
-        endBeforeStart(
-            r, FinishReason.error("its tokens so far are not the start of a JSON object"));
+        endBeforeStart(r, FinishReason.error("its tokens so far do not start its response format"));
         return true;
       }
     }
@@ -695,7 +694,7 @@ public final class Engine implements AutoCloseable {
       if (r.constraint != null) {
         if (r.constraint.allowed(formats.mask()) == 0) {
           // Only where the vocabulary lacks a character JSON needs next.
-          finish(r, FinishReason.error("no token continues the JSON object"), events);
+          finish(r, FinishReason.error("no token continues its response format"), events);
           finished.add(r);
           continue;
         }

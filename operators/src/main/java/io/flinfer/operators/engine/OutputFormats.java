@@ -2,7 +2,8 @@ package io.flinfer.operators.engine;
 
 import io.flinfer.runtime.grammar.JsonConstraint;
 import io.flinfer.runtime.grammar.JsonVocabulary;
-import io.flinfer.runtime.grammar.ResponseFormat;
+import io.flinfer.runtime.grammar.OutputState;
+import io.flinfer.runtime.sampling.SamplingParams;
 import io.flinfer.runtime.tokenizer.Tokenizer;
 
 /**
@@ -19,16 +20,17 @@ final class OutputFormats {
     this.tokenizer = tokenizer;
   }
 
-  /** A new constraint for a request with {@code format}, or null for free text. */
-  JsonConstraint constraint(ResponseFormat format) {
-    if (format == ResponseFormat.TEXT) {
+  /** A new constraint for a request sampled with {@code p}, or null for free text. */
+  JsonConstraint constraint(SamplingParams p) {
+    OutputState shape = p.outputShape();
+    if (shape == null) {
       return null;
     }
     if (json == null) {
       json = JsonVocabulary.of(tokenizer);
       mask = new long[JsonVocabulary.words(json.size())];
     }
-    return new JsonConstraint(json);
+    return new JsonConstraint(json, shape);
   }
 
   /** The shared mask, filled by {@link JsonConstraint#allowed}. */

@@ -305,6 +305,7 @@ public final class RequestValidator {
             .seed(seed)
             .topLogprobs(r.getTopLogprobs())
             .responseFormat(ResponseFormat.of(r.getResponseFormat()))
+            .jsonSchema(r.getJsonSchema())
             .build();
     int[] stopIds = r.getStopTokenIds().stream().mapToInt(Integer::intValue).toArray();
     return Req.builder(r.getRequestId(), promptIds)

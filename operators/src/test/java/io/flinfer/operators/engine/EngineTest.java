@@ -537,6 +537,14 @@ class EngineTest {
     }
   }
 
+  /** A tiny random-weight model over a 300-token byte vocabulary, written under {@code dir}. */
+  private static LlamaModel randomModel(Path dir, long seed) throws Exception {
+    ModelConfig shape = new ModelConfig(64, 128, 2, 4, 4, 300, 4096, 10000f, 1e-5f);
+    return Llama2cCheckpointLoader.load(
+        RandomCheckpointWriter.write(shape, seed, dir.resolve("random-" + seed + ".bin")),
+        SyntheticVocabulary::of);
+  }
+
   /**
    * A random-weight model over a byte vocabulary spreads its choices, so its JSON requests close
    * their objects: each ends with the closing brace, as {@code stop(json)}, and its text is one
@@ -544,11 +552,7 @@ class EngineTest {
    */
   @Test
   void aJsonRequestEndsWhereItsObjectCloses(@TempDir Path dir) throws Exception {
-    ModelConfig shape = new ModelConfig(64, 128, 2, 4, 4, 300, 4096, 10000f, 1e-5f);
-    LlamaModel random =
-        Llama2cCheckpointLoader.load(
-            RandomCheckpointWriter.write(shape, 11, dir.resolve("random.bin")),
-            SyntheticVocabulary::of);
+    LlamaModel random = randomModel(dir, 11);
     EngineConfig cfg =
         EngineConfig.builder().maxRunningRequests(4).maxTotalTokens(16384).threads(1).build();
     int[] prompt = random.tokenizer().encode("Write JSON.", true);
@@ -572,6 +576,54 @@ class EngineTest {
         assertThat(text.strip()).endsWith("}");
         assertThat(new ObjectMapper().readTree(text).isObject()).isTrue();
       }
+    }
+  }
+
+  /**
+   * The same random-weight model held to a schema: each request ends where its object closes, with
+   * every property in the schema's order and of its type.
+   */
+  @Test
+  void aJsonSchemaRequestWritesAnInstanceOfItsSchema(@TempDir Path dir) throws Exception {
+    LlamaModel random = randomModel(dir, 12);
+    EngineConfig cfg =
+        EngineConfig.builder().maxRunningRequests(4).maxTotalTokens(16384).threads(1).build();
+    String schema =
+        "{\"type\": \"object\", \"properties\": {\"id\": {\"type\": \"integer\"},"
+            + " \"tags\": {\"type\": \"array\", \"items\": {\"enum\": [\"a\", \"b\"]},"
+            + " \"maxItems\": 3}, \"ok\": {\"type\": [\"boolean\", \"null\"]}}}";
+    List<Req> reqs = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      SamplingParams p =
+          SamplingParams.builder()
+              .temperature(1f)
+              .seed(i)
+              .responseFormat(ResponseFormat.JSON_SCHEMA)
+              .jsonSchema(schema)
+              .build();
+      reqs.add(
+          Req.builder("s" + i, random.tokenizer().encode("JSON:", true))
+              .params(p)
+              .maxNewTokens(4000)
+              .build());
+    }
+    try (Engine e = new Engine(random, cfg, io.flinfer.runtime.forward.CpuModelRunner::new)) {
+      Map<String, List<TokenEvent>> out = runAll(e, reqs);
+      for (Req r : reqs) {
+        List<TokenEvent> events = out.get(r.id());
+        assertThat(events.get(events.size() - 1).finish()).isEqualTo(FinishReason.stop("json"));
+        String text =
+            random.tokenizer().decode(events.stream().mapToInt(TokenEvent::tokenId).toArray());
+        com.fasterxml.jackson.databind.JsonNode node = new ObjectMapper().readTree(text);
+        List<String> keys = new ArrayList<>();
+        node.fieldNames().forEachRemaining(keys::add);
+        assertThat(keys).as(text).containsExactly("id", "tags", "ok");
+        assertThat(node.get("id").isIntegralNumber()).isTrue();
+        assertThat(node.get("tags").size()).isLessThanOrEqualTo(3);
+        node.get("tags").forEach(t -> assertThat(t.asText()).isIn("a", "b"));
+        assertThat(node.get("ok").isBoolean() || node.get("ok").isNull()).isTrue();
+      }
+      assertNoLeak(e);
     }
   }
 

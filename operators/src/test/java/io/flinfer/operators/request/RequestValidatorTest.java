@@ -68,6 +68,19 @@ class RequestValidatorTest {
                 .params()
                 .responseFormat())
         .isEqualTo(ResponseFormat.JSON_OBJECT);
+    assertThat(
+            validator
+                .validate(
+                    base()
+                        .setResponseFormat("json_schema")
+                        .setJsonSchema("{\"type\": \"object\"}")
+                        .build(),
+                    1000)
+                .request()
+                .req()
+                .params()
+                .jsonSchema())
+        .isEqualTo("{\"type\": \"object\"}");
     long seed = o.request().req().params().seed();
     assertThat(validator.validate(base().build(), 1000).request().req().params().seed())
         .isEqualTo(seed);
@@ -123,8 +136,18 @@ class RequestValidatorTest {
         .contains("top_p");
     assertThat(error(base().setTopLogprobs(21).build()))
         .isEqualTo("top_logprobs must be in [0, 20], got 21");
+    assertThat(error(base().setResponseFormat("yaml").build()))
+        .isEqualTo(
+            "response_format must be \"text\", \"json_object\" or \"json_schema\", got \"yaml\"");
     assertThat(error(base().setResponseFormat("json_schema").build()))
-        .isEqualTo("response_format must be \"text\" or \"json_object\", got \"json_schema\"");
+        .isEqualTo("json_schema is given with response_format json_schema, and only then");
+    assertThat(
+            error(
+                base()
+                    .setResponseFormat("json_schema")
+                    .setJsonSchema("{\"type\": \"object\", \"minProperties\": 1}")
+                    .build()))
+        .isEqualTo("json_schema at #/minProperties: keyword minProperties is not supported");
     assertThat(error(base().setStop(List.of("")).build()))
         .isEqualTo("stop strings must not be empty");
     assertThat(error(base().setDeadlineEpochMs(500L).build())).isEqualTo("deadline 500 has passed");

@@ -1,0 +1,401 @@
+package io.flinfer.runtime.grammar;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * A JSON Schema compiled into the nodes that {@link SchemaPrefix} walks: an object writes every one
+ * of its properties, in the schema's order (as OpenAI's structured outputs do), so that each key is
+ * a fixed text and the output is valid against the schema whichever properties it requires.
+ * Immutable; {@link #compile} refuses, naming the keyword and where it is, every keyword that would
+ * constrain the output in a way this grammar does not enforce, rather than produce output the
+ * schema rejects.
+ *
+ * <p>Supported: {@code type} (object, array, string, integer, number, boolean, null, or a list of
+ * them), {@code properties}, {@code required} (each one a listed property), {@code
+ * additionalProperties} (no extra properties are written), {@code items}, {@code minItems}, {@code
+ * maxItems}, {@code enum}, {@code const}, {@code anyOf} and {@code oneOf} whose alternatives start
+ * with different characters, {@code $ref} into {@code $defs} or {@code definitions} (recursion
+ * included), and the annotations ({@code title}, {@code description}, {@code default}, ...).
+ */
+public final class JsonSchemaGrammar {
+  static final int OBJECT = 0;
+  static final int ARRAY = 1;
+  static final int STRING = 2;
+  static final int INTEGER = 3;
+  static final int NUMBER = 4;
+  static final int LITERALS = 5; // enum, const, boolean, null
+  static final int ANY_OF = 6;
+
+  /** The most values an enum may list (a state keeps one bit per value still possible). */
+  public static final int MAX_ENUM = 64;
+
+  private static final Set<String> ANNOTATIONS =
+      Set.of(
+          "title",
+          "description",
+          "default",
+          "examples",
+          "$schema",
+          "$id",
+          "$comment",
+          "$defs",
+          "definitions",
+          "additionalProperties",
+          "required",
+          "deprecated",
+          "readOnly",
+          "writeOnly");
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** One node: its kind and what that kind needs. */
+  static final class Node {
+    int kind;
+    byte[][] keys; // OBJECT: each property's key as JSON text, quotes included
+    int[] values; // OBJECT: each property's node
+    int item = -1; // ARRAY
+    int minItems;
+    int maxItems = Integer.MAX_VALUE;
+    byte[][] literals; // LITERALS: each value as JSON text
+    int[] alternatives; // ANY_OF
+    int[] byFirstByte; // ANY_OF: the alternative a first byte picks, or -1
+  }
+
+  private final Node[] nodes;
+
+  private JsonSchemaGrammar(Node[] nodes) {
+    this.nodes = nodes;
+  }
+
+  /** The root node's id (0). */
+  static final int ROOT = 0;
+
+  Node node(int id) {
+    return nodes[id];
+  }
+
+  /**
+   * Compiles {@code schemaJson}, whose root must be an object schema.
+   *
+   * @throws IllegalArgumentException naming what is not JSON, not supported or contradictory
+   */
+  public static JsonSchemaGrammar compile(String schemaJson) {
+    JsonNode root;
+    try {
+      root = JSON.readTree(schemaJson);
+    } catch (JsonProcessingException e) {
+      throw new IllegalArgumentException("json_schema is not JSON: " + e.getOriginalMessage(), e);
+    }
+    if (root == null || !root.isObject()) {
+      throw new IllegalArgumentException("json_schema must be a JSON object");
+    }
+    Compiler c = new Compiler(root);
+    int id = c.compile(root, "#");
+    if (c.nodes.get(id).kind != OBJECT) {
+      throw new IllegalArgumentException("json_schema: the root must be of type object");
+    }
+    return new JsonSchemaGrammar(c.nodes.toArray(Node[]::new));
+  }
+
+  /** A new state at the start of an output this schema describes. */
+  public SchemaPrefix start() {
+    return new SchemaPrefix(this);
+  }
+
+  private static final class Compiler {
+    final JsonNode root;
+    final List<Node> nodes = new ArrayList<>();
+    final Map<String, Integer> refs = new HashMap<>();
+
+    Compiler(JsonNode root) {
+      this.root = root;
+    }
+
+    /** Compiles {@code s} (at {@code path}) into a node; returns its id. */
+    int compile(JsonNode s, String path) {
+      if (!s.isObject()) {
+        throw unsupported(path, "a schema must be an object");
+      }
+      if (s.has("$ref")) {
+        if (s.size() > 1 && !onlyAnnotations(s, "$ref")) {
+          throw unsupported(path, "$ref beside other keywords is not supported");
+        }
+        return ref(s.get("$ref").asText(), path);
+      }
+      for (Iterator<String> it = s.fieldNames(); it.hasNext(); ) {
+        String k = it.next();
+        if (!ANNOTATIONS.contains(k)
+            && !Set.of(
+                    "type",
+                    "properties",
+                    "items",
+                    "minItems",
+                    "maxItems",
+                    "enum",
+                    "const",
+                    "anyOf",
+                    "oneOf")
+                .contains(k)) {
+          throw unsupported(path + "/" + k, "keyword " + k + " is not supported");
+        }
+      }
+      if (s.has("const")) {
+        return literals(List.of(s.get("const")), path);
+      }
+      if (s.has("enum")) {
+        List<JsonNode> values = new ArrayList<>();
+        s.get("enum").forEach(values::add);
+        if (values.isEmpty()) {
+          throw unsupported(path + "/enum", "enum must list at least one value");
+        }
+        return literals(values, path);
+      }
+      String union = s.has("anyOf") ? "anyOf" : s.has("oneOf") ? "oneOf" : null;
+      if (union != null) {
+        List<Integer> alts = new ArrayList<>();
+        int i = 0;
+        for (JsonNode a : s.get(union)) {
+          alts.add(compile(a, path + "/" + union + "/" + i++));
+        }
+        return anyOf(alts, path);
+      }
+      JsonNode type = s.get("type");
+      if (type == null) {
+        throw unsupported(path, "a schema needs a type (or enum, const, anyOf, $ref)");
+      }
+      if (type.isArray()) {
+        List<Integer> alts = new ArrayList<>();
+        for (JsonNode t : type) {
+          alts.add(typed(s, t.asText(), path));
+        }
+        return anyOf(alts, path);
+      }
+      return typed(s, type.asText(), path);
+    }
+
+    private int typed(JsonNode s, String type, String path) {
+      switch (type) {
+        case "object":
+          return object(s, path);
+        case "array":
+          return array(s, path);
+        case "string":
+          return add(STRING);
+        case "integer":
+          return add(INTEGER);
+        case "number":
+          return add(NUMBER);
+        case "boolean":
+          return literals(
+              List.of(
+                  JSON.getNodeFactory().booleanNode(true),
+                  JSON.getNodeFactory().booleanNode(false)),
+              path);
+        case "null":
+          return literals(List.of(JSON.getNodeFactory().nullNode()), path);
+        default:
+          throw unsupported(path + "/type", "unknown type " + type);
+      }
+    }
+
+    private int object(JsonNode s, String path) {
+      int id = add(OBJECT);
+      JsonNode props = s.path("properties");
+      List<byte[]> keys = new ArrayList<>();
+      List<Integer> values = new ArrayList<>();
+      for (Map.Entry<String, JsonNode> p : props.properties()) {
+        keys.add(text(JSON.getNodeFactory().textNode(p.getKey())));
+        values.add(compile(p.getValue(), path + "/properties/" + p.getKey()));
+      }
+      for (JsonNode r : s.path("required")) {
+        if (!props.has(r.asText())) {
+          throw unsupported(
+              path + "/required", "required property " + r.asText() + " is not in properties");
+        }
+      }
+      Node n = nodes.get(id);
+      n.keys = keys.toArray(byte[][]::new);
+      n.values = values.stream().mapToInt(Integer::intValue).toArray();
+      return id;
+    }
+
+    private int array(JsonNode s, String path) {
+      int id = add(ARRAY);
+      if (!s.has("items")) {
+        throw unsupported(path, "an array needs items");
+      }
+      int item = compile(s.get("items"), path + "/items");
+      Node n = nodes.get(id);
+      n.item = item;
+      n.minItems = s.path("minItems").asInt(0);
+      n.maxItems = s.has("maxItems") ? s.get("maxItems").asInt() : Integer.MAX_VALUE;
+      if (n.minItems < 0 || n.maxItems < n.minItems) {
+        throw unsupported(path, "minItems and maxItems contradict");
+      }
+      return id;
+    }
+
+    private int literals(List<JsonNode> values, String path) {
+      if (values.size() > MAX_ENUM) {
+        throw unsupported(path, "more than " + MAX_ENUM + " values");
+      }
+      byte[][] texts = new byte[values.size()][];
+      for (int i = 0; i < texts.length; i++) {
+        texts[i] = text(values.get(i));
+        for (int j = 0; j < i; j++) {
+          if (isPrefix(texts[j], texts[i]) || isPrefix(texts[i], texts[j])) {
+            throw unsupported(
+                path,
+                "values "
+                    + new String(texts[j], StandardCharsets.UTF_8)
+                    + " and "
+                    + new String(texts[i], StandardCharsets.UTF_8)
+                    + " cannot be told apart as they are written");
+          }
+        }
+      }
+      int id = add(LITERALS);
+      nodes.get(id).literals = texts;
+      return id;
+    }
+
+    private int anyOf(List<Integer> alts, String path) {
+      int id = add(ANY_OF);
+      Node n = nodes.get(id);
+      n.alternatives = alts.stream().mapToInt(Integer::intValue).toArray();
+      n.byFirstByte = new int[256];
+      java.util.Arrays.fill(n.byFirstByte, -1);
+      for (int a : n.alternatives) {
+        boolean[] first = new boolean[256];
+        firstBytes(a, first, new java.util.HashSet<>());
+        for (int b = 0; b < 256; b++) {
+          if (first[b]) {
+            if (n.byFirstByte[b] >= 0 && n.byFirstByte[b] != a) {
+              throw unsupported(
+                  path,
+                  "alternatives that can start with the same character ("
+                      + (char) b
+                      + ") are not supported");
+            }
+            n.byFirstByte[b] = a;
+          }
+        }
+      }
+      return id;
+    }
+
+    /** The bytes a value of node {@code id} can start with. */
+    private void firstBytes(int id, boolean[] out, java.util.Set<Integer> seen) {
+      if (!seen.add(id)) {
+        return;
+      }
+      Node n = nodes.get(id);
+      switch (n.kind) {
+        case OBJECT -> out['{'] = true;
+        case ARRAY -> out['['] = true;
+        case STRING -> out['"'] = true;
+        case INTEGER, NUMBER -> {
+          out['-'] = true;
+          for (int d = '0'; d <= '9'; d++) {
+            out[d] = true;
+          }
+        }
+        case LITERALS -> {
+          for (byte[] t : n.literals) {
+            out[t[0] & 0xff] = true;
+          }
+        }
+        default -> {
+          // A definition still being compiled has no alternatives yet: it adds none.
+          for (int a : n.alternatives == null ? new int[0] : n.alternatives) {
+            firstBytes(a, out, seen);
+          }
+        }
+      }
+    }
+
+    private int ref(String ref, String path) {
+      Integer known = refs.get(ref);
+      if (known != null) {
+        return known;
+      }
+      String prefix =
+          ref.startsWith("#/$defs/")
+              ? "$defs"
+              : ref.startsWith("#/definitions/") ? "definitions" : null;
+      if (prefix == null) {
+        throw unsupported(path + "/$ref", "only #/$defs/... and #/definitions/... are supported");
+      }
+      String name = ref.substring(prefix.length() + 3);
+      JsonNode target = root.path(prefix).get(name);
+      if (target == null) {
+        throw unsupported(path + "/$ref", ref + " is not defined");
+      }
+      // An alias node first, so that a definition may refer to itself.
+      int alias = add(ANY_OF);
+      refs.put(ref, alias);
+      int body = compile(target, "#/" + prefix + "/" + name);
+      Node n = nodes.get(alias);
+      Node b = nodes.get(body);
+      n.kind = b.kind;
+      n.keys = b.keys;
+      n.values = b.values;
+      n.item = b.item;
+      n.minItems = b.minItems;
+      n.maxItems = b.maxItems;
+      n.literals = b.literals;
+      n.alternatives = b.alternatives;
+      n.byFirstByte = b.byFirstByte;
+      return alias;
+    }
+
+    private int add(int kind) {
+      Node n = new Node();
+      n.kind = kind;
+      nodes.add(n);
+      return nodes.size() - 1;
+    }
+
+    private static boolean onlyAnnotations(JsonNode s, String except) {
+      for (Iterator<String> it = s.fieldNames(); it.hasNext(); ) {
+        String k = it.next();
+        if (!k.equals(except) && !ANNOTATIONS.contains(k)) {
+          return false;
+        }
+      }
+      return true;
+    }
+
+    private static boolean isPrefix(byte[] a, byte[] b) {
+      if (a.length > b.length) {
+        return false;
+      }
+      for (int i = 0; i < a.length; i++) {
+        if (a[i] != b[i]) {
+          return false;
+        }
+      }
+      return true;
+    }
+
+    private static byte[] text(JsonNode v) {
+      try {
+        return JSON.writeValueAsBytes(v);
+      } catch (JsonProcessingException e) {
+        throw new IllegalStateException(e);
+      }
+    }
+
+    private static IllegalArgumentException unsupported(String path, String what) {
+      return new IllegalArgumentException("json_schema at " + path + ": " + what);
+    }
+  }
+}

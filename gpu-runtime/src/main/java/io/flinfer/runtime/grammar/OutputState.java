@@ -1,0 +1,40 @@
+package io.flinfer.runtime.grammar;
+
+/**
+ * A byte-level recognizer of the start of an output of a given shape. Its whole state is a few
+ * fields, copied without allocating, so a mask tries each candidate token on a copy.
+ */
+public abstract class OutputState {
+
+  /**
+   * Feeds one byte. Returns false when it cannot follow the bytes so far; the state is then
+   * undefined, and a caller that goes on copies an earlier one back.
+   */
+  public abstract boolean accept(byte value);
+
+  /** Feeds {@code bytes[from..to)}; false at the first byte that cannot follow. */
+  public final boolean accept(byte[] bytes, int from, int to) {
+    for (int i = from; i < to; i++) {
+      if (!accept(bytes[i])) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Whether the output is complete: nothing may follow. */
+  public abstract boolean isComplete();
+
+  /**
+   * Whether the bytes so far end at a character of a string whose content is free, where every byte
+   * run that stays inside a string and ends at a character (see {@link JsonVocabulary}) may follow
+   * and leaves the state as it was.
+   */
+  abstract boolean inPlainString();
+
+  /** Makes this state equal to {@code other}, a state of the same kind and shape. */
+  public abstract void copyFrom(OutputState other);
+
+  /** A new state of the same kind and shape, before any byte. */
+  public abstract OutputState fresh();
+}

@@ -1,0 +1,292 @@
+package io.flinfer.runtime.grammar;
+
+import static io.flinfer.runtime.grammar.JsonSchemaGrammar.ANY_OF;
+import static io.flinfer.runtime.grammar.JsonSchemaGrammar.ARRAY;
+import static io.flinfer.runtime.grammar.JsonSchemaGrammar.INTEGER;
+import static io.flinfer.runtime.grammar.JsonSchemaGrammar.LITERALS;
+import static io.flinfer.runtime.grammar.JsonSchemaGrammar.NUMBER;
+import static io.flinfer.runtime.grammar.JsonSchemaGrammar.OBJECT;
+import static io.flinfer.runtime.grammar.JsonSchemaGrammar.STRING;
+
+/**
+ * Reads UTF-8 bytes and says whether they are still the start of one JSON value that a {@link
+ * JsonSchemaGrammar} describes: a stack of frames, one per value being written (its node, a phase
+ * and a counter), in fixed arrays, so that a state is copied without allocating. Lexical rules,
+ * whitespace and nesting limits are {@link JsonPrefix}'s.
+ */
+public final class SchemaPrefix extends OutputState {
+  // Phases common to every frame.
+  private static final int BEFORE = 0; // before the value's first byte
+
+  // OBJECT phases.
+  private static final int OPENED = 1; // after '{' or ',': a key, or '}' where none is due
+  private static final int KEY = 2; // inside key number index
+  private static final int COLON = 3;
+  private static final int AFTER = 4; // after a property's value (or an array item)
+
+  // ARRAY phases (besides BEFORE and AFTER).
+  private static final int FIRST = 1; // after '[': an item, or ']' where none is due
+  private static final int NEXT = 5; // after ',': an item
+
+  // STRING and number frames past BEFORE: phase INSIDE + JsonLexicon's state.
+  private static final int INSIDE = 1;
+
+  // LITERALS phase: inside the candidates.
+  private static final int MATCHING = 1;
+
+  private final JsonSchemaGrammar grammar;
+  private final int[] node = new int[JsonPrefix.MAX_DEPTH];
+  private final int[] phase = new int[JsonPrefix.MAX_DEPTH];
+  private final int[] index = new int[JsonPrefix.MAX_DEPTH];
+  private int depth;
+  private boolean started; // the root's first byte has come
+  private long candidates; // LITERALS: the values still possible
+  private int position; // LITERALS and keys: bytes matched so far
+  private int whitespace;
+
+  SchemaPrefix(JsonSchemaGrammar grammar) {
+    this.grammar = grammar;
+    node[0] = JsonSchemaGrammar.ROOT;
+    depth = 1;
+  }
+
+  @Override
+  public SchemaPrefix fresh() {
+    return new SchemaPrefix(grammar);
+  }
+
+  @Override
+  public void copyFrom(OutputState other) {
+    SchemaPrefix o = (SchemaPrefix) other;
+    depth = o.depth;
+    System.arraycopy(o.node, 0, node, 0, depth);
+    System.arraycopy(o.phase, 0, phase, 0, depth);
+    System.arraycopy(o.index, 0, index, 0, depth);
+    started = o.started;
+    candidates = o.candidates;
+    position = o.position;
+    whitespace = o.whitespace;
+  }
+
+  @Override
+  public boolean isComplete() {
+    return depth == 0;
+  }
+
+  @Override
+  boolean inPlainString() {
+    return depth > 0 && kind(depth - 1) == STRING && phase[depth - 1] == INSIDE + JsonLexicon.CHARS;
+  }
+
+  private int kind(int frame) {
+    return grammar.node(node[frame]).kind;
+  }
+
+  @Override
+  public boolean accept(byte value) {
+    if (depth == 0) {
+      return false;
+    }
+    int b = value & 0xff;
+    int f = depth - 1;
+    JsonSchemaGrammar.Node n = grammar.node(node[f]);
+    if (phase[f] == BEFORE && n.kind != ANY_OF && isSpace(b)) {
+      return space(started ? JsonPrefix.MAX_WHITESPACE : JsonPrefix.MAX_LEADING_WHITESPACE);
+    }
+    started = true;
+    switch (n.kind) {
+      case OBJECT:
+        return object(f, n, b);
+      case ARRAY:
+        return array(f, n, b);
+      case STRING:
+        return string(f, b);
+      case INTEGER:
+      case NUMBER:
+        return number(f, n.kind == NUMBER, b);
+      case LITERALS:
+        return literal(f, n, b);
+      default:
+        return anyOf(f, n, b);
+    }
+  }
+
+  private static boolean isSpace(int b) {
+    return b == ' ' || b == '\n' || b == '\r' || b == '\t';
+  }
+
+  private boolean space(int limit) {
+    if (whitespace < limit) {
+      whitespace++;
+      return true;
+    }
+    return false;
+  }
+
+  private boolean object(int f, JsonSchemaGrammar.Node n, int b) {
+    switch (phase[f]) {
+      case BEFORE:
+        return b == '{' && to(f, OPENED);
+      case OPENED:
+        if (isSpace(b)) {
+          return space(JsonPrefix.MAX_WHITESPACE);
+        }
+        if (index[f] == n.keys.length) {
+          return b == '}' && pop();
+        }
+        if (b != '"') {
+          return false;
+        }
+        position = 1;
+        return to(f, KEY);
+      case KEY:
+        {
+          byte[] key = n.keys[index[f]];
+          if (b != (key[position] & 0xff)) {
+            return false;
+          }
+          if (++position == key.length) {
+            phase[f] = COLON;
+          }
+          return true;
+        }
+      case COLON:
+        if (isSpace(b)) {
+          return space(JsonPrefix.MAX_WHITESPACE);
+        }
+        return b == ':' && to(f, AFTER) && push(n.values[index[f]]);
+      default: // AFTER
+        if (isSpace(b)) {
+          return space(JsonPrefix.MAX_WHITESPACE);
+        }
+        if (index[f] + 1 < n.keys.length) {
+          if (b != ',') {
+            return false;
+          }
+          index[f]++;
+          return to(f, OPENED);
+        }
+        return b == '}' && pop();
+    }
+  }
+
+  private boolean array(int f, JsonSchemaGrammar.Node n, int b) {
+    switch (phase[f]) {
+      case BEFORE:
+        return b == '[' && to(f, FIRST);
+      case FIRST:
+      case NEXT:
+        if (isSpace(b)) {
+          return space(JsonPrefix.MAX_WHITESPACE);
+        }
+        if (b == ']' && phase[f] == FIRST && n.minItems == 0) {
+          return pop();
+        }
+        if (phase[f] == FIRST && n.maxItems == 0) {
+          return false;
+        }
+        phase[f] = AFTER;
+        return push(n.item) && accept((byte) b);
+      default: // AFTER
+        if (isSpace(b)) {
+          return space(JsonPrefix.MAX_WHITESPACE);
+        }
+        if (b == ',' && index[f] < n.maxItems) {
+          return to(f, NEXT);
+        }
+        return b == ']' && index[f] >= n.minItems && pop();
+    }
+  }
+
+  private boolean string(int f, int b) {
+    if (phase[f] == BEFORE) {
+      return b == '"' && to(f, INSIDE + JsonLexicon.CHARS);
+    }
+    int next = JsonLexicon.string(phase[f] - INSIDE, b);
+    if (next == JsonLexicon.END) {
+      return pop();
+    }
+    phase[f] = INSIDE + next;
+    return next != JsonLexicon.REJECT;
+  }
+
+  private boolean number(int f, boolean real, int b) {
+    int next =
+        phase[f] == BEFORE
+            ? JsonLexicon.numberStart(b)
+            : JsonLexicon.number(phase[f] - INSIDE, b, real);
+    if (next == JsonLexicon.END) {
+      // The number ended before b: its container reads b.
+      return pop() && depth > 0 && accept((byte) b);
+    }
+    whitespace = 0;
+    phase[f] = INSIDE + next;
+    return next != JsonLexicon.REJECT;
+  }
+
+  private boolean literal(int f, JsonSchemaGrammar.Node n, int b) {
+    long still = 0;
+    int at = phase[f] == BEFORE ? 0 : position;
+    long all = n.literals.length == 64 ? -1L : (1L << n.literals.length) - 1;
+    long from = phase[f] == BEFORE ? all : candidates;
+    boolean complete = false;
+    for (int i = 0; i < n.literals.length; i++) {
+      byte[] t = n.literals[i];
+      if ((from >>> i & 1) != 0 && at < t.length && (t[at] & 0xff) == b) {
+        still |= 1L << i;
+        complete |= at + 1 == t.length;
+      }
+    }
+    if (still == 0) {
+      return false;
+    }
+    if (complete) {
+      // No value is a prefix of another (JsonSchemaGrammar checks): this one is whole.
+      return pop();
+    }
+    candidates = still;
+    position = at + 1;
+    phase[f] = MATCHING;
+    return true;
+  }
+
+  private boolean anyOf(int f, JsonSchemaGrammar.Node n, int b) {
+    if (isSpace(b)) {
+      return space(started ? JsonPrefix.MAX_WHITESPACE : JsonPrefix.MAX_LEADING_WHITESPACE);
+    }
+    int alternative = n.byFirstByte[b];
+    if (alternative < 0) {
+      return false;
+    }
+    node[f] = alternative;
+    return accept((byte) b);
+  }
+
+  /** Moves frame {@code f} to {@code next} after a byte that is not whitespace. */
+  private boolean to(int f, int next) {
+    phase[f] = next;
+    whitespace = 0;
+    return true;
+  }
+
+  private boolean push(int child) {
+    if (depth == JsonPrefix.MAX_DEPTH) {
+      return false;
+    }
+    node[depth] = child;
+    phase[depth] = BEFORE;
+    index[depth] = 0;
+    depth++;
+    return true;
+  }
+
+  /** The top value is complete: its container (an array counts it) goes on. */
+  private boolean pop() {
+    depth--;
+    whitespace = 0;
+    if (depth > 0 && kind(depth - 1) == ARRAY) {
+      index[depth - 1]++;
+    }
+    return true;
+  }
+}

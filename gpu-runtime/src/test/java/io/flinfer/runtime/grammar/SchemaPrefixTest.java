@@ -1,0 +1,257 @@
+package io.flinfer.runtime.grammar;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.flinfer.runtime.gguf.GgufFile;
+import io.flinfer.runtime.gguf.GgufTokenizers;
+import io.flinfer.runtime.testing.SharedFiles;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class SchemaPrefixTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** A schema with every supported construct: nesting, arrays, enums, unions, recursion. */
+  static final String SCHEMA =
+      """
+      {"type": "object", "title": "person",
+       "properties": {
+         "name": {"type": "string"},
+         "age": {"type": "integer"},
+         "height": {"type": "number", "description": "metres"},
+         "pet": {"enum": ["cat", "dog", null, 7]},
+         "alive": {"type": "boolean"},
+         "nick": {"type": ["string", "null"]},
+         "tags": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 3},
+         "boss": {"anyOf": [{"$ref": "#/$defs/node"}, {"type": "null"}]},
+         "kind": {"const": "person"}
+       },
+       "required": ["name", "age"],
+       "additionalProperties": false,
+       "$defs": {"node": {"type": "object", "properties": {
+         "id": {"type": "integer"},
+         "children": {"type": "array", "items": {"$ref": "#/$defs/node"}, "maxItems": 2}}}}}
+      """;
+
+  private static final JsonSchemaGrammar GRAMMAR = JsonSchemaGrammar.compile(SCHEMA);
+
+  private static int accepted(String text) {
+    byte[] b = text.getBytes(StandardCharsets.UTF_8);
+    SchemaPrefix p = GRAMMAR.start();
+    for (int i = 0; i < b.length; i++) {
+      if (!p.accept(b[i])) {
+        return i;
+      }
+    }
+    return b.length;
+  }
+
+  private static boolean complete(String text) {
+    byte[] b = text.getBytes(StandardCharsets.UTF_8);
+    SchemaPrefix p = GRAMMAR.start();
+    return p.accept(b, 0, b.length) && p.isComplete();
+  }
+
+  /** A random instance of {@link #SCHEMA}, every property present in the schema's order. */
+  static ObjectNode instance(Random r, int depth) {
+    JsonNodeFactory f = JsonNodeFactory.instance;
+    ObjectNode o = f.objectNode();
+    o.put("name", r.nextBoolean() ? "Ann \"A\" \u00e9\u65e5\ud83d\ude00\n" : "");
+    o.put("age", r.nextInt(200) - 100);
+    o.put("height", r.nextBoolean() ? r.nextDouble() * 1e6 : -r.nextInt(5));
+    Object[] pets = {"cat", "dog", null, 7};
+    Object pet = pets[r.nextInt(4)];
+    o.set(
+        "pet",
+        pet == null
+            ? f.nullNode()
+            : pet instanceof Integer ? f.numberNode(7) : f.textNode((String) pet));
+    o.put("alive", r.nextBoolean());
+    o.set("nick", r.nextBoolean() ? f.nullNode() : f.textNode("n" + r.nextInt(9)));
+    ArrayNode tags = o.putArray("tags");
+    for (int i = 0; i < 1 + r.nextInt(3); i++) {
+      tags.add("t" + i);
+    }
+    o.set("boss", r.nextBoolean() ? f.nullNode() : node(r, depth));
+    o.put("kind", "person");
+    return o;
+  }
+
+  private static ObjectNode node(Random r, int depth) {
+    ObjectNode n = JsonNodeFactory.instance.objectNode();
+    n.put("id", r.nextInt(1000));
+    ArrayNode children = n.putArray("children");
+    for (int i = 0; depth > 0 && i < r.nextInt(3); i++) {
+      children.add(node(r, depth - 1));
+    }
+    return n;
+  }
+
+  @Property(tries = 200)
+  void takesEveryInstanceWrittenCompactOrPretty(@ForAll long seed, @ForAll boolean pretty)
+      throws Exception {
+    ObjectMapper m = new ObjectMapper();
+    if (pretty) {
+      m.enable(SerializationFeature.INDENT_OUTPUT);
+    }
+    String text = m.writeValueAsString(instance(new Random(seed), 3));
+    assertThat(accepted(text)).as(text).isEqualTo(text.getBytes(StandardCharsets.UTF_8).length);
+    assertThat(complete(text)).as(text).isTrue();
+  }
+
+  @Test
+  void refusesWhatTheSchemaDoesNot() throws Exception {
+    String ok = JSON.writeValueAsString(instance(new Random(1), 1));
+    assertThat(complete(ok)).isTrue();
+    ObjectNode base = (ObjectNode) JSON.readTree(ok);
+    List<ObjectNode> bad = new ArrayList<>();
+    bad.add(base.deepCopy().put("age", 1.5)); // an integer with a fraction
+    bad.add(base.deepCopy().put("age", "1")); // a string for an integer
+    bad.add(base.deepCopy().put("pet", "cow")); // outside the enum
+    bad.add(base.deepCopy().put("pet", 77));
+    bad.add(base.deepCopy().put("alive", "true"));
+    bad.add(base.deepCopy().put("kind", "robot"));
+    ObjectNode noTags = base.deepCopy();
+    noTags.putArray("tags");
+    bad.add(noTags); // below minItems
+    ObjectNode manyTags = base.deepCopy();
+    manyTags.putArray("tags").add("a").add("b").add("c").add("d");
+    bad.add(manyTags); // above maxItems
+    ObjectNode missing = base.deepCopy();
+    missing.remove("height");
+    bad.add(missing); // every property is written
+    ObjectNode extra = base.deepCopy();
+    extra.put("extra", 1);
+    bad.add(extra);
+    for (ObjectNode b : bad) {
+      String text = JSON.writeValueAsString(b);
+      assertThat(complete(text)).as(text).isFalse();
+    }
+    // Keys in another order, and a second root value.
+    ObjectNode reordered = JsonNodeFactory.instance.objectNode();
+    reordered.set("age", base.get("age"));
+    for (Map.Entry<String, JsonNode> e : base.properties()) {
+      reordered.set(e.getKey(), e.getValue());
+    }
+    assertThat(complete(JSON.writeValueAsString(reordered))).isFalse();
+    assertThat(accepted(ok + "{}")).isEqualTo(ok.getBytes(StandardCharsets.UTF_8).length);
+    // JsonPrefix's whitespace limits hold here too.
+    for (String head : new String[] {"{", "{\"name\":", "{\"name\":\"\",\"age\":1"}) {
+      String run = head + " ".repeat(JsonPrefix.MAX_WHITESPACE + 1);
+      assertThat(accepted(run)).as(head).isEqualTo(run.length() - 1);
+    }
+    assertThat(accepted("  {")).isEqualTo(JsonPrefix.MAX_LEADING_WHITESPACE);
+  }
+
+  @Test
+  void compilingNamesWhatIsNotSupported() {
+    assertThatThrownBy(() -> JsonSchemaGrammar.compile("{\"type\": \"string\"}"))
+        .hasMessageContaining("root must be of type object");
+    assertThatThrownBy(
+            () ->
+                JsonSchemaGrammar.compile(
+                    "{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"string\","
+                        + " \"pattern\": \"x\"}}}"))
+        .hasMessage("json_schema at #/properties/a/pattern: keyword pattern is not supported");
+    assertThatThrownBy(
+            () ->
+                JsonSchemaGrammar.compile(
+                    "{\"type\": \"object\", \"properties\": {\"a\": {\"anyOf\": [{\"type\":"
+                        + " \"integer\"}, {\"type\": \"number\"}]}}}"))
+        .hasMessageContaining("start with the same character");
+    assertThatThrownBy(
+            () ->
+                JsonSchemaGrammar.compile(
+                    "{\"type\": \"object\", \"properties\": {\"a\": {\"enum\": [1, 12]}}}"))
+        .hasMessageContaining("cannot be told apart");
+    assertThatThrownBy(
+            () -> JsonSchemaGrammar.compile("{\"type\": \"object\", \"required\": [\"x\"]}"))
+        .hasMessageContaining("required property x is not in properties");
+    assertThatThrownBy(() -> JsonSchemaGrammar.compile("{\"type\": \"object\", \"$ref\": 1"))
+        .hasMessageStartingWith("json_schema is not JSON");
+    assertThatThrownBy(
+            () ->
+                JsonSchemaGrammar.compile(
+                    "{\"type\": \"object\", \"properties\": {\"a\": {\"$ref\":"
+                        + " \"#/$defs/missing\"}}}"))
+        .hasMessageContaining("#/$defs/missing is not defined");
+  }
+
+  /**
+   * A random walk over a real vocabulary with each token drawn from the mask: the mask is exactly
+   * the tokens that fit, and a completed walk is an instance that Jackson reads with the schema's
+   * keys in order.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"llama3_1", "ggml-vocab-llama-spm"})
+  void masksAreExactAndWalksEndInInstances(String vocab) throws Exception {
+    Path gguf = SharedFiles.root().resolve("tokenizers").resolve(vocab + ".gguf");
+    assumeTrue(Files.exists(gguf), "missing " + gguf);
+    JsonVocabulary v = JsonVocabulary.of(GgufTokenizers.read(GgufFile.open(gguf)));
+    long[] mask = new long[JsonVocabulary.words(v.size())];
+    Random random = new Random(vocab.hashCode());
+    int completed = 0;
+    for (int walk = 0; walk < 4; walk++) {
+      JsonConstraint c = new JsonConstraint(v, GRAMMAR.start());
+      ByteArrayOutputStream text = new ByteArrayOutputStream();
+      for (int step = 0; step < 400 && !c.isComplete(); step++) {
+        int n = c.allowed(mask);
+        if (step % 3 == 0) {
+          assertThat(mask)
+              .as("%s step %d", vocab, step)
+              .isEqualTo(JsonConstraintTest.bruteForce(v, c.state()));
+        }
+        assertThat(n).isPositive();
+        // Mostly tokens that close or start something, so that walks end.
+        List<Integer> allowed = new ArrayList<>();
+        List<Integer> structural = new ArrayList<>();
+        for (int t = 0; t < v.size(); t++) {
+          if ((mask[t >>> 6] & 1L << t) != 0) {
+            allowed.add(t);
+            byte[] b = v.bytes(t);
+            if (b.length <= 2
+                && new String(b, StandardCharsets.ISO_8859_1).matches(".*[\"\\]\\[{},:0-9].*")) {
+              structural.add(t);
+            }
+          }
+        }
+        List<Integer> pool = random.nextInt(4) != 0 && !structural.isEmpty() ? structural : allowed;
+        int t = pool.get(random.nextInt(pool.size()));
+        assertThat(c.advance(t)).isTrue();
+        text.write(v.bytes(t));
+      }
+      if (c.isComplete()) {
+        completed++;
+        JsonNode node = JSON.readTree(text.toString(StandardCharsets.UTF_8));
+        List<String> keys = new ArrayList<>();
+        node.fieldNames().forEachRemaining(keys::add);
+        assertThat(keys)
+            .containsExactly(
+                "name", "age", "height", "pet", "alive", "nick", "tags", "boss", "kind");
+        assertThat(node.get("age").isIntegralNumber()).isTrue();
+        assertThat(node.get("tags").size()).isBetween(1, 3);
+        assertThat(node.get("kind").asText()).isEqualTo("person");
+      }
+    }
+    assertThat(completed).as("walks that closed their object").isPositive();
+  }
+}
