@@ -85,12 +85,8 @@ public final class Sampler {
   /**
    * Chooses token number {@code index} of request {@code r} of a step's {@link Logits}: the token
    * the backend drew, or from its full row, or, where the step gave only the greedy summary, that
-   * token.
-   */
-  /**
-   * As {@link #sample(Logits, int, SamplingParams, int[], int, int, long)}, choosing only among the
-   * tokens set in {@code allowed} (bit {@code t % 64} of word {@code t / 64}; null: all), of which
-   * there must be at least one.
+   * token. With {@code allowed} (bit {@code t % 64} of word {@code t / 64}; null: all), only among
+   * the tokens set there, of which there must be at least one.
    */
   public int sample(
       Logits logits,
@@ -149,11 +145,11 @@ public final class Sampler {
         argmax = i;
       }
     }
-    double sum = sumExp(l, max, 1f, null);
-    float logZ = max + (float) Math.log(sum);
     if (max == Float.NEGATIVE_INFINITY) {
       throw new IllegalArgumentException("no token is allowed");
     }
+    double sum = sumExp(l, max, 1f, null);
+    float logZ = max + (float) Math.log(sum);
     int token =
         p.isGreedy()
             ? argmax

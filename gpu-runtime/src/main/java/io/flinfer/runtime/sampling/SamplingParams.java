@@ -115,9 +115,10 @@ public final class SamplingParams {
   }
 
   /**
-   * The shape the output must have: with {@link ResponseFormat#JSON_OBJECT} only tokens that keep
-   * the text a prefix of one JSON object are candidates, and every log-probability is read from
-   * that restricted distribution.
+   * The shape the output must have: with {@link ResponseFormat#JSON_OBJECT} (or {@link
+   * ResponseFormat#JSON_SCHEMA}) only tokens that keep the text the start of one JSON object (of
+   * the schema) are candidates, and every log-probability is read from that restricted
+   * distribution.
    */
   public ResponseFormat responseFormat() {
     return responseFormat;
