@@ -1,12 +1,14 @@
 package io.flinfer.job.sql;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.flinfer.job.cli.CommandStdout;
 import io.flinfer.job.kafka.EmbeddedKafka;
 import io.flinfer.job.pipeline.PipelineTestSupportAccess;
+import io.flinfer.runtime.grammar.JsonSchemaGrammar;
 import io.flinfer.runtime.testing.SharedFiles;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -184,6 +186,60 @@ class MlPredictITCase {
       // The template's role markers make the prompt longer than the two messages' words.
       assertThat((Integer) r.getField(1)).isGreaterThan(10);
     }
+  }
+
+  /**
+   * A model whose answers follow a JSON Schema: each answer is the start of an instance; a schema
+   * with a keyword that is not enforced is refused when the model is used.
+   */
+  @Test
+  @Timeout(300)
+  void aModelWithAJsonSchemaAnswersWithItsInstancesAndABadSchemaIsRefused() throws Exception {
+    Path qwen = SharedFiles.root().resolve("models/zoo/qwen2-tiny.gguf");
+    String schema =
+        "{\"type\": \"object\", \"properties\": {\"mood\": {\"enum\": [\"happy\","
+            + " \"sad\"]}, \"score\": {\"type\": \"integer\"}}}";
+    TableEnvironment t = TableEnvironment.create(EnvironmentSettings.inStreamingMode());
+    String with =
+        " WITH ('provider' = 'flinfer', 'model-path' = '"
+            + qwen
+            + "', 'temperature' = '0', 'max-tokens' = '24', 'response-format' = 'json_schema',"
+            + " 'json-schema' = '";
+    t.executeSql(
+        "CREATE MODEL rater INPUT (prompt STRING) OUTPUT (text STRING, error STRING)"
+            + with
+            + schema
+            + "')");
+    t.executeSql(
+        "CREATE MODEL broken INPUT (prompt STRING) OUTPUT (text STRING, error STRING)"
+            + with
+            + "{\"type\": \"object\", \"properties\": {\"s\": {\"type\": \"string\","
+            + " \"maxLength\": 3}}}')");
+    t.executeSql(
+        "CREATE TEMPORARY VIEW reviews AS SELECT * FROM (VALUES ('Great film'), ('Dull'))"
+            + " AS v(prompt)");
+    try (CloseableIterator<Row> rows =
+        t.executeSql(
+                "SELECT text, error FROM ML_PREDICT(TABLE reviews, MODEL rater, DESCRIPTOR(prompt))")
+            .collect()) {
+      int n = 0;
+      while (rows.hasNext()) {
+        Row r = rows.next();
+        assertThat(r.getField(1)).isNull();
+        byte[] text = ((String) r.getField(0)).getBytes(StandardCharsets.UTF_8);
+        assertThat(JsonSchemaGrammar.compile(schema).start().accept(text, 0, text.length))
+            .as((String) r.getField(0))
+            .isTrue();
+        n++;
+      }
+      assertThat(n).isEqualTo(2);
+    }
+    assertThatThrownBy(
+            () ->
+                t.executeSql(
+                    "SELECT text FROM ML_PREDICT(TABLE reviews, MODEL broken,"
+                        + " DESCRIPTOR(prompt))"))
+        .hasStackTraceContaining("keyword maxLength is not supported");
   }
 
   @Test

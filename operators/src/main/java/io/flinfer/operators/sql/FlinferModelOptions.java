@@ -48,4 +48,18 @@ public final class FlinferModelOptions {
           .longType()
           .noDefaultValue()
           .withDescription("Every row's seed; without it a row's seed derives from its prompt.");
+
+  public static final ConfigOption<String> RESPONSE_FORMAT =
+      ConfigOptions.key("response-format")
+          .stringType()
+          .defaultValue("text")
+          .withDescription(
+              "text; json_object: every answer is one JSON object; json_schema: one that"
+                  + " json-schema describes.");
+
+  public static final ConfigOption<String> JSON_SCHEMA =
+      ConfigOptions.key("json-schema")
+          .stringType()
+          .noDefaultValue()
+          .withDescription("The JSON Schema of response-format json_schema, as JSON.");
 }

@@ -6,6 +6,8 @@ import io.flinfer.operators.engine.EngineConfig;
 import io.flinfer.operators.flink.ModelSource;
 import io.flinfer.operators.predict.PredictionEngine;
 import io.flinfer.operators.request.RequestLimits;
+import io.flinfer.runtime.grammar.ResponseFormat;
+import io.flinfer.runtime.sampling.SamplingParams;
 import java.util.Set;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ReadableConfig;
@@ -42,7 +44,9 @@ public final class FlinferModelProviderFactory implements ModelProviderFactory {
         MAX_TOKENS,
         TEMPERATURE,
         TOP_P,
-        SEED);
+        SEED,
+        RESPONSE_FORMAT,
+        JSON_SCHEMA);
   }
 
   @Override
@@ -63,6 +67,14 @@ public final class FlinferModelProviderFactory implements ModelProviderFactory {
       throw new org.apache.flink.table.api.ValidationException(
           "max-tokens must be in [1, " + limits.maxNewTokens() + "]");
     }
+    String format = o.get(RESPONSE_FORMAT);
+    String schema = o.getOptional(JSON_SCHEMA).orElse(null);
+    try {
+      // The same checks a prompt record's format gets, once for the whole model.
+      SamplingParams.builder().responseFormat(ResponseFormat.of(format)).jsonSchema(schema).build();
+    } catch (IllegalArgumentException e) {
+      throw new org.apache.flink.table.api.ValidationException(e.getMessage(), e);
+    }
     PredictionEngine.Key key =
         new PredictionEngine.Key(
             new ModelSource(o.get(MODEL_PATH), o.getOptional(TOKENIZER_PATH).orElse(null)),
@@ -77,7 +89,9 @@ public final class FlinferModelProviderFactory implements ModelProviderFactory {
                 o.get(MAX_TOKENS),
                 o.get(TEMPERATURE),
                 o.get(TOP_P),
-                o.getOptional(SEED).orElse(null)),
+                o.getOptional(SEED).orElse(null),
+                format,
+                schema),
             PredictionColumns.of(model.getResolvedOutputSchema())));
   }
 }

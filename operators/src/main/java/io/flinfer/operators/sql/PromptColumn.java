@@ -18,7 +18,8 @@ import org.apache.flink.table.types.logical.LogicalTypeRoot;
 /**
  * The model's one input column: a prompt (STRING), or a conversation ({@code ARRAY<ROW<role STRING,
  * content STRING>>}) rendered by the model's chat template. Turns a row into a prompt record with
- * the model's sampling settings; a null input gives a record the validator refuses.
+ * the model's sampling settings and response format; a null input gives a record the validator
+ * refuses.
  */
 final class PromptColumn implements Serializable {
   private final boolean messages;
@@ -26,17 +27,34 @@ final class PromptColumn implements Serializable {
   private final float temperature;
   private final float topP;
   private final Long seed;
+  private final String responseFormat;
+  private final String jsonSchema;
 
-  private PromptColumn(boolean messages, int maxTokens, float temperature, float topP, Long seed) {
+  private PromptColumn(
+      boolean messages,
+      int maxTokens,
+      float temperature,
+      float topP,
+      Long seed,
+      String responseFormat,
+      String jsonSchema) {
     this.messages = messages;
     this.maxTokens = maxTokens;
     this.temperature = temperature;
     this.topP = topP;
     this.seed = seed;
+    this.responseFormat = responseFormat;
+    this.jsonSchema = jsonSchema;
   }
 
   static PromptColumn of(
-      ResolvedSchema input, int maxTokens, double temperature, double topP, Long seed) {
+      ResolvedSchema input,
+      int maxTokens,
+      double temperature,
+      double topP,
+      Long seed,
+      String responseFormat,
+      String jsonSchema) {
     List<Column> columns = input.getColumns();
     LogicalType t = columns.size() == 1 ? columns.get(0).getDataType().getLogicalType() : null;
     boolean text =
@@ -53,7 +71,14 @@ final class PromptColumn implements Serializable {
           "a flinfer model takes one input column: a prompt STRING, or messages"
               + " ARRAY<ROW<role STRING, content STRING>>");
     }
-    return new PromptColumn(conversation, maxTokens, (float) temperature, (float) topP, seed);
+    return new PromptColumn(
+        conversation,
+        maxTokens,
+        (float) temperature,
+        (float) topP,
+        seed,
+        responseFormat,
+        jsonSchema);
   }
 
   PromptRequest request(RowData row) {
@@ -61,6 +86,8 @@ final class PromptColumn implements Serializable {
         PromptRequest.newBuilder()
             .setRequestId("row")
             .setMaxNewTokens(maxTokens)
+            .setResponseFormat(responseFormat)
+            .setJsonSchema(jsonSchema)
             .setSampling(
                 SamplingOptions.newBuilder()
                     .setTemperature(temperature)

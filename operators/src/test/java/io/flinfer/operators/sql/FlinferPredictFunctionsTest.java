@@ -31,7 +31,13 @@ class FlinferPredictFunctionsTest {
     return new FlinferPredictFunctions.Lease(
         key,
         PromptColumn.of(
-            ResolvedSchema.of(Column.physical("prompt", DataTypes.STRING())), 12, 0, 1, null),
+            ResolvedSchema.of(Column.physical("prompt", DataTypes.STRING())),
+            12,
+            0,
+            1,
+            null,
+            "text",
+            null),
         PredictionColumns.of(
             ResolvedSchema.of(
                 Column.physical("completion_tokens", DataTypes.INT()),
