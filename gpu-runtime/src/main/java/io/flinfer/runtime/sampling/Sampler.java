@@ -188,11 +188,23 @@ public final class Sampler {
     topCount = n;
   }
 
-  /** Logits of the tokens not set in {@code allowed} become -infinity. */
+  /**
+   * Logits of the tokens not set in {@code allowed} become -infinity. A word at a time: masks are
+   * mostly all set (inside a string) or mostly clear (between values).
+   */
   private void mask(float[] l, long[] allowed) {
-    for (int i = 0; i < vocab; i++) {
-      if ((allowed[i >>> 6] & 1L << i) == 0) {
-        l[i] = Float.NEGATIVE_INFINITY;
+    for (int w = 0, base = 0; base < vocab; w++, base += 64) {
+      long word = allowed[w];
+      int end = Math.min(base + 64, vocab);
+      if (word == 0) {
+        Arrays.fill(l, base, end, Float.NEGATIVE_INFINITY);
+      } else if (word != -1L) {
+        for (long off = ~word; off != 0; off &= off - 1) {
+          int i = base + Long.numberOfTrailingZeros(off);
+          if (i < end) {
+            l[i] = Float.NEGATIVE_INFINITY;
+          }
+        }
       }
     }
   }
@@ -233,12 +245,11 @@ public final class Sampler {
     double total = sumExp(logitsIn, max, invT, l);
     if (masked) {
       // The exponential's lower clamp leaves masked tokens a tiny weight: none at all instead.
-      total = 0;
       for (int i = 0; i < vocab; i++) {
         if (logitsIn[i] == Float.NEGATIVE_INFINITY) {
+          total -= l[i];
           l[i] = 0f;
         }
-        total += l[i];
       }
     }
     boolean truncate = p.topK() > 0 && p.topK() < vocab || p.topP() < 1f || p.minP() > 0f;
