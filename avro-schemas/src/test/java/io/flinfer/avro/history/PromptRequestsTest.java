@@ -98,6 +98,7 @@ class PromptRequestsTest {
     assertThat(read.getRequestId()).isEqualTo("old");
     assertThat(read.getResponseFormat()).isEqualTo("text");
     assertThat(read.getJsonSchema()).isNull();
+    assertThat(read.getLogitBias()).isEmpty();
 
     PromptRequest now =
         PromptRequest.newBuilder()
@@ -105,10 +106,12 @@ class PromptRequestsTest {
             .setPrompt("Hi")
             .setResponseFormat("json_schema")
             .setJsonSchema("{\"type\": \"object\"}")
+            .setLogitBias(java.util.Map.of("42", -100f))
             .build();
     GenericRecord seen = readWith(v4, now);
     assertThat(seen.get("prompt").toString()).isEqualTo("Hi");
     assertThat(seen.hasField("response_format")).isFalse();
     assertThat(seen.hasField("json_schema")).isFalse();
+    assertThat(seen.hasField("logit_bias")).isFalse();
   }
 }

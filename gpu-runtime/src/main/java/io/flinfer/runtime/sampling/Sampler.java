@@ -11,11 +11,11 @@ import java.util.Arrays;
  * so sampling allocates nothing per token; one sampler serves a whole batch, one request at a time.
  *
  * <p>The reported log-probability is that of the chosen token under the model's distribution after
- * penalties and before temperature and truncation (what the model assigned to it). A request that
- * asks for {@link SamplingParams#topLogprobs} alternatives also gets the most likely tokens of that
- * same distribution, most likely first (ties by token id). A request held to a format passes the
- * tokens that may come next as a mask: the others are out of every choice and every
- * log-probability, as if the model had given them none.
+ * penalties and logit biases and before temperature and truncation. A request that asks for {@link
+ * SamplingParams#topLogprobs} alternatives also gets the most likely tokens of that same
+ * distribution, most likely first (ties by token id). A request held to a format passes the tokens
+ * that may come next as a mask: the others are out of every choice and every log-probability, as if
+ * the model had given them none.
  */
 public final class Sampler {
 
@@ -76,10 +76,13 @@ public final class Sampler {
 
   /**
    * Whether a request's token needs its whole row of logits on the host: penalties read its
-   * history, alternatives are read from the row, and a format's mask is applied to it.
+   * history, and biases, alternatives and a format's mask are applied to it or read from it.
    */
   private static boolean readsRow(SamplingParams p) {
-    return p.hasPenalties() || p.topLogprobs() > 0 || p.responseFormat() != ResponseFormat.TEXT;
+    return p.hasPenalties()
+        || p.biasCount() > 0
+        || p.topLogprobs() > 0
+        || p.responseFormat() != ResponseFormat.TEXT;
   }
 
   /**
@@ -133,6 +136,12 @@ public final class Sampler {
     System.arraycopy(logits, off, l, 0, vocab);
     if (p.hasPenalties()) {
       applyPenalties(l, p, history, promptLen, historyLen);
+    }
+    for (int i = 0; i < p.biasCount(); i++) {
+      int t = p.biasedToken(i);
+      if (t < vocab) {
+        l[t] += p.bias(i);
+      }
     }
     if (allowed != null) {
       mask(l, allowed);

@@ -15,6 +15,9 @@ import java.util.Objects;
 public final class SamplingParams {
   public static final SamplingParams GREEDY = builder().build();
 
+  /** The largest bias, either way, that {@code logitBias} may add to a token's logit. */
+  public static final float MAX_LOGIT_BIAS = 100f;
+
   /** The most alternatives a request may ask to be reported with each token. */
   public static final int MAX_TOP_LOGPROBS = 20;
 
@@ -27,6 +30,8 @@ public final class SamplingParams {
   private final float presencePenalty;
   private final long seed;
   private final int topLogprobs;
+  private final int[] biasedTokens;
+  private final float[] biases;
   private final ResponseFormat responseFormat;
   private final String jsonSchema;
   private final JsonSchemaGrammar schemaGrammar;
@@ -41,6 +46,8 @@ public final class SamplingParams {
     this.presencePenalty = b.presencePenalty;
     this.seed = b.seed;
     this.topLogprobs = b.topLogprobs;
+    this.biasedTokens = b.biasedTokens.clone();
+    this.biases = b.biases.clone();
     this.responseFormat = b.responseFormat;
     this.jsonSchema = b.jsonSchema;
     this.schemaGrammar = b.schemaGrammar;
@@ -61,6 +68,7 @@ public final class SamplingParams {
         .presencePenalty(presencePenalty)
         .seed(seed)
         .topLogprobs(topLogprobs)
+        .logitBias(biasedTokens, biases)
         .responseFormat(responseFormat)
         .jsonSchema(jsonSchema);
   }
@@ -100,6 +108,21 @@ public final class SamplingParams {
 
   public boolean hasPenalties() {
     return repetitionPenalty != 1f || frequencyPenalty != 0f || presencePenalty != 0f;
+  }
+
+  /** How many tokens have a logit bias. */
+  public int biasCount() {
+    return biasedTokens.length;
+  }
+
+  /** The {@code i}-th biased token (ids ascending). */
+  public int biasedToken(int i) {
+    return biasedTokens[i];
+  }
+
+  /** The bias added to {@link #biasedToken}{@code (i)}'s logit. */
+  public float bias(int i) {
+    return biases[i];
   }
 
   public long seed() {
@@ -177,6 +200,8 @@ public final class SamplingParams {
     private float presencePenalty = 0f;
     private long seed = 0L;
     private int topLogprobs = 0;
+    private int[] biasedTokens = new int[0];
+    private float[] biases = new float[0];
     private ResponseFormat responseFormat = ResponseFormat.TEXT;
     private String jsonSchema;
     private JsonSchemaGrammar schemaGrammar;
@@ -226,6 +251,28 @@ public final class SamplingParams {
       return this;
     }
 
+    /**
+     * Adds {@code biases[i]} to the logit of token {@code tokens[i]} before every choice (after
+     * penalties): OpenAI's {@code logit_bias}. Each token once, each bias in [-100, 100].
+     */
+    public Builder logitBias(int[] tokens, float[] biases) {
+      if (tokens.length != biases.length) {
+        throw new IllegalArgumentException("logit_bias: as many tokens as biases");
+      }
+      Integer[] order = new Integer[tokens.length];
+      for (int i = 0; i < order.length; i++) {
+        order[i] = i;
+      }
+      java.util.Arrays.sort(order, (a, b) -> Integer.compare(tokens[a], tokens[b]));
+      biasedTokens = new int[tokens.length];
+      this.biases = new float[tokens.length];
+      for (int i = 0; i < order.length; i++) {
+        biasedTokens[i] = tokens[order[i]];
+        this.biases[i] = biases[order[i]];
+      }
+      return this;
+    }
+
     public Builder responseFormat(ResponseFormat v) {
       responseFormat = Objects.requireNonNull(v, "response format");
       return this;
@@ -256,6 +303,17 @@ public final class SamplingParams {
       check(
           topLogprobs >= 0 && topLogprobs <= MAX_TOP_LOGPROBS,
           "top_logprobs must be in [0, " + MAX_TOP_LOGPROBS + "], got " + topLogprobs);
+      for (int i = 0; i < biasedTokens.length; i++) {
+        check(
+            biasedTokens[i] >= 0 && (i == 0 || biasedTokens[i] != biasedTokens[i - 1]),
+            "logit_bias: token ids must be distinct and >= 0, got " + biasedTokens[i]);
+        check(
+            Float.isFinite(biases[i]) && Math.abs(biases[i]) <= MAX_LOGIT_BIAS,
+            "logit_bias must be in [-100, 100], got "
+                + biases[i]
+                + " for token "
+                + biasedTokens[i]);
+      }
       check(
           (responseFormat == ResponseFormat.JSON_SCHEMA) == (jsonSchema != null),
           "json_schema is given with response_format json_schema, and only then");

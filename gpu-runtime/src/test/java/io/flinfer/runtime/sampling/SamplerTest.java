@@ -306,6 +306,30 @@ class SamplerTest {
     }
   }
 
+  @Test
+  void logitBiasesMoveTheChoiceAndTheLogProbability() {
+    float[] logits = {1f, 3f, 2f, 0f};
+    Sampler s = new Sampler(4);
+    SamplingParams banTop =
+        SamplingParams.builder().logitBias(new int[] {1}, new float[] {-100f}).build();
+    assertThat(s.sample(logits, 0, banTop, new int[0], 0, 0, 0, null)).isEqualTo(2);
+    double z = Math.exp(1) + Math.exp(3 - 100) + Math.exp(2) + Math.exp(0);
+    assertThat((double) s.lastLogprob())
+        .isCloseTo(2 - Math.log(z), org.assertj.core.data.Offset.offset(1e-5));
+    SamplingParams forced =
+        SamplingParams.builder()
+            .temperature(1f)
+            .seed(3)
+            .logitBias(new int[] {3, 0}, new float[] {100f, -5f})
+            .build();
+    for (int i = 0; i < 50; i++) {
+      assertThat(s.sample(logits, 0, forced, new int[0], 0, 0, i, null)).isEqualTo(3);
+    }
+    assertThatThrownBy(
+            () -> SamplingParams.builder().logitBias(new int[] {2, 2}, new float[] {1, 1}).build())
+        .hasMessageContaining("distinct");
+  }
+
   @Provide
   Arbitrary<float[]> rows() {
     // Few distinct values, so that ties are common.

@@ -20,8 +20,9 @@ import java.util.Set;
  * temperature}, {@code top_p}, {@code seed}, {@code stop}, {@code n}, {@code logprobs} (chat: with
  * {@code top_logprobs}), {@code frequency_penalty}, {@code presence_penalty}, and vLLM's extensions
  * {@code top_k}, {@code min_p}, {@code repetition_penalty}, {@code ignore_eos}, and {@code
- * response_format} ({@code text}, {@code json_object} or {@code json_schema}, on both endpoints). A
- * parameter the engine cannot honour is a 400 naming it, never silently ignored.
+ * response_format} ({@code text}, {@code json_object} or {@code json_schema}, on both endpoints),
+ * {@code logit_bias}. A parameter the engine cannot honour is a 400 naming it, never silently
+ * ignored.
  */
 final class OpenAiRequest {
   private static final Set<String> COMMON =
@@ -44,7 +45,8 @@ final class OpenAiRequest {
           "min_p",
           "repetition_penalty",
           "ignore_eos",
-          "response_format");
+          "response_format",
+          "logit_bias");
   private static final Set<String> COMPLETIONS = Set.of("prompt", "echo", "suffix", "best_of");
   private static final Set<String> CHAT = Set.of("messages", "max_completion_tokens");
 
@@ -199,6 +201,7 @@ final class OpenAiRequest {
     r.setIgnoreEos(body.path("ignore_eos").asBoolean(false));
     r.setTopLogprobs(top);
     responseFormat(body.get("response_format"), r);
+    r.setLogitBias(logitBias(body.get("logit_bias")));
     boolean stream = body.path("stream").asBoolean(false);
     boolean usage = body.path("stream_options").path("include_usage").asBoolean(false);
     String user = text(body, "user", false);
@@ -240,6 +243,31 @@ final class OpenAiRequest {
       }
       r.setJsonSchema(schema.toString());
     }
+  }
+
+  /**
+   * {@code logit_bias}: token ids (as strings) to biases in [-100, 100]; the job checks that each
+   * id is in the vocabulary.
+   */
+  private static Map<String, Float> logitBias(JsonNode b) throws ApiError {
+    if (b == null || b.isNull()) {
+      return Map.of();
+    }
+    if (!b.isObject()) {
+      throw ApiError.badParameter("logit_bias", "must map token ids to biases");
+    }
+    Map<String, Float> out = new java.util.LinkedHashMap<>();
+    for (Map.Entry<String, JsonNode> e : b.properties()) {
+      JsonNode v = e.getValue();
+      if (!e.getKey().matches("[0-9]{1,9}")) {
+        throw ApiError.badParameter("logit_bias", "keys must be token ids, got " + e.getKey());
+      }
+      if (!v.isNumber() || Math.abs(v.asDouble()) > SamplingParams.MAX_LOGIT_BIAS) {
+        throw ApiError.badParameter("logit_bias", "biases must be numbers in [-100, 100]");
+      }
+      out.put(e.getKey(), (float) v.asDouble());
+    }
+    return out;
   }
 
   /** {@code n}, checked; {@code best_of} may only repeat it (extra samples are not ranked). */

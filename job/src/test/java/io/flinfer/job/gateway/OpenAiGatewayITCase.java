@@ -22,9 +22,12 @@ import com.openai.models.completions.CompletionCreateParams;
 import io.flinfer.job.cli.BackgroundRun;
 import io.flinfer.job.pipeline.PipelineSettings;
 import io.flinfer.operators.flink.ModelSource;
+import io.flinfer.runtime.gguf.GgufFile;
+import io.flinfer.runtime.gguf.GgufTokenizers;
 import io.flinfer.runtime.grammar.JsonPrefix;
 import io.flinfer.runtime.grammar.JsonSchemaGrammar;
 import io.flinfer.runtime.testing.SharedFiles;
+import io.flinfer.runtime.tokenizer.Tokenizer;
 import java.io.BufferedReader;
 import java.io.InputStream;
 import java.io.InputStreamReader;
@@ -272,6 +275,25 @@ class OpenAiGatewayITCase {
         .isTrue();
     // Whitespace may come between (at most 16 bytes in a row): 40 tokens reach the first key.
     assertThat(answer.replaceAll("\\s+", "")).startsWith("{\"name\":");
+  }
+
+  /** A bias of +100 on one token makes a greedy completion that token over and over. */
+  @Test
+  void aLogitBiasOfAHundredForcesItsToken() throws Exception {
+    Tokenizer tok =
+        GgufTokenizers.read(GgufFile.open(SharedFiles.root().resolve("models/zoo/" + MODEL)));
+    int cat = tok.encode(" cat", false)[0];
+    Completion c =
+        client
+            .completions()
+            .create(
+                completion("Once upon a time", 4).toBuilder()
+                    .logitBias(
+                        CompletionCreateParams.LogitBias.builder()
+                            .putAdditionalProperty(String.valueOf(cat), JsonValue.from(100))
+                            .build())
+                    .build());
+    assertThat(c.choices().get(0).text()).isEqualTo(tok.decode(new int[] {cat, cat, cat, cat}));
   }
 
   @Test

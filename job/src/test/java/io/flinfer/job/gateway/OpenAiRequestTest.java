@@ -2,6 +2,7 @@ package io.flinfer.job.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.entry;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.flinfer.avro.CompletionChunk;
@@ -166,6 +167,30 @@ class OpenAiRequestTest {
           .as(bad)
           .isInstanceOfSatisfying(
               ApiError.class, e -> assertThat(e.param).isEqualTo("response_format"));
+    }
+  }
+
+  @Test
+  void logitBiasIsAskedOfTheJobWithinItsBounds() throws Exception {
+    assertThat(
+            parse(
+                    "{\"model\": \"m\", \"prompt\": \"x\", \"logit_bias\": {\"42\": -100,"
+                        + " \"7\": 2.5}}",
+                    false)
+                .record("i", "", 0)
+                .getLogitBias())
+        .containsExactly(entry("42", -100f), entry("7", 2.5f));
+    assertThat(
+            parse("{\"model\": \"m\", \"prompt\": \"x\"}", false).record("i", "", 0).getLogitBias())
+        .isEmpty();
+    for (String bad :
+        new String[] {"[1]", "{\"a\": 1}", "{\"-1\": 1}", "{\"5\": 101}", "{\"5\": \"1\"}"}) {
+      assertThatThrownBy(
+              () ->
+                  parse(
+                      "{\"model\": \"m\", \"prompt\": \"x\", \"logit_bias\": " + bad + "}", false))
+          .as(bad)
+          .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo("logit_bias"));
     }
   }
 

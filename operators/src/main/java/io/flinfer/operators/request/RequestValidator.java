@@ -102,6 +102,18 @@ public final class RequestValidator {
             "stop token " + t + " is outside the vocabulary of " + tokenizer.vocabSize());
       }
     }
+    for (String key : r.getLogitBias().keySet()) {
+      int t;
+      try {
+        t = biasedToken(key);
+      } catch (IllegalArgumentException e) {
+        return invalid(e.getMessage());
+      }
+      if (t >= tokenizer.vocabSize()) {
+        return invalid(
+            "logit_bias token " + t + " is outside the vocabulary of " + tokenizer.vocabSize());
+      }
+    }
     boolean hasText = r.getPrompt() != null;
     boolean hasIds = r.getPromptTokenIds() != null;
     boolean hasMessages = r.getMessages() != null;
@@ -304,6 +316,7 @@ public final class RequestValidator {
             .presencePenalty(o.getPresencePenalty())
             .seed(seed)
             .topLogprobs(r.getTopLogprobs())
+            .logitBias(biasedTokens(r.getLogitBias()), biases(r.getLogitBias()))
             .responseFormat(ResponseFormat.of(r.getResponseFormat()))
             .jsonSchema(r.getJsonSchema())
             .build();
@@ -318,6 +331,36 @@ public final class RequestValidator {
         .generated(generated)
         .deadlineEpochMillis(r.getDeadlineEpochMs() == null ? 0 : r.getDeadlineEpochMs())
         .build();
+  }
+
+  /**
+   * A logit_bias key: a token id as a decimal string.
+   *
+   * @throws IllegalArgumentException naming the key otherwise
+   */
+  private static int biasedToken(String key) {
+    try {
+      int t = Integer.parseInt(key);
+      if (t >= 0) {
+        return t;
+      }
+    } catch (NumberFormatException e) {
+      // named below
+    }
+    throw new IllegalArgumentException("logit_bias keys must be token ids, got " + quote(key));
+  }
+
+  private static int[] biasedTokens(Map<String, Float> bias) {
+    return bias.keySet().stream().mapToInt(RequestValidator::biasedToken).toArray();
+  }
+
+  private static float[] biases(Map<String, Float> bias) {
+    float[] out = new float[bias.size()];
+    int i = 0;
+    for (float b : bias.values()) {
+      out[i++] = b;
+    }
+    return out;
   }
 
   /** Seeds stay below 2^53, where every JSON reader (JavaScript's included) reads them exactly. */

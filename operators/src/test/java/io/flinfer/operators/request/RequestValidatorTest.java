@@ -9,6 +9,7 @@ import io.flinfer.avro.SamplingOptions;
 import io.flinfer.runtime.chat.ChatTemplate;
 import io.flinfer.runtime.grammar.ResponseFormat;
 import io.flinfer.runtime.model.LlamaModel;
+import io.flinfer.runtime.sampling.SamplingParams;
 import io.flinfer.runtime.testing.SharedFiles;
 import java.util.Collections;
 import java.util.HashMap;
@@ -60,6 +61,15 @@ class RequestValidatorTest {
                 .topLogprobs())
         .isEqualTo(3);
     assertThat(o.request().req().params().responseFormat()).isEqualTo(ResponseFormat.TEXT);
+    SamplingParams biased =
+        validator
+            .validate(base().setLogitBias(Map.of("9", -100f, "3", 5f)).build(), 1000)
+            .request()
+            .req()
+            .params();
+    assertThat(biased.biasCount()).isEqualTo(2);
+    assertThat(new int[] {biased.biasedToken(0), biased.biasedToken(1)}).containsExactly(3, 9);
+    assertThat(new float[] {biased.bias(0), biased.bias(1)}).containsExactly(5f, -100f);
     assertThat(
             validator
                 .validate(base().setResponseFormat("json_object").build(), 1000)
@@ -139,6 +149,12 @@ class RequestValidatorTest {
     assertThat(error(base().setResponseFormat("yaml").build()))
         .isEqualTo(
             "response_format must be \"text\", \"json_object\" or \"json_schema\", got \"yaml\"");
+    assertThat(error(base().setLogitBias(Map.of("x", 1f)).build()))
+        .isEqualTo("logit_bias keys must be token ids, got 'x'");
+    assertThat(error(base().setLogitBias(Map.of("512", 1f)).build()))
+        .isEqualTo("logit_bias token 512 is outside the vocabulary of 512");
+    assertThat(error(base().setLogitBias(Map.of("5", 100.5f)).build()))
+        .isEqualTo("logit_bias must be in [-100, 100], got 100.5 for token 5");
     assertThat(error(base().setResponseFormat("json_schema").build()))
         .isEqualTo("json_schema is given with response_format json_schema, and only then");
     assertThat(
