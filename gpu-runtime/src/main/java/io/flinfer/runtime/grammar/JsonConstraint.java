@@ -10,7 +10,8 @@ public final class JsonConstraint {
   private final JsonVocabulary vocabulary;
   private final OutputState state;
   private final OutputState probe;
-  private final OutputState scratch;
+  private final OutputState first;
+  private final OutputState second;
 
   /** Any one JSON object ({@link JsonPrefix}). */
   public JsonConstraint(JsonVocabulary vocabulary) {
@@ -22,7 +23,8 @@ public final class JsonConstraint {
     this.vocabulary = vocabulary;
     this.state = shape.fresh();
     this.probe = shape.fresh();
-    this.scratch = shape.fresh();
+    this.first = shape.fresh();
+    this.second = shape.fresh();
   }
 
   /**
@@ -30,7 +32,7 @@ public final class JsonConstraint {
    * 64} for token t) exactly the tokens that may come next, clearing the rest. Returns how many.
    */
   public int allowed(long[] mask) {
-    return vocabulary.allowed(state, mask, probe, scratch);
+    return vocabulary.allowed(state, mask, probe, first, second);
   }
 
   /**

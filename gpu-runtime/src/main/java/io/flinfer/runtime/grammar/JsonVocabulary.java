@@ -4,10 +4,10 @@ import io.flinfer.runtime.tokenizer.Tokenizer;
 
 /**
  * A vocabulary's tokens as byte runs, arranged so that the tokens that may follow an {@link
- * OutputState} are found without trying each: grouped by first byte (one check rules out a whole
- * group), and split into the tokens that, inside a string, leave the state as it was (plain text:
- * no quote, no control character, whole UTF-8 characters, complete escapes) and the rest. Built
- * once per tokenizer and shared by every request; immutable.
+ * OutputState} are found without trying each: grouped by their first byte and then their second
+ * (one check rules out a whole group), and split into the tokens that, inside a string, leave the
+ * state as it was (plain text: no quote, no control character, whole UTF-8 characters, complete
+ * escapes) and the rest. Built once per tokenizer and shared by every request; immutable.
  *
  * <p>Tokens are read as they decode in the middle of a text. Tokens that add no text (control
  * tokens, the end-of-sequence token) never follow: a JSON object ends at its closing brace.
@@ -15,8 +15,10 @@ import io.flinfer.runtime.tokenizer.Tokenizer;
 public final class JsonVocabulary {
   private final int size;
   private final byte[][] bytes;
-  private final int[] firstByteStart; // tokens with first byte b: byFirstByte[start[b]..start[b+1])
-  private final int[] byFirstByte;
+  // Tokens by their first two bytes: those with key k are sorted[start[k]..start[k + 1]), where
+  // k = first << 9 | (second + 1), or first << 9 for a token of one byte.
+  private final int[] keyStart;
+  private final int[] sorted;
   private final long[] plain;
   private final int plainCount;
   private final int[] notPlain;
@@ -24,17 +26,17 @@ public final class JsonVocabulary {
   private JsonVocabulary(byte[][] bytes) {
     this.size = bytes.length;
     this.bytes = bytes;
-    firstByteStart = new int[257];
+    keyStart = new int[KEYS + 1];
     for (byte[] b : bytes) {
       if (b.length > 0) {
-        firstByteStart[(b[0] & 0xff) + 1]++;
+        keyStart[key(b) + 1]++;
       }
     }
-    for (int i = 0; i < 256; i++) {
-      firstByteStart[i + 1] += firstByteStart[i];
+    for (int k = 0; k < KEYS; k++) {
+      keyStart[k + 1] += keyStart[k];
     }
-    byFirstByte = new int[firstByteStart[256]];
-    int[] next = firstByteStart.clone();
+    sorted = new int[keyStart[KEYS]];
+    int[] next = keyStart.clone();
     plain = new long[words(size)];
     int plainTokens = 0;
     int[] rest = new int[size];
@@ -46,7 +48,7 @@ public final class JsonVocabulary {
       if (b.length == 0) {
         continue;
       }
-      byFirstByte[next[b[0] & 0xff]++] = t;
+      sorted[next[key(b)]++] = t;
       probe.copyFrom(inString);
       if (staysInString(probe, b)) {
         plain[t >>> 6] |= 1L << t;
@@ -57,6 +59,12 @@ public final class JsonVocabulary {
     }
     plainCount = plainTokens;
     notPlain = java.util.Arrays.copyOf(rest, restCount);
+  }
+
+  private static final int KEYS = 256 << 9;
+
+  private static int key(byte[] b) {
+    return (b[0] & 0xff) << 9 | (b.length > 1 ? (b[1] & 0xff) + 1 : 0);
   }
 
   /** The table of {@code tokenizer}'s vocabulary. */
@@ -101,9 +109,10 @@ public final class JsonVocabulary {
 
   /**
    * Sets in {@code mask} (cleared first) the tokens that may follow {@code state}; returns how
-   * many. {@code probe} and {@code scratch} are overwritten.
+   * many. {@code probe}, {@code first} and {@code second} are overwritten.
    */
-  int allowed(OutputState state, long[] mask, OutputState probe, OutputState scratch) {
+  int allowed(
+      OutputState state, long[] mask, OutputState probe, OutputState first, OutputState second) {
     int count = 0;
     if (state.inPlainString()) {
       System.arraycopy(plain, 0, mask, 0, plain.length);
@@ -118,22 +127,37 @@ public final class JsonVocabulary {
       return count;
     }
     java.util.Arrays.fill(mask, 0, plain.length, 0L);
-    for (int first = 0; first < 256; first++) {
-      int from = firstByteStart[first];
-      int to = firstByteStart[first + 1];
-      if (from == to) {
+    // One check rules out every token with a first byte, then every one with a first two bytes.
+    for (int b0 = 0; b0 < 256; b0++) {
+      int k0 = b0 << 9;
+      if (keyStart[k0] == keyStart[k0 + 257]) {
         continue;
       }
-      scratch.copyFrom(state);
-      if (!scratch.accept((byte) first)) {
+      first.copyFrom(state);
+      if (!first.accept((byte) b0)) {
         continue;
       }
-      for (int i = from; i < to; i++) {
-        int t = byFirstByte[i];
-        probe.copyFrom(scratch);
-        if (probe.accept(bytes[t], 1, bytes[t].length)) {
-          mask[t >>> 6] |= 1L << t;
-          count++;
+      for (int i = keyStart[k0]; i < keyStart[k0 + 1]; i++) {
+        mask[sorted[i] >>> 6] |= 1L << sorted[i];
+        count++;
+      }
+      for (int b1 = 0; b1 < 256; b1++) {
+        int from = keyStart[k0 + b1 + 1];
+        int to = keyStart[k0 + b1 + 2];
+        if (from == to) {
+          continue;
+        }
+        second.copyFrom(first);
+        if (!second.accept((byte) b1)) {
+          continue;
+        }
+        for (int i = from; i < to; i++) {
+          int t = sorted[i];
+          probe.copyFrom(second);
+          if (probe.accept(bytes[t], 2, bytes[t].length)) {
+            mask[t >>> 6] |= 1L << t;
+            count++;
+          }
         }
       }
     }
