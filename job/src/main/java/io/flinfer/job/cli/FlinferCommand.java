@@ -24,6 +24,7 @@ import picocli.CommandLine.Command;
       BenchEngineCommand.class,
       BenchJobCommand.class,
       BenchKernelCommand.class,
+      BenchFormatCommand.class,
       SchemasCommand.class,
       GatewayCommand.class,
       CommandLine.HelpCommand.class

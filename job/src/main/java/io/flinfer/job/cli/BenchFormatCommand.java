@@ -1,0 +1,113 @@
+package io.flinfer.job.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.flinfer.runtime.gguf.GgufFile;
+import io.flinfer.runtime.gguf.GgufTokenizers;
+import io.flinfer.runtime.grammar.JsonConstraint;
+import io.flinfer.runtime.grammar.JsonPrefix;
+import io.flinfer.runtime.grammar.JsonSchemaGrammar;
+import io.flinfer.runtime.grammar.JsonVocabulary;
+import io.flinfer.runtime.grammar.OutputState;
+import io.flinfer.runtime.tokenizer.Tokenizer;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * Times the token masks of structured output on a real vocabulary: building the vocabulary's table
+ * once, then one mask at each of a few typical places in an output (inside a string, between
+ * values, inside a number, inside a literal, and inside a schema's object), and prints JSON.
+ */
+@Command(
+    name = "bench-format",
+    mixinStandardHelpOptions = true,
+    description = "Benchmark the token masks of JSON output on a vocabulary; prints JSON.")
+public final class BenchFormatCommand implements Callable<Integer> {
+  /** The schema of the json_schema case. */
+  static final String SCHEMA =
+      "{\"type\": \"object\", \"properties\": {\"name\": {\"type\": \"string\"},"
+          + " \"tags\": {\"type\": \"array\", \"items\": {\"type\": \"integer\"}}}}";
+
+  /** Each case: its format, the output so far, and what place that is. */
+  private static final String[][] CASES = {
+    {"json_object", "{\"name\": \"Al", "inside a string"},
+    {"json_object", "{\"name\": \"Al\",", "between values"},
+    {"json_object", "{\"a\": [1, 2", "inside a number"},
+    {"json_object", "{\"a\": tr", "inside a literal"},
+    {"json_schema", "{\"name\": \"Al\", \"tags\": [1", "inside a schema's integer array"}
+  };
+
+  @Option(
+      names = "--vocabulary",
+      required = true,
+      description = "A GGUF file with a tokenizer (a model, or a vocabulary-only file).")
+  Path vocabulary;
+
+  @Option(
+      names = "--seconds",
+      defaultValue = "1",
+      description = "Least time per case (default: ${DEFAULT-VALUE}).")
+  double seconds;
+
+  @Override
+  public Integer call() throws Exception {
+    if (seconds <= 0) {
+      throw new IllegalArgumentException("--seconds must be > 0");
+    }
+    Tokenizer tokenizer = GgufTokenizers.read(GgufFile.open(vocabulary));
+    ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    ObjectNode root = json.createObjectNode();
+    BenchModelCommand.machine(root);
+    root.put("load_average_before", BenchModelCommand.loadAverage());
+    root.put("vocabulary", vocabulary.getFileName().toString());
+    root.put("vocab_size", tokenizer.vocabSize());
+    long start = System.nanoTime();
+    JsonVocabulary table = JsonVocabulary.of(tokenizer);
+    root.put("table_ms", round((System.nanoTime() - start) / 1e6));
+    root.put("schema", SCHEMA);
+    long[] mask = new long[JsonVocabulary.words(table.size())];
+    ArrayNode results = root.putArray("results");
+    for (String[] c : CASES) {
+      OutputState shape =
+          c[0].equals("json_schema") ? JsonSchemaGrammar.compile(SCHEMA).start() : new JsonPrefix();
+      JsonConstraint constraint = new JsonConstraint(table, shape);
+      for (int t : tokenizer.encode(c[1], false)) {
+        if (!constraint.advance(t)) {
+          throw new IllegalStateException(c[1] + " does not start a " + c[0] + " output");
+        }
+      }
+      int allowed = 0;
+      for (int i = 0; i < 100; i++) {
+        allowed = constraint.allowed(mask); // warm-up
+      }
+      long masks = 0;
+      long t0 = System.nanoTime();
+      long elapsed;
+      do {
+        for (int i = 0; i < 50; i++) {
+          constraint.allowed(mask);
+        }
+        masks += 50;
+        elapsed = System.nanoTime() - t0;
+      } while (elapsed < seconds * 1e9);
+      ObjectNode r = results.addObject();
+      r.put("format", c[0]);
+      r.put("output_so_far", c[1]);
+      r.put("place", c[2]);
+      r.put("allowed_tokens", allowed);
+      r.put("masks", masks);
+      r.put("micros_per_mask", round(elapsed / 1e3 / masks));
+    }
+    root.put("load_average_after", BenchModelCommand.loadAverage());
+    System.out.println(json.writeValueAsString(root));
+    return 0;
+  }
+
+  private static double round(double v) {
+    return Math.round(v * 10) / 10.0;
+  }
+}

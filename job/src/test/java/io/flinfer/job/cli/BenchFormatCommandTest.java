@@ -1,0 +1,36 @@
+package io.flinfer.job.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.flinfer.runtime.testing.SharedFiles;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+
+/** bench-format times a mask at every place it names, each with the tokens allowed there. */
+class BenchFormatCommandTest {
+  @Test
+  void everyPlaceIsTimedWithItsAllowedTokens() throws Exception {
+    Path vocab = SharedFiles.root().resolve("tokenizers/ggml-vocab-llama-spm.gguf");
+    assumeTrue(Files.exists(vocab), "missing " + vocab);
+    JsonNode root =
+        new ObjectMapper()
+            .readTree(
+                CommandStdout.of(
+                    "bench-format", "--vocabulary", vocab.toString(), "--seconds", "0.02"));
+    assertThat(root.get("vocab_size").asInt()).isEqualTo(32000);
+    assertThat(root.get("cpu").asText()).isNotBlank();
+    JsonNode results = root.get("results");
+    assertThat(results).hasSize(5);
+    for (JsonNode r : results) {
+      assertThat(r.get("allowed_tokens").asInt()).as(r.toString()).isPositive();
+      assertThat(r.get("micros_per_mask").asDouble()).isPositive();
+    }
+    // Inside a string nearly every token fits; in "tr" only the ones that go on with "ue".
+    assertThat(results.get(0).get("allowed_tokens").asInt()).isGreaterThan(20_000);
+    assertThat(results.get(3).get("allowed_tokens").asInt()).isLessThan(10);
+  }
+}
