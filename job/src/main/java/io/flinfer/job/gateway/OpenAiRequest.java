@@ -21,8 +21,8 @@ import java.util.Set;
  * {@code top_logprobs}), {@code frequency_penalty}, {@code presence_penalty}, and vLLM's extensions
  * {@code top_k}, {@code min_p}, {@code repetition_penalty}, {@code ignore_eos}, and {@code
  * response_format} ({@code text}, {@code json_object} or {@code json_schema}, on both endpoints),
- * {@code logit_bias}. A parameter the engine cannot honour is a 400 naming it, never silently
- * ignored.
+ * {@code logit_bias}, and vLLM's {@code stop_token_ids}. A parameter the engine cannot honour is a
+ * 400 naming it, never silently ignored.
  */
 final class OpenAiRequest {
   private static final Set<String> COMMON =
@@ -46,7 +46,8 @@ final class OpenAiRequest {
           "repetition_penalty",
           "ignore_eos",
           "response_format",
-          "logit_bias");
+          "logit_bias",
+          "stop_token_ids");
   private static final Set<String> COMPLETIONS = Set.of("prompt", "echo", "suffix", "best_of");
   private static final Set<String> CHAT = Set.of("messages", "max_completion_tokens");
 
@@ -202,6 +203,7 @@ final class OpenAiRequest {
     r.setTopLogprobs(top);
     responseFormat(body.get("response_format"), r);
     r.setLogitBias(logitBias(body.get("logit_bias")));
+    r.setStopTokenIds(stopTokenIds(body.get("stop_token_ids")));
     boolean stream = body.path("stream").asBoolean(false);
     boolean usage = body.path("stream_options").path("include_usage").asBoolean(false);
     String user = text(body, "user", false);
@@ -266,6 +268,24 @@ final class OpenAiRequest {
         throw ApiError.badParameter("logit_bias", "biases must be numbers in [-100, 100]");
       }
       out.put(e.getKey(), (float) v.asDouble());
+    }
+    return out;
+  }
+
+  /** vLLM's {@code stop_token_ids}; the job checks that each is in the vocabulary. */
+  private static List<Integer> stopTokenIds(JsonNode ids) throws ApiError {
+    if (ids == null || ids.isNull()) {
+      return List.of();
+    }
+    if (!ids.isArray()) {
+      throw ApiError.badParameter("stop_token_ids", "must be an array of token ids");
+    }
+    List<Integer> out = new ArrayList<>();
+    for (JsonNode id : ids) {
+      if (!id.isIntegralNumber() || !id.canConvertToInt() || id.asInt() < 0) {
+        throw ApiError.badParameter("stop_token_ids", "must be an array of token ids");
+      }
+      out.add(id.asInt());
     }
     return out;
   }

@@ -195,6 +195,25 @@ class OpenAiRequestTest {
   }
 
   @Test
+  void stopTokenIdsAreAskedOfTheJob() throws Exception {
+    assertThat(
+            parse("{\"model\": \"m\", \"prompt\": \"x\", \"stop_token_ids\": [7, 42]}", false)
+                .record("i", "", 0)
+                .getStopTokenIds())
+        .containsExactly(7, 42);
+    for (String bad : new String[] {"7", "[-1]", "[1.5]", "[\"7\"]"}) {
+      assertThatThrownBy(
+              () ->
+                  parse(
+                      "{\"model\": \"m\", \"prompt\": \"x\", \"stop_token_ids\": " + bad + "}",
+                      false))
+          .as(bad)
+          .isInstanceOfSatisfying(
+              ApiError.class, e -> assertThat(e.param).isEqualTo("stop_token_ids"));
+    }
+  }
+
+  @Test
   void eachChoiceIsARecordOfItsOwnWithTheNextSeed() throws Exception {
     OpenAiRequest r =
         parse(
