@@ -10,6 +10,7 @@ import io.flinfer.runtime.grammar.ResponseFormat;
 import io.flinfer.runtime.sampling.SamplingParams;
 import java.util.ArrayList;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -18,11 +19,11 @@ import java.util.Set;
  * An OpenAI completions or chat completions request body, checked and mapped to a {@link
  * PromptRequest} per choice: {@code max_tokens} (or {@code max_completion_tokens}), {@code
  * temperature}, {@code top_p}, {@code seed}, {@code stop}, {@code n}, {@code logprobs} (chat: with
- * {@code top_logprobs}), {@code frequency_penalty}, {@code presence_penalty}, and vLLM's extensions
- * {@code top_k}, {@code min_p}, {@code repetition_penalty}, {@code ignore_eos}, and {@code
+ * {@code top_logprobs}), {@code frequency_penalty}, {@code presence_penalty}, {@code
  * response_format} ({@code text}, {@code json_object} or {@code json_schema}, on both endpoints),
- * {@code logit_bias}, and vLLM's {@code stop_token_ids}. A parameter the engine cannot honour is a
- * 400 naming it, never silently ignored.
+ * {@code logit_bias}, and vLLM's extensions {@code top_k}, {@code min_p}, {@code
+ * repetition_penalty}, {@code ignore_eos} and {@code stop_token_ids}. A parameter the engine cannot
+ * honour is a 400 naming it, never silently ignored.
  */
 final class OpenAiRequest {
   private static final Set<String> COMMON =
@@ -258,7 +259,7 @@ final class OpenAiRequest {
     if (!b.isObject()) {
       throw ApiError.badParameter("logit_bias", "must map token ids to biases");
     }
-    Map<String, Float> out = new java.util.LinkedHashMap<>();
+    Map<String, Float> out = new LinkedHashMap<>();
     for (Map.Entry<String, JsonNode> e : b.properties()) {
       JsonNode v = e.getValue();
       if (!e.getKey().matches("[0-9]{1,9}")) {
