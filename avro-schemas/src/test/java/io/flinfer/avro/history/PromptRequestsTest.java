@@ -99,6 +99,7 @@ class PromptRequestsTest {
     assertThat(read.getResponseFormat()).isEqualTo("text");
     assertThat(read.getJsonSchema()).isNull();
     assertThat(read.getLogitBias()).isEmpty();
+    assertThat(read.getMinNewTokens()).isZero();
 
     PromptRequest now =
         PromptRequest.newBuilder()

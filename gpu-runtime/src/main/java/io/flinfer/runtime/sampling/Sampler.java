@@ -63,8 +63,8 @@ public final class Sampler {
    * the request's history), or else its full row.
    */
   public static void prepare(ForwardBatch batch, SamplingParams p, long index) {
-    if (readsRow(p)) {
-      return;
+    if (readsRow(p) || index < p.minTokens()) {
+      return; // the row is needed (below min_tokens: to take the end tokens out)
     }
     if (p.isGreedy()) {
       batch.greedyOnly();
@@ -108,7 +108,7 @@ public final class Sampler {
     if (logits.isFull(r)) {
       return sample(logits.rows(), r * vocab, p, history, promptLen, historyLen, index, allowed);
     }
-    if (!p.isGreedy() || readsRow(p)) {
+    if (!p.isGreedy() || readsRow(p) || allowed != null) {
       throw new IllegalStateException("request " + r + " needs its full row of logits");
     }
     lastLogprob = logits.maxLogit(r) - logits.logZ(r);

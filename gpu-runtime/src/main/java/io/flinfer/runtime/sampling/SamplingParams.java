@@ -30,6 +30,7 @@ public final class SamplingParams {
   private final float presencePenalty;
   private final long seed;
   private final int topLogprobs;
+  private final int minTokens;
   private final int[] biasedTokens;
   private final float[] biases;
   private final ResponseFormat responseFormat;
@@ -46,6 +47,7 @@ public final class SamplingParams {
     this.presencePenalty = b.presencePenalty;
     this.seed = b.seed;
     this.topLogprobs = b.topLogprobs;
+    this.minTokens = b.minTokens;
     this.biasedTokens = b.biasedTokens.clone();
     this.biases = b.biases.clone();
     this.responseFormat = b.responseFormat;
@@ -68,6 +70,7 @@ public final class SamplingParams {
         .presencePenalty(presencePenalty)
         .seed(seed)
         .topLogprobs(topLogprobs)
+        .minTokens(minTokens)
         .logitBias(biasedTokens, biases)
         .responseFormat(responseFormat)
         .jsonSchema(jsonSchema);
@@ -108,6 +111,14 @@ public final class SamplingParams {
 
   public boolean hasPenalties() {
     return repetitionPenalty != 1f || frequencyPenalty != 0f || presencePenalty != 0f;
+  }
+
+  /**
+   * How many tokens come before the model's end tokens and the request's stop tokens may be chosen
+   * (vLLM's {@code min_tokens}); 0: from the first.
+   */
+  public int minTokens() {
+    return minTokens;
   }
 
   /** How many tokens have a logit bias. */
@@ -200,6 +211,7 @@ public final class SamplingParams {
     private float presencePenalty = 0f;
     private long seed = 0L;
     private int topLogprobs = 0;
+    private int minTokens = 0;
     private int[] biasedTokens = new int[0];
     private float[] biases = new float[0];
     private ResponseFormat responseFormat = ResponseFormat.TEXT;
@@ -248,6 +260,11 @@ public final class SamplingParams {
 
     public Builder topLogprobs(int v) {
       topLogprobs = v;
+      return this;
+    }
+
+    public Builder minTokens(int v) {
+      minTokens = v;
       return this;
     }
 
@@ -303,6 +320,7 @@ public final class SamplingParams {
       check(
           topLogprobs >= 0 && topLogprobs <= MAX_TOP_LOGPROBS,
           "top_logprobs must be in [0, " + MAX_TOP_LOGPROBS + "], got " + topLogprobs);
+      check(minTokens >= 0, "min_tokens must be >= 0, got " + minTokens);
       for (int i = 0; i < biasedTokens.length; i++) {
         check(
             biasedTokens[i] >= 0 && (i == 0 || biasedTokens[i] != biasedTokens[i - 1]),

@@ -22,8 +22,8 @@ import java.util.Set;
  * {@code top_logprobs}), {@code frequency_penalty}, {@code presence_penalty}, {@code
  * response_format} ({@code text}, {@code json_object} or {@code json_schema}, on both endpoints),
  * {@code logit_bias}, and vLLM's extensions {@code top_k}, {@code min_p}, {@code
- * repetition_penalty}, {@code ignore_eos} and {@code stop_token_ids}. A parameter the engine cannot
- * honour is a 400 naming it, never silently ignored.
+ * repetition_penalty}, {@code ignore_eos}, {@code stop_token_ids} and {@code min_tokens}. A
+ * parameter the engine cannot honour is a 400 naming it, never silently ignored.
  */
 final class OpenAiRequest {
   private static final Set<String> COMMON =
@@ -48,7 +48,8 @@ final class OpenAiRequest {
           "ignore_eos",
           "response_format",
           "logit_bias",
-          "stop_token_ids");
+          "stop_token_ids",
+          "min_tokens");
   private static final Set<String> COMPLETIONS = Set.of("prompt", "echo", "suffix", "best_of");
   private static final Set<String> CHAT = Set.of("messages", "max_completion_tokens");
 
@@ -205,6 +206,13 @@ final class OpenAiRequest {
     responseFormat(body.get("response_format"), r);
     r.setLogitBias(logitBias(body.get("logit_bias")));
     r.setStopTokenIds(stopTokenIds(body.get("stop_token_ids")));
+    Integer min = integer(body, "min_tokens");
+    if (min != null) {
+      if (min < 0 || min > r.getMaxNewTokens()) {
+        throw ApiError.badParameter("min_tokens", "must be between 0 and the token limit");
+      }
+      r.setMinNewTokens(min);
+    }
     boolean stream = body.path("stream").asBoolean(false);
     boolean usage = body.path("stream_options").path("include_usage").asBoolean(false);
     String user = text(body, "user", false);

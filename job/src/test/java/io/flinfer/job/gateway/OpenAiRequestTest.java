@@ -195,12 +195,26 @@ class OpenAiRequestTest {
   }
 
   @Test
-  void stopTokenIdsAreAskedOfTheJob() throws Exception {
+  void stopTokenIdsAndMinTokensAreAskedOfTheJob() throws Exception {
     assertThat(
             parse("{\"model\": \"m\", \"prompt\": \"x\", \"stop_token_ids\": [7, 42]}", false)
                 .record("i", "", 0)
                 .getStopTokenIds())
         .containsExactly(7, 42);
+    assertThat(
+            parse("{\"model\": \"m\", \"prompt\": \"x\", \"min_tokens\": 3}", false)
+                .record("i", "", 0)
+                .getMinNewTokens())
+        .isEqualTo(3);
+    for (String min : new String[] {"-1", "17", "1.5"}) {
+      // Completions default to 16 tokens.
+      assertThatThrownBy(
+              () ->
+                  parse(
+                      "{\"model\": \"m\", \"prompt\": \"x\", \"min_tokens\": " + min + "}", false))
+          .as(min)
+          .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo("min_tokens"));
+    }
     for (String bad : new String[] {"7", "[-1]", "[1.5]", "[\"7\"]"}) {
       assertThatThrownBy(
               () ->

@@ -140,7 +140,7 @@ public final class Engine implements AutoCloseable {
               : new ChunkCache(reqToToken, allocator);
     }
     this.sampler = new Sampler(vocab);
-    this.formats = new OutputFormats(model.tokenizer());
+    this.formats = new OutputFormats(model.tokenizer(), vocab);
     this.logits = new Logits(vocab);
     this.newTokenRatio = new NewTokenRatio(config);
     this.endTokens = model.tokenizer().endTokens();
@@ -246,7 +246,7 @@ public final class Engine implements AutoCloseable {
       r.decoder = new TextDecoder(model.tokenizer(), r.tokens[prompt - 1]);
       r.text = new StringBuilder();
       for (int i = prompt; i < r.len; i++) {
-        StopStrings.feed(r, r.tokens[i]);
+        StopStrings.feed(r, r.tokens[i], i - prompt + 1);
       }
     }
     live.put(r.id(), r);
@@ -690,15 +690,12 @@ public final class Engine implements AutoCloseable {
         r.computedLen++;
       }
       int index = r.outputLen();
-      long[] allowed = null;
-      if (r.constraint != null) {
-        if (r.constraint.allowed(formats.mask()) == 0) {
-          // Only where the vocabulary lacks a character JSON needs next.
-          finish(r, FinishReason.error("no token continues its response format"), events);
-          finished.add(r);
-          continue;
-        }
-        allowed = formats.mask();
+      long[] allowed = formats.allowed(r, index, endTokens);
+      if (allowed != null && OutputFormats.isEmpty(allowed)) {
+        // Only where the vocabulary lacks a character JSON needs next.
+        finish(r, FinishReason.error("no token continues its response format"), events);
+        finished.add(r);
+        continue;
       }
       int token =
           sampler.sample(logits, b, r.params(), r.tokens, r.promptLen(), r.len, index, allowed);

@@ -3,7 +3,8 @@ package io.flinfer.operators.engine;
 /**
  * Whether a request is done after it sampled a token: the end of the JSON object its format asks
  * for, one of the model's end tokens (unless ignored), one of its stop tokens, one of its stop
- * strings in the text decoded so far, or its token limit.
+ * strings in the text decoded so far, or its token limit. Below its min_tokens, end and stop tokens
+ * are never chosen and stop strings do not count.
  */
 final class FinishCheck {
   private FinishCheck() {}
@@ -24,7 +25,7 @@ final class FinishCheck {
       return FinishReason.stop("token " + token);
     }
     if (r.text != null) {
-      String stop = StopStrings.feed(r, token);
+      String stop = StopStrings.feed(r, token, r.outputLen());
       if (stop != null) {
         return FinishReason.stop(stop);
       }

@@ -145,6 +145,11 @@ public final class Req {
     return deadlineEpochMillis;
   }
 
+  /** The request's own stop tokens. */
+  int[] stopTokenIds() {
+    return stopTokenIds;
+  }
+
   boolean isStopToken(int token) {
     for (int t : stopTokenIds) {
       if (t == token) {

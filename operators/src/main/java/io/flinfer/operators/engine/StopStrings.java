@@ -9,13 +9,21 @@ package io.flinfer.operators.engine;
 final class StopStrings {
   private StopStrings() {}
 
-  /** Appends {@code token}'s text; returns the stop string the text now contains, or null. */
-  static String feed(Req r, int token) {
+  /**
+   * Appends {@code token}'s text, the request's output being {@code produced} tokens long with it;
+   * returns the stop string the text now contains, or null. Below the request's min_tokens a stop
+   * string does not stop it: the text up to its end is dropped, so that only a later one can.
+   */
+  static String feed(Req r, int token, int produced) {
     r.text.append(r.decoder.next(token));
     int longest = 0;
     for (String s : r.stopStrings()) {
-      if (r.text.indexOf(s) >= 0) {
-        return s;
+      int at = r.text.indexOf(s);
+      if (at >= 0) {
+        if (produced >= r.params().minTokens()) {
+          return s;
+        }
+        r.text.delete(0, at + s.length());
       }
       longest = Math.max(longest, s.length());
     }

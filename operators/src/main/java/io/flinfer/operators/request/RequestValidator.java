@@ -178,6 +178,13 @@ public final class RequestValidator {
           Rejection.LIMIT_EXCEEDED,
           "the prompt has " + ids.length + " tokens; the context holds " + contextLength);
     }
+    if (r.getMinNewTokens() < 0 || r.getMinNewTokens() > r.getMaxNewTokens()) {
+      return invalid(
+          "min_new_tokens must be in [0, max_new_tokens = "
+              + r.getMaxNewTokens()
+              + "], got "
+              + r.getMinNewTokens());
+    }
     if (r.getMaxNewTokens() < 1 || r.getMaxNewTokens() > limits.maxNewTokens()) {
       return invalid(
           "max_new_tokens must be in [1, "
@@ -316,6 +323,7 @@ public final class RequestValidator {
             .presencePenalty(o.getPresencePenalty())
             .seed(seed)
             .topLogprobs(r.getTopLogprobs())
+            .minTokens(r.getMinNewTokens())
             .logitBias(biasedTokens(r.getLogitBias()), biases(r.getLogitBias()))
             .responseFormat(ResponseFormat.of(r.getResponseFormat()))
             .jsonSchema(r.getJsonSchema())

@@ -417,6 +417,61 @@ class EngineTest {
     }
   }
 
+  /**
+   * Below min_tokens a request chooses no end token and no stop token, and no stop string ends it;
+   * restored partway, it continues with the same tokens.
+   */
+  @Test
+  void minTokensHoldsOffEveryEnding() {
+    EngineConfig cfg =
+        EngineConfig.builder().maxRunningRequests(4).maxTotalTokens(2048).threads(1).build();
+    int[] prompt = model.tokenizer().encode("Once upon a time", true);
+    int[] golden = SharedFiles.goldenIds();
+    SamplingParams min8 = SamplingParams.builder().minTokens(8).build();
+    SamplingParams min20 = SamplingParams.builder().minTokens(20).build();
+    List<Req> reqs =
+        List.of(
+            Req.builder("tok", prompt)
+                .params(min8)
+                .maxNewTokens(60)
+                .stopTokenIds(golden[3])
+                .build(),
+            Req.builder("str", prompt)
+                .params(min20)
+                .maxNewTokens(60)
+                .stopStrings(List.of("named"))
+                .build());
+    Map<String, List<TokenEvent>> out;
+    try (Engine e = new Engine(model, cfg, io.flinfer.runtime.forward.CpuModelRunner::new)) {
+      out = runAll(e, reqs);
+      assertNoLeak(e);
+    }
+    List<TokenEvent> tok = out.get("tok");
+    assertThat(tok.size()).isGreaterThanOrEqualTo(8);
+    assertThat(tok.subList(0, 8)).noneMatch(t -> t.tokenId() == golden[3]);
+    // Greedy says "named" at about the twelfth token; it does not end the request before 20.
+    assertThat(out.get("str").size()).isGreaterThanOrEqualTo(20);
+    // Restored after five tokens, each continues as it did.
+    for (Req r : reqs) {
+      int[] head = out.get(r.id()).stream().limit(5).mapToInt(TokenEvent::tokenId).toArray();
+      Req restored =
+          Req.builder(r.id(), prompt)
+              .params(r.params())
+              .maxNewTokens(r.maxNewTokens())
+              .stopTokenIds(r.id().equals("tok") ? new int[] {golden[3]} : new int[0])
+              .stopStrings(r.id().equals("str") ? List.of("named") : List.of())
+              .generated(head)
+              .build();
+      try (Engine e = new Engine(model, cfg, io.flinfer.runtime.forward.CpuModelRunner::new)) {
+        assertThat(runAll(e, List.of(restored)).get(r.id()))
+            .extracting(TokenEvent::tokenId)
+            .as(r.id())
+            .containsExactlyElementsOf(
+                out.get(r.id()).stream().skip(5).map(TokenEvent::tokenId).toList());
+      }
+    }
+  }
+
   @Test
   void alternativesComeWithEachTokenAndChangeNoToken() {
     EngineConfig cfg =
@@ -623,6 +678,44 @@ class EngineTest {
         node.get("tags").forEach(t -> assertThat(t.asText()).isIn("a", "b"));
         assertThat(node.get("ok").isBoolean() || node.get("ok").isNull()).isTrue();
       }
+      assertNoLeak(e);
+    }
+  }
+
+  /**
+   * With its end token made likely (a logit bias of +5 on EOS), a random-weight model's request
+   * ends within a few tokens; with min_tokens 30 it chooses no EOS before its thirtieth token.
+   */
+  @Test
+  void minTokensKeepsTheEndTokenOutUntilItsCount(@TempDir Path dir) throws Exception {
+    LlamaModel random = randomModel(dir, 13);
+    int eos = random.tokenizer().eosId();
+    EngineConfig cfg =
+        EngineConfig.builder().maxRunningRequests(8).maxTotalTokens(8192).threads(1).build();
+    List<Req> reqs = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      SamplingParams.Builder p =
+          SamplingParams.builder()
+              .temperature(1f)
+              .seed(i)
+              .logitBias(new int[] {eos}, new float[] {5f});
+      int[] prompt = random.tokenizer().encode("Hi", true);
+      reqs.add(Req.builder("free" + i, prompt).params(p.build()).maxNewTokens(100).build());
+      reqs.add(
+          Req.builder("min" + i, prompt).params(p.minTokens(30).build()).maxNewTokens(100).build());
+    }
+    try (Engine e = new Engine(random, cfg, io.flinfer.runtime.forward.CpuModelRunner::new)) {
+      Map<String, List<TokenEvent>> out = runAll(e, reqs);
+      int early = 0;
+      for (int i = 0; i < 4; i++) {
+        early += out.get("free" + i).size() < 30 ? 1 : 0;
+        List<TokenEvent> min = out.get("min" + i);
+        // Tokens 0 to 29 are below the count: EOS can come at token 30 at the earliest.
+        assertThat(min.size()).isGreaterThanOrEqualTo(31);
+        assertThat(min.subList(0, 30)).noneMatch(t -> t.tokenId() == eos);
+        assertThat(min.get(min.size() - 1).finish()).isEqualTo(FinishReason.stop("eos"));
+      }
+      assertThat(early).as("requests without min_tokens that ended before 30").isEqualTo(4);
       assertNoLeak(e);
     }
   }

@@ -149,6 +149,16 @@ class RequestValidatorTest {
     assertThat(error(base().setResponseFormat("yaml").build()))
         .isEqualTo(
             "response_format must be \"text\", \"json_object\" or \"json_schema\", got \"yaml\"");
+    assertThat(error(base().setMaxNewTokens(10).setMinNewTokens(11).build()))
+        .isEqualTo("min_new_tokens must be in [0, max_new_tokens = 10], got 11");
+    assertThat(
+            validator
+                .validate(base().setMinNewTokens(4).build(), 1000)
+                .request()
+                .req()
+                .params()
+                .minTokens())
+        .isEqualTo(4);
     assertThat(error(base().setLogitBias(Map.of("x", 1f)).build()))
         .isEqualTo("logit_bias keys must be token ids, got 'x'");
     assertThat(error(base().setLogitBias(Map.of("512", 1f)).build()))
