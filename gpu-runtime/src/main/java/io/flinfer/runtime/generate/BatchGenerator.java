@@ -9,10 +9,9 @@ import io.flinfer.runtime.forward.Logits;
 import io.flinfer.runtime.forward.ModelRunner;
 import io.flinfer.runtime.forward.ModelRunnerFactory;
 import io.flinfer.runtime.grammar.JsonConstraint;
-import io.flinfer.runtime.grammar.JsonVocabulary;
-import io.flinfer.runtime.grammar.OutputState;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.sampling.Sampler;
+import io.flinfer.runtime.sampling.TokenMasks;
 import java.util.List;
 
 /**
@@ -30,8 +29,8 @@ public final class BatchGenerator implements AutoCloseable {
   private final ForwardBatch batch = new ForwardBatch();
   private final Logits logits;
   private final int[] endTokens;
-  private JsonVocabulary json;
-  private long[] mask;
+  private final TokenMasks masks;
+  private static final int[] NONE = {};
 
   public BatchGenerator(LlamaModel model, int maxBatch, int maxContext, int threads) {
     this(model, maxBatch, maxContext, threads, CpuModelRunner::new);
@@ -47,18 +46,7 @@ public final class BatchGenerator implements AutoCloseable {
     this.sampler = new Sampler(model.config().vocabSize());
     this.logits = new Logits(model.config().vocabSize());
     this.endTokens = model.tokenizer().endTokens();
-  }
-
-  /** A constraint for a request whose output has {@code shape}; null for free text. */
-  private JsonConstraint constraint(OutputState shape) {
-    if (shape == null) {
-      return null;
-    }
-    if (json == null) {
-      json = JsonVocabulary.of(model.tokenizer());
-      mask = new long[JsonVocabulary.words(json.size())];
-    }
-    return new JsonConstraint(json, shape);
+    this.masks = new TokenMasks(model.tokenizer(), model.config().vocabSize());
   }
 
   public int maxContext() {
@@ -80,7 +68,7 @@ public final class BatchGenerator implements AutoCloseable {
     int[][] kvSlots = new int[n][];
     JsonConstraint[] constraints = new JsonConstraint[n];
     for (int r = 0; r < n; r++) {
-      constraints[r] = constraint(requests.get(r).params().outputShape());
+      constraints[r] = masks.constraint(requests.get(r).params());
     }
     try {
       batch.reset();
@@ -120,8 +108,10 @@ public final class BatchGenerator implements AutoCloseable {
           }
           GenerationRequest q = requests.get(r);
           JsonConstraint c = constraints[r];
-          if (c != null && c.allowed(mask) == 0) {
-            done[r] = true; // no token of the vocabulary continues the object
+          long[] allowed =
+              masks.allowed(q.params(), c, produced[r], q.stopAtEos() ? endTokens : NONE, NONE);
+          if (allowed != null && TokenMasks.isEmpty(allowed)) {
+            done[r] = true; // no token of the vocabulary continues the format
             continue;
           }
           int tok =
@@ -133,7 +123,7 @@ public final class BatchGenerator implements AutoCloseable {
                   q.promptIds().length,
                   len[r],
                   produced[r],
-                  c == null ? null : mask);
+                  allowed);
           history[r][len[r]++] = tok;
           listener.onToken(r, produced[r], tok, sampler.lastLogprob());
           produced[r]++;

@@ -33,6 +33,11 @@ final class JsonLexicon {
 
   private JsonLexicon() {}
 
+  /** Whether {@code b} is JSON whitespace. */
+  static boolean isSpace(int b) {
+    return b == ' ' || b == '\n' || b == '\r' || b == '\t';
+  }
+
   /** The string state after byte {@code b} in state {@code s}. */
   static int string(int s, int b) {
     if (s == CHARS) {

@@ -143,7 +143,7 @@ public final class JsonPrefix extends OutputState {
 
   private boolean space(int b) {
     int limit = mode == START ? MAX_LEADING_WHITESPACE : MAX_WHITESPACE;
-    if ((b == ' ' || b == '\n' || b == '\r' || b == '\t') && whitespace < limit) {
+    if (JsonLexicon.isSpace(b) && whitespace < limit) {
       whitespace++;
       return true;
     }

@@ -54,6 +54,12 @@ public final class JsonSchemaGrammar {
           "deprecated",
           "readOnly",
           "writeOnly");
+
+  /** The keywords that constrain the output, all enforced. */
+  private static final Set<String> KEYWORDS =
+      Set.of(
+          "type", "properties", "items", "minItems", "maxItems", "enum", "const", "anyOf", "oneOf");
+
   private static final ObjectMapper JSON = new ObjectMapper();
 
   /** One node: its kind and what that kind needs. */
@@ -70,13 +76,17 @@ public final class JsonSchemaGrammar {
   }
 
   private final Node[] nodes;
+  private final int root;
 
-  private JsonSchemaGrammar(Node[] nodes) {
+  private JsonSchemaGrammar(Node[] nodes, int root) {
     this.nodes = nodes;
+    this.root = root;
   }
 
-  /** The root node's id (0). */
-  static final int ROOT = 0;
+  /** The root node's id. */
+  int root() {
+    return root;
+  }
 
   Node node(int id) {
     return nodes[id];
@@ -102,7 +112,7 @@ public final class JsonSchemaGrammar {
     if (c.nodes.get(id).kind != OBJECT) {
       throw new IllegalArgumentException("json_schema: the root must be of type object");
     }
-    return new JsonSchemaGrammar(c.nodes.toArray(Node[]::new));
+    return new JsonSchemaGrammar(c.nodes.toArray(Node[]::new), id);
   }
 
   /** A new state at the start of an output this schema describes. */
@@ -132,18 +142,7 @@ public final class JsonSchemaGrammar {
       }
       for (Iterator<String> it = s.fieldNames(); it.hasNext(); ) {
         String k = it.next();
-        if (!ANNOTATIONS.contains(k)
-            && !Set.of(
-                    "type",
-                    "properties",
-                    "items",
-                    "minItems",
-                    "maxItems",
-                    "enum",
-                    "const",
-                    "anyOf",
-                    "oneOf")
-                .contains(k)) {
+        if (!ANNOTATIONS.contains(k) && !KEYWORDS.contains(k)) {
           throw unsupported(path + "/" + k, "keyword " + k + " is not supported");
         }
       }
@@ -339,21 +338,12 @@ public final class JsonSchemaGrammar {
       if (target == null) {
         throw unsupported(path + "/$ref", ref + " is not defined");
       }
-      // An alias node first, so that a definition may refer to itself.
+      // A placeholder first, so that a definition may refer to itself; then the definition's
+      // node stands in its place.
       int alias = add(ANY_OF);
       refs.put(ref, alias);
       int body = compile(target, "#/" + prefix + "/" + name);
-      Node n = nodes.get(alias);
-      Node b = nodes.get(body);
-      n.kind = b.kind;
-      n.keys = b.keys;
-      n.values = b.values;
-      n.item = b.item;
-      n.minItems = b.minItems;
-      n.maxItems = b.maxItems;
-      n.literals = b.literals;
-      n.alternatives = b.alternatives;
-      n.byFirstByte = b.byFirstByte;
+      nodes.set(alias, nodes.get(body));
       return alias;
     }
 

@@ -46,7 +46,7 @@ public final class SchemaPrefix extends OutputState {
 
   SchemaPrefix(JsonSchemaGrammar grammar) {
     this.grammar = grammar;
-    node[0] = JsonSchemaGrammar.ROOT;
+    node[0] = grammar.root();
     depth = 1;
   }
 
@@ -90,7 +90,7 @@ public final class SchemaPrefix extends OutputState {
     int b = value & 0xff;
     int f = depth - 1;
     JsonSchemaGrammar.Node n = grammar.node(node[f]);
-    if (phase[f] == BEFORE && n.kind != ANY_OF && isSpace(b)) {
+    if (phase[f] == BEFORE && n.kind != ANY_OF && JsonLexicon.isSpace(b)) {
       return space(started ? JsonPrefix.MAX_WHITESPACE : JsonPrefix.MAX_LEADING_WHITESPACE);
     }
     started = true;
@@ -111,10 +111,6 @@ public final class SchemaPrefix extends OutputState {
     }
   }
 
-  private static boolean isSpace(int b) {
-    return b == ' ' || b == '\n' || b == '\r' || b == '\t';
-  }
-
   private boolean space(int limit) {
     if (whitespace < limit) {
       whitespace++;
@@ -128,7 +124,7 @@ public final class SchemaPrefix extends OutputState {
       case BEFORE:
         return b == '{' && to(f, OPENED);
       case OPENED:
-        if (isSpace(b)) {
+        if (JsonLexicon.isSpace(b)) {
           return space(JsonPrefix.MAX_WHITESPACE);
         }
         if (index[f] == n.keys.length) {
@@ -151,12 +147,12 @@ public final class SchemaPrefix extends OutputState {
           return true;
         }
       case COLON:
-        if (isSpace(b)) {
+        if (JsonLexicon.isSpace(b)) {
           return space(JsonPrefix.MAX_WHITESPACE);
         }
         return b == ':' && to(f, AFTER) && push(n.values[index[f]]);
       default: // AFTER
-        if (isSpace(b)) {
+        if (JsonLexicon.isSpace(b)) {
           return space(JsonPrefix.MAX_WHITESPACE);
         }
         if (index[f] + 1 < n.keys.length) {
@@ -176,7 +172,7 @@ public final class SchemaPrefix extends OutputState {
         return b == '[' && to(f, FIRST);
       case FIRST:
       case NEXT:
-        if (isSpace(b)) {
+        if (JsonLexicon.isSpace(b)) {
           return space(JsonPrefix.MAX_WHITESPACE);
         }
         if (b == ']' && phase[f] == FIRST && n.minItems == 0) {
@@ -188,7 +184,7 @@ public final class SchemaPrefix extends OutputState {
         phase[f] = AFTER;
         return push(n.item) && accept((byte) b);
       default: // AFTER
-        if (isSpace(b)) {
+        if (JsonLexicon.isSpace(b)) {
           return space(JsonPrefix.MAX_WHITESPACE);
         }
         if (b == ',' && index[f] < n.maxItems) {
@@ -251,7 +247,7 @@ public final class SchemaPrefix extends OutputState {
   }
 
   private boolean anyOf(int f, JsonSchemaGrammar.Node n, int b) {
-    if (isSpace(b)) {
+    if (JsonLexicon.isSpace(b)) {
       return space(started ? JsonPrefix.MAX_WHITESPACE : JsonPrefix.MAX_LEADING_WHITESPACE);
     }
     int alternative = n.byFirstByte[b];

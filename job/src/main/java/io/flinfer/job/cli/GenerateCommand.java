@@ -14,6 +14,8 @@ import io.flinfer.runtime.tokenizer.TextDecoder;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -110,7 +112,7 @@ public final class GenerateCommand implements Callable<Integer> {
     if (jsonSchema == null || !jsonSchema.startsWith("@")) {
       return jsonSchema;
     }
-    return java.nio.file.Files.readString(java.nio.file.Path.of(jsonSchema.substring(1)));
+    return Files.readString(Path.of(jsonSchema.substring(1)));
   }
 
   @Override

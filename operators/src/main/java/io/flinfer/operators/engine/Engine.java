@@ -18,6 +18,7 @@ import io.flinfer.runtime.forward.ModelRunnerFactory;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.model.ModelConfig;
 import io.flinfer.runtime.sampling.Sampler;
+import io.flinfer.runtime.sampling.TokenMasks;
 import io.flinfer.runtime.tokenizer.TextDecoder;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -53,7 +54,8 @@ public final class Engine implements AutoCloseable {
   private final ModelRunner runner;
   private final KvStoreType kvStoreType;
   private final Sampler sampler;
-  private final OutputFormats formats;
+  private final TokenMasks masks;
+  private static final int[] NO_TOKENS = {};
   private final List<Req> waiting = new ArrayList<>();
   private final List<Req> running = new ArrayList<>();
   private final Map<String, Req> live = new HashMap<>();
@@ -140,7 +142,7 @@ public final class Engine implements AutoCloseable {
               : new ChunkCache(reqToToken, allocator);
     }
     this.sampler = new Sampler(vocab);
-    this.formats = new OutputFormats(model.tokenizer(), vocab);
+    this.masks = new TokenMasks(model.tokenizer(), vocab);
     this.logits = new Logits(vocab);
     this.newTokenRatio = new NewTokenRatio(config);
     this.endTokens = model.tokenizer().endTokens();
@@ -231,7 +233,7 @@ public final class Engine implements AutoCloseable {
       endBeforeStart(r, FinishReason.length("already at its token limit"));
       return true;
     }
-    r.constraint = formats.constraint(r.params());
+    r.constraint = masks.constraint(r.params());
     for (int i = prompt; i < r.len && r.constraint != null; i++) {
       if (!r.constraint.advance(r.tokens[i])) {
         endBeforeStart(r, FinishReason.error("its tokens so far do not start its response format"));
@@ -690,8 +692,14 @@ public final class Engine implements AutoCloseable {
         r.computedLen++;
       }
       int index = r.outputLen();
-      long[] allowed = formats.allowed(r, index, endTokens);
-      if (allowed != null && OutputFormats.isEmpty(allowed)) {
+      long[] allowed =
+          masks.allowed(
+              r.params(),
+              r.constraint,
+              index,
+              r.ignoreEos() ? NO_TOKENS : endTokens,
+              r.stopTokenIds());
+      if (allowed != null && TokenMasks.isEmpty(allowed)) {
         // Only where the vocabulary lacks a character JSON needs next.
         finish(r, FinishReason.error("no token continues its response format"), events);
         finished.add(r);

@@ -6,13 +6,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.flinfer.memcache.KvStoreType;
 import io.flinfer.runtime.grammar.JsonPrefix;
 import io.flinfer.runtime.grammar.ResponseFormat;
-import io.flinfer.runtime.llama2c.Llama2cCheckpointLoader;
-import io.flinfer.runtime.llama2c.RandomCheckpointWriter;
 import io.flinfer.runtime.model.LlamaModel;
-import io.flinfer.runtime.model.ModelConfig;
 import io.flinfer.runtime.sampling.SamplingParams;
 import io.flinfer.runtime.testing.SharedFiles;
-import io.flinfer.runtime.tokenizer.SyntheticVocabulary;
+import io.flinfer.runtime.testing.TinyRandomModel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -592,14 +589,6 @@ class EngineTest {
     }
   }
 
-  /** A tiny random-weight model over a 300-token byte vocabulary, written under {@code dir}. */
-  private static LlamaModel randomModel(Path dir, long seed) throws Exception {
-    ModelConfig shape = new ModelConfig(64, 128, 2, 4, 4, 300, 4096, 10000f, 1e-5f);
-    return Llama2cCheckpointLoader.load(
-        RandomCheckpointWriter.write(shape, seed, dir.resolve("random-" + seed + ".bin")),
-        SyntheticVocabulary::of);
-  }
-
   /**
    * A random-weight model over a byte vocabulary spreads its choices, so its JSON requests close
    * their objects: each ends with the closing brace, as {@code stop(json)}, and its text is one
@@ -607,7 +596,7 @@ class EngineTest {
    */
   @Test
   void aJsonRequestEndsWhereItsObjectCloses(@TempDir Path dir) throws Exception {
-    LlamaModel random = randomModel(dir, 11);
+    LlamaModel random = TinyRandomModel.write(dir, 11);
     EngineConfig cfg =
         EngineConfig.builder().maxRunningRequests(4).maxTotalTokens(16384).threads(1).build();
     int[] prompt = random.tokenizer().encode("Write JSON.", true);
@@ -640,7 +629,7 @@ class EngineTest {
    */
   @Test
   void aJsonSchemaRequestWritesAnInstanceOfItsSchema(@TempDir Path dir) throws Exception {
-    LlamaModel random = randomModel(dir, 12);
+    LlamaModel random = TinyRandomModel.write(dir, 12);
     EngineConfig cfg =
         EngineConfig.builder().maxRunningRequests(4).maxTotalTokens(16384).threads(1).build();
     String schema =
@@ -688,7 +677,7 @@ class EngineTest {
    */
   @Test
   void minTokensKeepsTheEndTokenOutUntilItsCount(@TempDir Path dir) throws Exception {
-    LlamaModel random = randomModel(dir, 13);
+    LlamaModel random = TinyRandomModel.write(dir, 13);
     int eos = random.tokenizer().eosId();
     EngineConfig cfg =
         EngineConfig.builder().maxRunningRequests(8).maxTotalTokens(8192).threads(1).build();

@@ -1,0 +1,91 @@
+package io.flinfer.runtime.sampling;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flinfer.runtime.generate.BatchGenerator;
+import io.flinfer.runtime.generate.GenerationRequest;
+import io.flinfer.runtime.grammar.JsonConstraint;
+import io.flinfer.runtime.grammar.ResponseFormat;
+import io.flinfer.runtime.model.LlamaModel;
+import io.flinfer.runtime.testing.TinyRandomModel;
+import io.flinfer.runtime.tokenizer.SyntheticVocabulary;
+import io.flinfer.runtime.tokenizer.Tokenizer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class TokenMasksTest {
+  private static boolean allows(long[] mask, int t) {
+    return (mask[t >>> 6] & 1L << t) != 0;
+  }
+
+  /**
+   * A model with more rows (310) than its tokenizer has entries (300): below min_tokens every row
+   * but the end and stop tokens, nothing past the rows; with a format, only the format's tokens.
+   */
+  @Test
+  void belowMinTokensEveryRowButTheEndingOnes() {
+    Tokenizer tok = SyntheticVocabulary.of(300);
+    TokenMasks masks = new TokenMasks(tok, 310);
+    int[] ends = {2};
+    int[] stops = {50};
+    assertThat(masks.allowed(SamplingParams.GREEDY, null, 0, ends, stops)).isNull();
+    SamplingParams min3 = SamplingParams.builder().minTokens(3).build();
+    assertThat(masks.allowed(min3, null, 3, ends, stops)).isNull();
+    long[] m = masks.allowed(min3, null, 2, ends, stops);
+    List<Integer> out = new ArrayList<>();
+    for (int t = 0; t < m.length * 64; t++) {
+      if (!allows(m, t)) {
+        out.add(t);
+      }
+    }
+    List<Integer> expected = new ArrayList<>(List.of(2, 50));
+    for (int t = 310; t < m.length * 64; t++) {
+      expected.add(t);
+    }
+    assertThat(out).isEqualTo(expected);
+
+    SamplingParams json = min3.toBuilder().responseFormat(ResponseFormat.JSON_OBJECT).build();
+    JsonConstraint c = masks.constraint(json);
+    m = masks.allowed(json, c, 0, ends, stops);
+    int brace = tok.encode("{", false)[0];
+    assertThat(allows(m, brace)).isTrue();
+    assertThat(allows(m, 2)).isFalse();
+    assertThat(allows(m, 305)).isFalse(); // a row without text
+    assertThat(TokenMasks.isEmpty(m)).isFalse();
+  }
+
+  /**
+   * The generator honours min_tokens: with EOS made likely (+5), requests end within a few tokens;
+   * with min_tokens 30, none chooses EOS among its first 30.
+   */
+  @Test
+  void theGeneratorHoldsOffTheEndUntilMinTokens(@TempDir Path dir) throws Exception {
+    LlamaModel random = TinyRandomModel.write(dir, 13);
+    int eos = random.tokenizer().eosId();
+    int[] prompt = random.tokenizer().encode("Hi", true);
+    List<GenerationRequest> reqs = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      SamplingParams.Builder p =
+          SamplingParams.builder()
+              .temperature(1f)
+              .seed(i)
+              .logitBias(new int[] {eos}, new float[] {5f});
+      reqs.add(new GenerationRequest(prompt, p.build(), 100, true));
+      reqs.add(new GenerationRequest(prompt, p.minTokens(30).build(), 100, true));
+    }
+    try (BatchGenerator g = new BatchGenerator(random, 8, 512, 1)) {
+      int[][] out = g.generate(reqs, (r, i, token, logprob) -> {});
+      for (int i = 0; i < 4; i++) {
+        assertThat(out[2 * i].length).isLessThan(30);
+        assertThat(out[2 * i + 1].length).isGreaterThanOrEqualTo(31);
+        for (int k = 0; k < 30; k++) {
+          assertThat(out[2 * i + 1][k]).isNotEqualTo(eos);
+        }
+        assertThat(out[2 * i + 1][out[2 * i + 1].length - 1]).isEqualTo(eos);
+      }
+    }
+  }
+}
