@@ -1,5 +1,8 @@
 package io.flinfer.runtime.chat;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.hubspot.jinjava.Jinjava;
 import com.hubspot.jinjava.JinjavaConfig;
 import com.hubspot.jinjava.el.JinjavaInterpreterResolver;
@@ -19,14 +22,22 @@ import jinjava.javax.el.CompositeELResolver;
 /**
  * A model's chat template ({@code tokenizer.chat_template}, Jinja) rendered as Hugging Face's
  * {@code apply_chat_template} renders it: trim_blocks and lstrip_blocks on, {@code messages},
- * {@code add_generation_prompt}, {@code bos_token}, {@code eos_token}, {@code raise_exception} and
- * {@code strftime_now} defined. The engine is Jinjava; where its Jinja differs from Python's for
- * what the families' templates use, the template is adapted before parsing (whitespace control on
- * every tag, keyword arguments of {@code namespace(...)} parenthesized, {@code [::-1]} as {@code
- * |reverse}) and Python's string methods are supplied. Thread-safe.
+ * {@code add_generation_prompt}, {@code tools}, {@code bos_token}, {@code eos_token}, {@code
+ * raise_exception} and {@code strftime_now} defined, and {@code tojson} writing as Python's json
+ * does. The engine is Jinjava; where its Jinja differs from Python's for what the families'
+ * templates use, the template is adapted before parsing (whitespace control on every tag, keyword
+ * arguments of {@code namespace(...)} parenthesized, {@code [::-1]} as {@code |reverse}) and
+ * Python's string methods are supplied. Thread-safe.
  */
 public final class ChatTemplate {
   private static final Pattern NAMESPACE_CALL = Pattern.compile("namespace\\(([^()]*)\\)");
+
+  /** {@code not a|length == 1}: a negated comparison, whose operands are a path and filters. */
+  private static final Pattern NEGATED_COMPARISON =
+      Pattern.compile("\\bnot\\s+([\\w.\\[\\]'\"|]+\\s*(?:==|!=|<=|>=|<|>)\\s*[\\w.'\"]+)");
+
+  private static final Pattern TOOLS = Pattern.compile("\\btools\\b");
+  private static final ObjectMapper JSON = new ObjectMapper();
   private static final Pattern KEYWORD_ARGUMENT = Pattern.compile("(\\w+)\\s*=\\s*([^,]+)");
 
   /** The message of the template's own raise_exception in this thread's render, if any. */
@@ -58,6 +69,8 @@ public final class ChatTemplate {
                 .withLstripBlocks(true)
                 .withElResolver(resolver)
                 .build());
+    jinjava.getGlobalContext().registerFilter(new PythonJson());
+    jinjava.getGlobalContext().registerExpTest(new PythonIterable());
     jinjava
         .getGlobalContext()
         .registerFunction(
@@ -83,6 +96,18 @@ public final class ChatTemplate {
    *     such as roles not alternating, or a construct the engine cannot evaluate)
    */
   public String render(List<ChatMessage> messages, boolean addGenerationPrompt) {
+    return render(messages, null, addGenerationPrompt);
+  }
+
+  /**
+   * The conversation with the functions the model may call, given to the template as {@code tools}
+   * (OpenAI's form: {@code [{"type": "function", "function": {"name", "description",
+   * "parameters"}}]}).
+   *
+   * @param toolsJson the tools as a JSON array, or null for none
+   * @throws ChatTemplateException when the tools are not a JSON array or the template fails
+   */
+  public String render(List<ChatMessage> messages, String toolsJson, boolean addGenerationPrompt) {
     List<Map<String, Object>> list = new ArrayList<>(messages.size());
     for (ChatMessage m : messages) {
       list.add(m.asMap());
@@ -90,6 +115,9 @@ public final class ChatTemplate {
     Map<String, Object> context = new HashMap<>();
     context.put("messages", list);
     context.put("add_generation_prompt", addGenerationPrompt);
+    if (toolsJson != null) {
+      context.put("tools", tools(toolsJson));
+    }
     context.put("bos_token", bosToken);
     context.put("eos_token", eosToken);
     RenderResult r;
@@ -107,6 +135,23 @@ public final class ChatTemplate {
       }
     }
     return r.getOutput();
+  }
+
+  /** Whether the template reads {@code tools}, that is, can offer the model functions to call. */
+  public boolean takesTools() {
+    return TOOLS.matcher(source).find();
+  }
+
+  private static List<?> tools(String json) {
+    try {
+      JsonNode n = JSON.readTree(json);
+      if (n != null && n.isArray()) {
+        return JSON.convertValue(n, List.class);
+      }
+    } catch (JsonProcessingException e) {
+      // reported below
+    }
+    throw new ChatTemplateException("tools must be a JSON array", null);
   }
 
   /** {@code raise_exception(message)}: the template refuses the conversation. */
@@ -148,6 +193,9 @@ public final class ChatTemplate {
             .replaceAll("-#}\\s*", "#}")
             // Jinjava has no extended slices; a reversed list is its reverse filter.
             .replace("[::-1]", "|reverse");
+    // Jinja's not binds more loosely than a comparison, Jinjava's more tightly: not a == b is
+    // not (a == b) in Jinja.
+    t = NEGATED_COMPARISON.matcher(t).replaceAll("not ($1)");
     // Jinjava binds a keyword argument's value before a following operator
     // (namespace(i=n|length - 1)): parenthesize each value.
     Matcher m = NAMESPACE_CALL.matcher(t);
