@@ -18,7 +18,7 @@ import org.apache.avro.message.BinaryMessageDecoder;
  */
 public final class PromptRequests {
   /** How many schemas have been published. */
-  public static final int VERSIONS = 5;
+  public static final int VERSIONS = 6;
 
   private static final List<Schema> HISTORY = load();
 

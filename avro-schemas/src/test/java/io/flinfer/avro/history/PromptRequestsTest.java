@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flinfer.avro.ChatMessage;
 import io.flinfer.avro.PromptRequest;
+import io.flinfer.avro.ToolCall;
 import java.nio.ByteBuffer;
 import java.util.List;
 import org.apache.avro.Schema;
@@ -70,7 +71,7 @@ class PromptRequestsTest {
     PromptRequest now =
         PromptRequest.newBuilder()
             .setRequestId("chat")
-            .setMessages(List.of(new ChatMessage("user", "Hi")))
+            .setMessages(List.of(new ChatMessage("user", "Hi", List.of(), null)))
             .build();
     GenericRecord seen = readWith(v2, now);
     assertThat(seen.get("request_id").toString()).isEqualTo("chat");
@@ -114,5 +115,56 @@ class PromptRequestsTest {
     assertThat(seen.hasField("response_format")).isFalse();
     assertThat(seen.hasField("json_schema")).isFalse();
     assertThat(seen.hasField("logit_bias")).isFalse();
+  }
+
+  @Test
+  void toolsCrossTheSchemaVersionsBothWays() throws Exception {
+    Schema v5 = PromptRequests.history().get(4);
+    // A v5 producer's conversation reads with no tools and no tool calls.
+    Schema message = v5.getField("messages").schema().getTypes().get(1).getElementType();
+    GenericRecord turn = new GenericData.Record(message);
+    turn.put("role", "user");
+    turn.put("content", "Hi");
+    GenericRecord r = new GenericData.Record(v5);
+    for (Schema.Field f : v5.getFields()) {
+      if (f.hasDefaultValue()) {
+        r.put(
+            f.name(), GenericData.get().deepCopy(f.schema(), GenericData.get().getDefaultValue(f)));
+      }
+    }
+    r.put("request_id", "old");
+    r.put("messages", List.of(turn));
+    PromptRequest read =
+        PromptRequests.decoder()
+            .decode(new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v5).encode(r));
+    assertThat(read.getTools()).isNull();
+    assertThat(read.getMessages())
+        .singleElement()
+        .satisfies(
+            m -> {
+              assertThat(m.getContent()).isEqualTo("Hi");
+              assertThat(m.getToolCalls()).isEmpty();
+              assertThat(m.getToolCallId()).isNull();
+            });
+
+    // A v5 consumer reads the turns of a conversation with tool calls, without them.
+    PromptRequest now =
+        PromptRequest.newBuilder()
+            .setRequestId("tools")
+            .setTools("[]")
+            .setMessages(
+                List.of(
+                    new ChatMessage(
+                        "assistant", "", List.of(new ToolCall("c1", "add", "{\"a\": 1}")), null),
+                    new ChatMessage("tool", "2", List.of(), "c1")))
+            .build();
+    GenericRecord seen = readWith(v5, now);
+    assertThat(seen.hasField("tools")).isFalse();
+    @SuppressWarnings("unchecked")
+    List<GenericRecord> turns = (List<GenericRecord>) seen.get("messages");
+    assertThat(turns)
+        .extracting(t -> t.get("role").toString())
+        .containsExactly("assistant", "tool");
+    assertThat(turns.get(1).hasField("tool_call_id")).isFalse();
   }
 }

@@ -5,6 +5,7 @@ import io.flinfer.avro.PromptRequest;
 import io.flinfer.avro.SamplingOptions;
 import io.flinfer.operators.engine.Req;
 import io.flinfer.runtime.chat.ChatTemplate;
+import io.flinfer.runtime.chat.ToolCall;
 import io.flinfer.runtime.grammar.ResponseFormat;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.sampling.SamplingParams;
@@ -132,17 +133,19 @@ public final class RequestValidator {
       if (chatTemplate.isEmpty()) {
         return invalid("the model has no chat template: send prompt or prompt_token_ids");
       }
-      List<io.flinfer.runtime.chat.ChatMessage> conversation = new ArrayList<>();
-      for (ChatMessage m : r.getMessages()) {
-        conversation.add(new io.flinfer.runtime.chat.ChatMessage(m.getRole(), m.getContent()));
+      if (r.getTools() != null && !chatTemplate.get().takesTools()) {
+        return invalid("the model's chat template does not take tools");
       }
       try {
         // The template writes the turns' special tokens (and BOS where the family has one).
-        String rendered = chatTemplate.get().render(conversation, true);
+        String rendered =
+            chatTemplate.get().render(conversation(r.getMessages()), r.getTools(), true);
         ids = tokenizer.encode(rendered, false, true);
       } catch (IllegalArgumentException e) {
         return invalid(e.getMessage());
       }
+    } else if (r.getTools() != null) {
+      return invalid("tools are given to the model with messages, not with a prompt");
     } else if (hasText) {
       if (r.getPrompt().isEmpty()) {
         return invalid("the prompt is empty");
@@ -250,6 +253,20 @@ public final class RequestValidator {
         : null;
   }
 
+  private static List<io.flinfer.runtime.chat.ChatMessage> conversation(List<ChatMessage> turns) {
+    List<io.flinfer.runtime.chat.ChatMessage> out = new ArrayList<>(turns.size());
+    for (ChatMessage m : turns) {
+      List<ToolCall> calls = new ArrayList<>(m.getToolCalls().size());
+      for (io.flinfer.avro.ToolCall c : m.getToolCalls()) {
+        calls.add(new ToolCall(c.getId(), c.getName(), c.getArguments()));
+      }
+      out.add(
+          new io.flinfer.runtime.chat.ChatMessage(
+              m.getRole(), m.getContent(), calls, m.getToolCallId()));
+    }
+    return out;
+  }
+
   private Outcome promptOverLimit(PromptRequest r) {
     if (r.getPrompt() != null) {
       return overLimit("the prompt", r.getPrompt(), maxPromptBytes);
@@ -262,9 +279,15 @@ public final class RequestValidator {
           return role;
         }
         bytes += Utf8.length(m.getContent());
+        for (io.flinfer.avro.ToolCall c : m.getToolCalls()) {
+          bytes += Utf8.length(c.getName()) + Utf8.length(c.getArguments());
+        }
+      }
+      if (r.getTools() != null) {
+        bytes += Utf8.length(r.getTools());
       }
       return bytes > maxPromptBytes
-          ? limit("the messages are " + bytes + " bytes; the limit is " + maxPromptBytes)
+          ? limit("the messages and tools are " + bytes + " bytes; the limit is " + maxPromptBytes)
           : null;
     }
     List<Integer> ids = r.getPromptTokenIds();

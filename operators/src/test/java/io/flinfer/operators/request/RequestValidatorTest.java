@@ -249,7 +249,7 @@ class RequestValidatorTest {
     PromptRequest chat =
         PromptRequest.newBuilder()
             .setRequestId("c")
-            .setMessages(List.of(new ChatMessage("user", "Once upon a time")))
+            .setMessages(List.of(new ChatMessage("user", "Once upon a time", List.of(), null)))
             .build();
     RequestValidator.Outcome ok = v.validate(chat, 0);
     assertThat(ok.ok()).isTrue();
@@ -271,5 +271,58 @@ class RequestValidatorTest {
         RequestValidator.forModel(refusing, RequestLimits.defaults(), Set.of()).validate(chat, 0);
     assertThat(refused.rejection()).isEqualTo(Rejection.INVALID_REQUEST);
     assertThat(refused.error()).isEqualTo("chat template: roles must alternate");
+  }
+
+  @Test
+  void toolsAndToolCallsReachTheTemplateOrAreRefusedWithAReason() {
+    ChatTemplate withTools =
+        new ChatTemplate(
+            "{% for t in tools %}[{{ t.function.name }}]{% endfor %}"
+                + "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}"
+                + "{% for c in m.tool_calls %}({{ c.function.name }} {{ c.function.arguments | tojson }})"
+                + "{% endfor %}{% endfor %}",
+            "", "");
+    LlamaModel chatty =
+        new LlamaModel(
+            model.id(), model.config(), model.weights(), model.tokenizer(), Optional.of(withTools));
+    RequestValidator v = RequestValidator.forModel(chatty, RequestLimits.defaults(), Set.of());
+    PromptRequest chat =
+        PromptRequest.newBuilder()
+            .setRequestId("t")
+            .setTools("[{\"type\": \"function\", \"function\": {\"name\": \"add\"}}]")
+            .setMessages(
+                List.of(
+                    new ChatMessage("user", "Add", List.of(), null),
+                    new ChatMessage(
+                        "assistant",
+                        "",
+                        List.of(new io.flinfer.avro.ToolCall("c1", "add", "{\"a\":1,\"b\":2}")),
+                        null),
+                    new ChatMessage("tool", "3", List.of(), "c1")))
+            .build();
+    RequestValidator.Outcome ok = v.validate(chat, 0);
+    assertThat(ok.ok()).isTrue();
+    assertThat(model.tokenizer().decode(ok.request().promptIds()))
+        .isEqualTo("[add]<|user|>Add<|assistant|>(add {\"a\": 1, \"b\": 2})<|tool|>3");
+
+    assertThat(v.validate(PromptRequest.newBuilder(chat).setTools("{}").build(), 0).error())
+        .isEqualTo("chat template: tools must be a JSON array");
+    PromptRequest prompted =
+        PromptRequest.newBuilder(chat).setMessages(null).setPrompt("Once").build();
+    assertThat(v.validate(prompted, 0).error())
+        .isEqualTo("tools are given to the model with messages, not with a prompt");
+    LlamaModel plain =
+        new LlamaModel(
+            model.id(),
+            model.config(),
+            model.weights(),
+            model.tokenizer(),
+            Optional.of(
+                new ChatTemplate("{% for m in messages %}{{ m.content }}{% endfor %}", "", "")));
+    assertThat(
+            RequestValidator.forModel(plain, RequestLimits.defaults(), Set.of())
+                .validate(chat, 0)
+                .error())
+        .isEqualTo("the model's chat template does not take tools");
   }
 }
