@@ -23,8 +23,11 @@ import java.util.Set;
  * them), {@code properties}, {@code required} (each one a listed property), {@code
  * additionalProperties} (no extra properties are written), {@code items}, {@code minItems}, {@code
  * maxItems}, {@code enum}, {@code const}, {@code anyOf} and {@code oneOf} whose alternatives start
- * with different characters, {@code $ref} into {@code $defs} or {@code definitions} (recursion
- * included), and the annotations ({@code title}, {@code description}, {@code default}, ...).
+ * with different characters or are objects told apart by their first property ({@code const} or
+ * {@code enum} values none of which is written as the start of another: a tagged union, such as a
+ * choice of function calls by name), {@code $ref} into {@code $defs} or {@code definitions}
+ * (recursion included), and the annotations ({@code title}, {@code description}, {@code default},
+ * ...).
  */
 public final class JsonSchemaGrammar {
   static final int OBJECT = 0;
@@ -34,6 +37,7 @@ public final class JsonSchemaGrammar {
   static final int NUMBER = 4;
   static final int LITERALS = 5; // enum, const, boolean, null
   static final int ANY_OF = 6;
+  static final int TAGGED = 7; // objects told apart by their first property's value
 
   /** The most values an enum may list (a state keeps one bit per value still possible). */
   public static final int MAX_ENUM = 64;
@@ -73,6 +77,7 @@ public final class JsonSchemaGrammar {
     byte[][] literals; // LITERALS: each value as JSON text
     int[] alternatives; // ANY_OF
     int[] byFirstByte; // ANY_OF: the alternative a first byte picks, or -1
+    int[] tagged; // TAGGED: the object each of the first property's values picks
   }
 
   private final Node[] nodes;
@@ -267,6 +272,19 @@ public final class JsonSchemaGrammar {
     }
 
     private int anyOf(List<Integer> alts, String path) {
+      List<Integer> objects = new ArrayList<>();
+      for (int a : alts) {
+        if (nodes.get(a).kind == OBJECT) {
+          objects.add(a);
+        }
+      }
+      if (objects.size() > 1) {
+        // Several objects: one tagged node stands for them all.
+        List<Integer> rest = new ArrayList<>(alts);
+        rest.removeAll(objects);
+        rest.add(tagged(objects, path));
+        alts = rest;
+      }
       int id = add(ANY_OF);
       Node n = nodes.get(id);
       n.alternatives = alts.stream().mapToInt(Integer::intValue).toArray();
@@ -291,6 +309,45 @@ public final class JsonSchemaGrammar {
       return id;
     }
 
+    /**
+     * Objects whose first properties have one key and literal values, none written as the start of
+     * another: the value written picks the object, whose other properties follow.
+     */
+    private int tagged(List<Integer> objects, String path) {
+      byte[] key = null;
+      List<JsonNode> values = new ArrayList<>();
+      List<Integer> picks = new ArrayList<>();
+      for (int o : objects) {
+        Node n = nodes.get(o);
+        Node first = n.keys.length == 0 ? null : nodes.get(n.values[0]);
+        if (first == null
+            || first.kind != LITERALS
+            || (key != null && !java.util.Arrays.equals(key, n.keys[0]))) {
+          throw unsupported(
+              path,
+              "object alternatives must share a first property whose const or enum tells them"
+                  + " apart");
+        }
+        key = n.keys[0];
+        for (byte[] t : first.literals) {
+          try {
+            values.add(JSON.readTree(t));
+          } catch (java.io.IOException e) {
+            throw new IllegalStateException(e);
+          }
+          picks.add(o);
+        }
+      }
+      int tag = literals(values, path);
+      int id = add(TAGGED);
+      Node n = nodes.get(id);
+      n.keys = new byte[][] {key};
+      n.values = new int[] {tag};
+      n.alternatives = objects.stream().mapToInt(Integer::intValue).toArray();
+      n.tagged = picks.stream().mapToInt(Integer::intValue).toArray();
+      return id;
+    }
+
     /** The bytes a value of node {@code id} can start with. */
     private void firstBytes(int id, boolean[] out, java.util.Set<Integer> seen) {
       if (!seen.add(id)) {
@@ -298,7 +355,7 @@ public final class JsonSchemaGrammar {
       }
       Node n = nodes.get(id);
       switch (n.kind) {
-        case OBJECT -> out['{'] = true;
+        case OBJECT, TAGGED -> out['{'] = true;
         case ARRAY -> out['['] = true;
         case STRING -> out['"'] = true;
         case INTEGER, NUMBER -> {

@@ -7,6 +7,7 @@ import static io.flinfer.runtime.grammar.JsonSchemaGrammar.LITERALS;
 import static io.flinfer.runtime.grammar.JsonSchemaGrammar.NUMBER;
 import static io.flinfer.runtime.grammar.JsonSchemaGrammar.OBJECT;
 import static io.flinfer.runtime.grammar.JsonSchemaGrammar.STRING;
+import static io.flinfer.runtime.grammar.JsonSchemaGrammar.TAGGED;
 
 /**
  * Reads UTF-8 bytes and says whether they are still the start of one JSON value that a {@link
@@ -41,6 +42,7 @@ public final class SchemaPrefix extends OutputState {
   private int depth;
   private boolean started; // the root's first byte has come
   private long candidates; // LITERALS: the values still possible
+  private int matched; // LITERALS: the value just completed
   private int position; // LITERALS and keys: bytes matched so far
   private int whitespace;
 
@@ -96,6 +98,7 @@ public final class SchemaPrefix extends OutputState {
     started = true;
     switch (n.kind) {
       case OBJECT:
+      case TAGGED:
         return object(f, n, b);
       case ARRAY:
         return array(f, n, b);
@@ -225,19 +228,22 @@ public final class SchemaPrefix extends OutputState {
     int at = phase[f] == BEFORE ? 0 : position;
     long all = n.literals.length == 64 ? -1L : (1L << n.literals.length) - 1;
     long from = phase[f] == BEFORE ? all : candidates;
-    boolean complete = false;
+    int complete = -1;
     for (int i = 0; i < n.literals.length; i++) {
       byte[] t = n.literals[i];
       if ((from >>> i & 1) != 0 && at < t.length && (t[at] & 0xff) == b) {
         still |= 1L << i;
-        complete |= at + 1 == t.length;
+        if (at + 1 == t.length) {
+          complete = i;
+        }
       }
     }
     if (still == 0) {
       return false;
     }
-    if (complete) {
+    if (complete >= 0) {
       // No value is a prefix of another (JsonSchemaGrammar checks): this one is whole.
+      matched = complete;
       return pop();
     }
     candidates = still;
@@ -282,6 +288,9 @@ public final class SchemaPrefix extends OutputState {
     whitespace = 0;
     if (depth > 0 && kind(depth - 1) == ARRAY) {
       index[depth - 1]++;
+    } else if (depth > 0 && kind(depth - 1) == TAGGED) {
+      // The first property's value picked the object: it goes on after that property.
+      node[depth - 1] = grammar.node(node[depth - 1]).tagged[matched];
     }
     return true;
   }

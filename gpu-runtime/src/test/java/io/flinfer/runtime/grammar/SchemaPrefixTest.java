@@ -254,4 +254,92 @@ class SchemaPrefixTest {
     }
     assertThat(completed).as("walks that closed their object").isPositive();
   }
+
+  /** Function calls: objects told apart by their name, each with its own arguments. */
+  static final String CALLS =
+      """
+      {"type": "object", "properties": {"calls": {"type": "array", "minItems": 1, "items": {
+        "anyOf": [
+          {"type": "object", "properties": {"name": {"const": "add"}, "arguments": {"type": "object",
+            "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}}},
+          {"type": "object", "properties": {"name": {"const": "add_all"}, "arguments": {"type": "object",
+            "properties": {"xs": {"type": "array", "items": {"type": "number"}}}}}},
+          {"type": "object", "properties": {"name": {"enum": ["lamp", "light"]}, "arguments": {"type": "object",
+            "properties": {"on": {"type": "boolean"}}}}},
+          {"type": "null"}
+        ]}}}}
+      """;
+
+  @Test
+  void objectsToldApartByTheirFirstPropertyEachWriteTheirOwnRest() {
+    JsonSchemaGrammar calls = JsonSchemaGrammar.compile(CALLS);
+    java.util.function.Predicate<String> complete =
+        text -> {
+          byte[] b = text.getBytes(StandardCharsets.UTF_8);
+          SchemaPrefix p = calls.start();
+          return p.accept(b, 0, b.length) && p.isComplete();
+        };
+    assertThat(
+            complete.test(
+                "{\"calls\": [{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": -2}},"
+                    + " {\"name\": \"add_all\", \"arguments\": {\"xs\": [1.5]}}, null,"
+                    + " {\"name\": \"light\", \"arguments\": {\"on\": true}}]}"))
+        .isTrue();
+    for (String wrong :
+        new String[] {
+          "{\"calls\": [{\"name\": \"add\", \"arguments\": {\"xs\": [1]}}]}",
+          "{\"calls\": [{\"name\": \"add_all\", \"arguments\": {\"a\": 1, \"b\": 2}}]}",
+          "{\"calls\": [{\"name\": \"lamp\", \"arguments\": {\"a\": 1, \"b\": 2}}]}",
+          "{\"calls\": [{\"name\": \"sub\", \"arguments\": {}}]}",
+          "{\"calls\": [{\"arguments\": {}, \"name\": \"add\"}]}"
+        }) {
+      assertThat(complete.test(wrong)).as(wrong).isFalse();
+    }
+    assertThatThrownBy(
+            () ->
+                JsonSchemaGrammar.compile(
+                    "{\"type\": \"object\", \"properties\": {\"a\": {\"anyOf\": [{\"type\":"
+                        + " \"object\", \"properties\": {\"k\": {\"type\": \"string\"}}},"
+                        + " {\"type\": \"object\", \"properties\": {\"k\": {\"const\": 1}}}]}}}"))
+        .hasMessage(
+            "json_schema at #/properties/a: object alternatives must share a first property whose"
+                + " const or enum tells them apart");
+    assertThatThrownBy(
+            () ->
+                JsonSchemaGrammar.compile(
+                    "{\"type\": \"object\", \"properties\": {\"a\": {\"anyOf\": [{\"type\":"
+                        + " \"object\", \"properties\": {\"k\": {\"const\": \"x\"}}},"
+                        + " {\"type\": \"object\", \"properties\": {\"k\": {\"const\": \"x\"}}}]}}}"))
+        .hasMessageContaining("cannot be told apart");
+  }
+
+  /** The exact-mask walk over the Llama 3 vocabulary, for the tagged union's schema. */
+  @Test
+  void masksOfATaggedUnionAreExact() throws Exception {
+    Path gguf = SharedFiles.root().resolve("tokenizers/llama3_1.gguf");
+    assumeTrue(Files.exists(gguf), "missing " + gguf);
+    JsonVocabulary v = JsonVocabulary.of(GgufTokenizers.read(GgufFile.open(gguf)));
+    JsonSchemaGrammar calls = JsonSchemaGrammar.compile(CALLS);
+    long[] mask = new long[JsonVocabulary.words(v.size())];
+    Random random = new Random(7);
+    for (int walk = 0; walk < 3; walk++) {
+      JsonConstraint c = new JsonConstraint(v, calls.start());
+      StringBuilder text = new StringBuilder();
+      for (int step = 0; step < 60 && !c.isComplete(); step++) {
+        c.allowed(mask);
+        assertThat(mask)
+            .as("step %d after %s", step, text)
+            .isEqualTo(JsonConstraintTest.bruteForce(v, c.state()));
+        List<Integer> allowed = new ArrayList<>();
+        for (int t = 0; t < v.size(); t++) {
+          if ((mask[t >>> 6] & 1L << t) != 0) {
+            allowed.add(t);
+          }
+        }
+        int t = allowed.get(random.nextInt(allowed.size()));
+        assertThat(c.advance(t)).isTrue();
+        text.append(new String(v.bytes(t), StandardCharsets.UTF_8));
+      }
+    }
+  }
 }
