@@ -98,7 +98,7 @@ public final class JsonSchemaGrammar {
   }
 
   /**
-   * Compiles {@code schemaJson}, whose root must be an object schema.
+   * Compiles {@code schemaJson}, whose root must be an object or an array schema.
    *
    * @throws IllegalArgumentException naming what is not JSON, not supported or contradictory
    */
@@ -114,8 +114,10 @@ public final class JsonSchemaGrammar {
     }
     Compiler c = new Compiler(root);
     int id = c.compile(root, "#");
-    if (c.nodes.get(id).kind != OBJECT) {
-      throw new IllegalArgumentException("json_schema: the root must be of type object");
+    int kind = c.nodes.get(id).kind;
+    if (kind != OBJECT && kind != TAGGED && kind != ARRAY) {
+      // A bare number would not know where it ends; a string or literal is no document.
+      throw new IllegalArgumentException("json_schema: the root must be an object or an array");
     }
     return new JsonSchemaGrammar(c.nodes.toArray(Node[]::new), id);
   }

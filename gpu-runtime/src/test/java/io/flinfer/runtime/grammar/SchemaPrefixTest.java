@@ -165,7 +165,7 @@ class SchemaPrefixTest {
   @Test
   void compilingNamesWhatIsNotSupported() {
     assertThatThrownBy(() -> JsonSchemaGrammar.compile("{\"type\": \"string\"}"))
-        .hasMessageContaining("root must be of type object");
+        .hasMessageContaining("root must be an object or an array");
     assertThatThrownBy(
             () ->
                 JsonSchemaGrammar.compile(

@@ -34,6 +34,8 @@ final class EventStream {
   private final TokenLogprobs[] logprobs;
   private final InOrder[] chunks;
   private final StringBuilder[] sent;
+  private final StringBuilder[] generated;
+  private Tools tools; // the request's, when they shape its answers
   private OutputStream out;
 
   /**
@@ -58,7 +60,9 @@ final class EventStream {
     this.logprobs = new TokenLogprobs[n];
     this.chunks = new InOrder[n];
     this.sent = new StringBuilder[n];
+    this.generated = new StringBuilder[n];
     for (int i = 0; i < n; i++) {
+      generated[i] = new StringBuilder();
       logprobs[i] = tokens == null ? null : new TokenLogprobs(tokens, chat);
       chunks[i] = new InOrder(null);
       sent[i] = new StringBuilder();
@@ -67,6 +71,8 @@ final class EventStream {
 
   void serve(OpenAiRequest request, BlockingQueue<Object> events, Duration timeout)
       throws IOException {
+    tools =
+        request.tools == null || request.tools.choice == Tools.Choice.NONE ? null : request.tools;
     x.getResponseHeaders().set("Content-Type", "text/event-stream");
     x.getResponseHeaders().set("Cache-Control", "no-cache");
     x.sendResponseHeaders(200, 0);
@@ -91,10 +97,18 @@ final class EventStream {
           continue;
         }
         if (e instanceof CompletionChunk c) {
-          chunk(i, c);
+          if (tools == null) {
+            chunk(i, c);
+          } else {
+            toolChunk(i, c);
+          }
         } else if (e instanceof Completion c) {
           if (finished[i] == null) {
-            finish(i, c);
+            if (tools == null) {
+              finish(i, c);
+            } else {
+              toolFinish(i, c);
+            }
             finished[i] = c;
             left--;
           }
@@ -141,6 +155,79 @@ final class EventStream {
     send(
         OpenAiResponses.delta(
             chat, id, model, created, i, null, false, OpenAiResponses.finishReason(c)));
+  }
+
+  /**
+   * With tools: the chunk's text goes out only as far as it is surely content (or, for a named
+   * function, as more of its arguments); the rest waits for the completion.
+   */
+  private void toolChunk(int i, CompletionChunk c) throws IOException {
+    if (!chunks[i].accept(c)) {
+      return;
+    }
+    generated[i].append(c.getTextDelta());
+    ObjectNode event = release(i);
+    if (logprobs[i] != null && !c.getTokenIds().isEmpty()) {
+      if (event == null) {
+        event = OpenAiResponses.delta(chat, id, model, created, i, null, false, null);
+      }
+      ((ObjectNode) event.at("/choices/0")).set("logprobs", logprobs[i].of(c));
+    }
+    if (event != null) {
+      send(event);
+    }
+  }
+
+  /** The event that sends what of choice {@code i}'s text may go out now and has not, or null. */
+  private ObjectNode release(int i) {
+    String text = generated[i].toString();
+    int upTo = tools.streamsArguments() ? text.length() : tools.holdFrom(text);
+    int from = sent[i].length();
+    if (upTo <= from || !text.startsWith(sent[i].toString())) {
+      return null;
+    }
+    String more = text.substring(from, upTo);
+    sent[i].append(more);
+    if (!tools.streamsArguments()) {
+      return OpenAiResponses.delta(chat, id, model, created, i, more, false, null);
+    }
+    ObjectNode call = JSON.createObjectNode().put("index", 0);
+    if (from == 0) {
+      call.put("id", Tools.callId(choices.ids().get(i), 0)).put("type", "function");
+      call.putObject("function").put("name", tools.named()).put("arguments", more);
+    } else {
+      call.putObject("function").put("arguments", more);
+    }
+    return OpenAiResponses.toolCallsDelta(id, model, created, i, JSON.createArrayNode().add(call));
+  }
+
+  /**
+   * With tools: the rest of the content, the calls (a named function's: the rest of its arguments).
+   */
+  private void toolFinish(int i, Completion c) throws IOException {
+    Tools.Answer a = tools.answer(c);
+    if (tools.streamsArguments()) {
+      generated[i].setLength(0);
+      generated[i].append(c.getText());
+      ObjectNode rest = release(i);
+      if (rest != null) {
+        send(rest);
+      }
+    } else {
+      String already = sent[i].toString();
+      String content = a.content() == null ? "" : a.content();
+      if (content.startsWith(already) && content.length() > already.length()) {
+        send(
+            OpenAiResponses.delta(
+                chat, id, model, created, i, content.substring(already.length()), false, null));
+      }
+      if (!a.calls().isEmpty()) {
+        send(
+            OpenAiResponses.toolCallsDelta(
+                id, model, created, i, OpenAiResponses.toolCalls(a.calls(), true)));
+      }
+    }
+    send(OpenAiResponses.delta(chat, id, model, created, i, null, false, a.finishReason()));
   }
 
   private void send(ObjectNode event) throws IOException {

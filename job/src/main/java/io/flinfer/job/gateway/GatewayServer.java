@@ -10,6 +10,7 @@ import io.flinfer.avro.CompletionChunk;
 import io.flinfer.avro.DeadLetter;
 import io.flinfer.avro.PromptRequest;
 import io.flinfer.operators.flink.ModelSource;
+import io.flinfer.runtime.chat.ToolCallFormat;
 import io.flinfer.runtime.tokenizer.Tokenizer;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -48,6 +49,7 @@ public final class GatewayServer implements AutoCloseable {
   private final Duration timeout;
   private final ModelSource source;
   private Tokenizer tokenizer;
+  private ToolCallFormat toolCallFormat;
 
   private GatewayServer(GatewaySettings s) throws IOException {
     this.broker = new TopicBroker(s.pipeline(), s.lookback(), s.keep());
@@ -106,7 +108,7 @@ public final class GatewayServer implements AutoCloseable {
         throw new ApiError(
             400, "invalid_request_error", null, "invalid_json", "The body is not valid JSON.");
       }
-      OpenAiRequest request = OpenAiRequest.parse(body, chat, model);
+      OpenAiRequest request = OpenAiRequest.parse(body, chat, model, this::toolCallFormat);
       if (keys.open() && request.user != null) {
         tenant = request.user; // without keys, the client's user names the cache namespace
       }
@@ -156,7 +158,8 @@ public final class GatewayServer implements AutoCloseable {
             chunks[i] = new InOrder(tokens == null ? null : new TokenLogprobs(tokens, chat));
           }
           List<Completion> answers = awaitAnswers(events, choices, chunks);
-          ObjectNode answer = OpenAiResponses.answer(chat, responseId, model, created, answers);
+          ObjectNode answer =
+              OpenAiResponses.answer(chat, responseId, model, created, answers, request.tools);
           if (tokens != null) {
             for (int i = 0; i < chunks.length; i++) {
               // Only when every token was seen (not for an answer read back after a restart).
@@ -214,6 +217,15 @@ public final class GatewayServer implements AutoCloseable {
       Thread.currentThread().interrupt();
       throw timedOut(timeout);
     }
+  }
+
+  /** How the model writes tool calls, read from its template on the first request with tools. */
+  private synchronized ToolCallFormat toolCallFormat() {
+    if (toolCallFormat == null) {
+      toolCallFormat =
+          source.load().chatTemplate().map(ToolCallFormat::of).orElse(ToolCallFormat.UNKNOWN);
+    }
+    return toolCallFormat;
   }
 
   /** The model's tokenizer, loaded on the first request for log-probabilities (tokens' text). */

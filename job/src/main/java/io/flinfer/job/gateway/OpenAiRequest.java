@@ -4,7 +4,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.flinfer.avro.ChatMessage;
 import io.flinfer.avro.PromptRequest;
 import io.flinfer.avro.SamplingOptions;
+import io.flinfer.avro.ToolCall;
 import io.flinfer.operators.request.RequestValidator;
+import io.flinfer.runtime.chat.ToolCallFormat;
 import io.flinfer.runtime.grammar.JsonSchemaGrammar;
 import io.flinfer.runtime.grammar.ResponseFormat;
 import io.flinfer.runtime.sampling.SamplingParams;
@@ -14,6 +16,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /**
  * An OpenAI completions or chat completions request body, checked and mapped to a {@link
@@ -22,8 +25,10 @@ import java.util.Set;
  * {@code top_logprobs}), {@code frequency_penalty}, {@code presence_penalty}, {@code
  * response_format} ({@code text}, {@code json_object} or {@code json_schema}, on both endpoints),
  * {@code logit_bias}, and vLLM's extensions {@code top_k}, {@code min_p}, {@code
- * repetition_penalty}, {@code ignore_eos}, {@code stop_token_ids} and {@code min_tokens}. A
- * parameter the engine cannot honour is a 400 naming it, never silently ignored.
+ * repetition_penalty}, {@code ignore_eos}, {@code stop_token_ids} and {@code min_tokens}; chat's
+ * {@code tools}, {@code tool_choice} and {@code parallel_tool_calls} ({@link Tools}), with tool
+ * messages and assistant messages' {@code tool_calls}. A parameter the engine cannot honour is a
+ * 400 naming it, never silently ignored.
  */
 final class OpenAiRequest {
   private static final Set<String> COMMON =
@@ -51,7 +56,8 @@ final class OpenAiRequest {
           "stop_token_ids",
           "min_tokens");
   private static final Set<String> COMPLETIONS = Set.of("prompt", "echo", "suffix", "best_of");
-  private static final Set<String> CHAT = Set.of("messages", "max_completion_tokens");
+  private static final Set<String> CHAT =
+      Set.of("messages", "max_completion_tokens", "tools", "tool_choice", "parallel_tool_calls");
 
   /** The most choices ({@code n}) one request may ask for. */
   static final int MAX_CHOICES = 16;
@@ -67,6 +73,9 @@ final class OpenAiRequest {
   /** The client's {@code user}, or null. */
   final String user;
 
+  /** The request's tools and what the model should do with them, or null. */
+  final Tools tools;
+
   private final PromptRequest.Builder request;
 
   private OpenAiRequest(
@@ -76,6 +85,7 @@ final class OpenAiRequest {
       boolean logprobs,
       int choices,
       String user,
+      Tools tools,
       PromptRequest.Builder request) {
     this.chat = chat;
     this.stream = stream;
@@ -83,6 +93,7 @@ final class OpenAiRequest {
     this.logprobs = logprobs;
     this.choices = choices;
     this.user = user;
+    this.tools = tools;
     this.request = request;
   }
 
@@ -102,6 +113,15 @@ final class OpenAiRequest {
   }
 
   static OpenAiRequest parse(JsonNode body, boolean chat, String servedModel) throws ApiError {
+    return parse(body, chat, servedModel, () -> ToolCallFormat.UNKNOWN);
+  }
+
+  /**
+   * @param format how the served model writes tool calls (asked only of requests with tools)
+   */
+  static OpenAiRequest parse(
+      JsonNode body, boolean chat, String servedModel, Supplier<ToolCallFormat> format)
+      throws ApiError {
     if (body == null || !body.isObject()) {
       throw new ApiError(
           400, "invalid_request_error", null, "invalid_json", "The body must be a JSON object.");
@@ -204,6 +224,14 @@ final class OpenAiRequest {
     r.setIgnoreEos(body.path("ignore_eos").asBoolean(false));
     r.setTopLogprobs(top);
     responseFormat(body.get("response_format"), r);
+    Tools tools = chat ? Tools.parse(body, format.get()) : null;
+    if (tools != null && tools.choice != Tools.Choice.NONE) {
+      r.setTools(tools.toolsJson);
+      if (tools.schema != null) {
+        r.setResponseFormat(ResponseFormat.JSON_SCHEMA.wireName());
+        r.setJsonSchema(tools.schema);
+      }
+    }
     r.setLogitBias(logitBias(body.get("logit_bias")));
     r.setStopTokenIds(stopTokenIds(body.get("stop_token_ids")));
     Integer min = integer(body, "min_tokens");
@@ -219,7 +247,7 @@ final class OpenAiRequest {
     if (user != null) {
       r.setMetadata(Map.of("user", user));
     }
-    return new OpenAiRequest(chat, stream, usage, logprobs, n, user, r);
+    return new OpenAiRequest(chat, stream, usage, logprobs, n, user, tools, r);
   }
 
   /**
@@ -322,11 +350,13 @@ final class OpenAiRequest {
     List<ChatMessage> out = new ArrayList<>();
     for (int i = 0; i < m.size(); i++) {
       JsonNode message = m.get(i);
+      String at = "messages[" + i + "]";
       String role = message.path("role").asText("");
-      if (!Set.of("system", "developer", "user", "assistant").contains(role)) {
+      if (!Set.of("system", "developer", "user", "assistant", "tool").contains(role)) {
         throw ApiError.badParameter(
-            "messages[" + i + "].role", "must be system, developer, user or assistant");
+            at + ".role", "must be system, developer, user, assistant or tool");
       }
+      List<ToolCall> calls = role.equals("assistant") ? toolCalls(message, at) : List.of();
       JsonNode content = message.get("content");
       StringBuilder text = new StringBuilder();
       if (content != null && content.isTextual()) {
@@ -334,19 +364,53 @@ final class OpenAiRequest {
       } else if (content != null && content.isArray()) {
         for (JsonNode part : content) {
           if (!"text".equals(part.path("type").asText())) {
-            throw ApiError.badParameter(
-                "messages[" + i + "].content", "only text content parts are supported");
+            throw ApiError.badParameter(at + ".content", "only text content parts are supported");
           }
           text.append(part.path("text").asText());
         }
-      } else {
-        throw ApiError.badParameter("messages[" + i + "].content", "must be a string or parts");
+      } else if (calls.isEmpty() || (content != null && !content.isNull())) {
+        throw ApiError.badParameter(at + ".content", "must be a string or parts");
+      }
+      String callId = null;
+      if (role.equals("tool")) {
+        callId = message.path("tool_call_id").asText(null);
+        if (callId == null || !message.get("tool_call_id").isTextual()) {
+          throw ApiError.badParameter(at + ".tool_call_id", "a tool message needs the call's id");
+        }
       }
       out.add(
           ChatMessage.newBuilder()
               .setRole(role.equals("developer") ? "system" : role)
               .setContent(text.toString())
+              .setToolCalls(calls)
+              .setToolCallId(callId)
               .build());
+    }
+    return out;
+  }
+
+  /** An assistant message's {@code tool_calls}: each a function's name and its arguments. */
+  private static List<ToolCall> toolCalls(JsonNode message, String at) throws ApiError {
+    JsonNode calls = message.get("tool_calls");
+    if (calls == null || calls.isNull()) {
+      return List.of();
+    }
+    if (!calls.isArray()) {
+      throw ApiError.badParameter(at + ".tool_calls", "must be an array of calls");
+    }
+    List<ToolCall> out = new ArrayList<>();
+    for (int k = 0; k < calls.size(); k++) {
+      JsonNode f = calls.get(k).path("function");
+      if (!f.path("name").isTextual() || !f.path("arguments").isTextual()) {
+        throw ApiError.badParameter(
+            at + ".tool_calls[" + k + "].function", "needs a name and arguments (JSON text)");
+      }
+      JsonNode id = calls.get(k).get("id");
+      out.add(
+          new ToolCall(
+              id != null && id.isTextual() ? id.textValue() : null,
+              f.get("name").textValue(),
+              f.get("arguments").textValue()));
     }
     return out;
   }

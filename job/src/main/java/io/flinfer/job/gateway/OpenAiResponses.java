@@ -1,8 +1,10 @@
 package io.flinfer.job.gateway;
 
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.flinfer.avro.Completion;
+import io.flinfer.runtime.chat.ToolCall;
 import java.util.List;
 
 /** The bodies OpenAI's API answers with, for completions and chat completions. */
@@ -47,23 +49,30 @@ final class OpenAiResponses {
 
   /** The whole answer, non-streaming: one choice per completion, in order. */
   static ObjectNode answer(
-      boolean chat, String id, String model, long created, List<Completion> choices) {
+      boolean chat, String id, String model, long created, List<Completion> choices, Tools tools) {
     ObjectNode o = envelope(id, chat ? "chat.completion" : "text_completion", model, created);
     var array = o.putArray("choices");
     for (int i = 0; i < choices.size(); i++) {
       Completion c = choices.get(i);
       ObjectNode choice = array.addObject();
       choice.put("index", i);
+      String finish = finishReason(c);
       if (chat) {
+        Tools.Answer a =
+            tools == null ? new Tools.Answer(c.getText(), List.of(), finish) : tools.answer(c);
         ObjectNode m = choice.putObject("message");
         m.put("role", "assistant");
-        m.put("content", c.getText());
+        m.put("content", a.content());
         m.putNull("refusal");
+        if (!a.calls().isEmpty()) {
+          m.set("tool_calls", toolCalls(a.calls(), false));
+        }
+        finish = a.finishReason();
       } else {
         choice.put("text", c.getText());
       }
       choice.putNull("logprobs");
-      choice.put("finish_reason", finishReason(c));
+      choice.put("finish_reason", finish);
     }
     o.set("usage", usage(choices));
     return o;
@@ -105,6 +114,37 @@ final class OpenAiResponses {
     if (chat) {
       o.putNull("usage");
     }
+    return o;
+  }
+
+  /**
+   * Calls in OpenAI's form; streamed ({@code indexed}), each also carries its place among the
+   * choice's calls.
+   */
+  static ArrayNode toolCalls(List<ToolCall> calls, boolean indexed) {
+    ArrayNode a = JSON.arrayNode();
+    for (int k = 0; k < calls.size(); k++) {
+      ToolCall c = calls.get(k);
+      ObjectNode call = a.addObject();
+      if (indexed) {
+        call.put("index", k);
+      }
+      call.put("id", c.id());
+      call.put("type", "function");
+      ObjectNode f = call.putObject("function");
+      f.put("name", c.name());
+      f.put("arguments", c.arguments());
+    }
+    return a;
+  }
+
+  /**
+   * A streamed chat event of choice {@code index} with calls, or more of its one call's arguments.
+   */
+  static ObjectNode toolCallsDelta(
+      String id, String model, long created, int index, ArrayNode calls) {
+    ObjectNode o = delta(true, id, model, created, index, null, false, null);
+    ((ObjectNode) o.at("/choices/0/delta")).set("tool_calls", calls);
     return o;
   }
 

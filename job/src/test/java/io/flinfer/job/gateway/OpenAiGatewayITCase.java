@@ -10,13 +10,20 @@ import com.openai.core.JsonValue;
 import com.openai.core.http.StreamResponse;
 import com.openai.errors.BadRequestException;
 import com.openai.errors.UnauthorizedException;
+import com.openai.models.FunctionDefinition;
+import com.openai.models.FunctionParameters;
 import com.openai.models.ResponseFormatJsonObject;
 import com.openai.models.ResponseFormatJsonSchema;
 import com.openai.models.chat.completions.ChatCompletion;
+import com.openai.models.chat.completions.ChatCompletionAssistantMessageParam;
 import com.openai.models.chat.completions.ChatCompletionChunk;
 import com.openai.models.chat.completions.ChatCompletionCreateParams;
+import com.openai.models.chat.completions.ChatCompletionMessageFunctionToolCall;
+import com.openai.models.chat.completions.ChatCompletionNamedToolChoice;
 import com.openai.models.chat.completions.ChatCompletionStreamOptions;
 import com.openai.models.chat.completions.ChatCompletionTokenLogprob;
+import com.openai.models.chat.completions.ChatCompletionToolChoiceOption;
+import com.openai.models.chat.completions.ChatCompletionToolMessageParam;
 import com.openai.models.completions.Completion;
 import com.openai.models.completions.CompletionCreateParams;
 import io.flinfer.job.cli.BackgroundRun;
@@ -232,14 +239,7 @@ class OpenAiGatewayITCase {
     if (whole.choices().get(0).finishReason().asString().equals("stop")) {
       assertThat(new ObjectMapper().readTree(content).isObject()).isTrue();
     }
-    StringBuilder streamed = new StringBuilder();
-    try (StreamResponse<ChatCompletionChunk> s =
-        client.chat().completions().createStreaming(params)) {
-      s.stream()
-          .forEach(
-              c -> c.choices().forEach(ch -> ch.delta().content().ifPresent(streamed::append)));
-    }
-    assertThat(streamed.toString()).isEqualTo(content);
+    assertThat(streamedContent(params)).isEqualTo(content);
 
     // With a schema (the SDK's structured outputs): the answer starts an instance of it.
     String schema =
@@ -275,6 +275,190 @@ class OpenAiGatewayITCase {
         .isTrue();
     // Whitespace may come between (at most 16 bytes in a row): 40 tokens reach the first key.
     assertThat(answer.replaceAll("\\s+", "")).startsWith("{\"name\":");
+  }
+
+  /** The content deltas of a streamed chat, joined. */
+  private String streamedContent(ChatCompletionCreateParams params) {
+    StringBuilder streamed = new StringBuilder();
+    try (StreamResponse<ChatCompletionChunk> s =
+        client.chat().completions().createStreaming(params)) {
+      s.stream()
+          .forEach(
+              c -> c.choices().forEach(ch -> ch.delta().content().ifPresent(streamed::append)));
+    }
+    return streamed.toString();
+  }
+
+  /** The tool-call deltas of a streamed chat, in order. */
+  private List<ChatCompletionChunk.Choice.Delta.ToolCall> streamedCalls(
+      ChatCompletionCreateParams params) {
+    try (StreamResponse<ChatCompletionChunk> s =
+        client.chat().completions().createStreaming(params)) {
+      return s.stream()
+          .flatMap(c -> c.choices().stream())
+          .flatMap(c -> c.delta().toolCalls().orElse(List.of()).stream())
+          .toList();
+    }
+  }
+
+  private static final String UNIT_PARAMETERS =
+      "{\"type\": \"object\", \"properties\": {\"unit\": {\"enum\": [\"c\", \"f\"]},"
+          + " \"exact\": {\"type\": \"boolean\"}}, \"required\": [\"unit\", \"exact\"]}";
+
+  private static FunctionDefinition function(String name, String parametersJson) throws Exception {
+    FunctionParameters.Builder p = FunctionParameters.builder();
+    new ObjectMapper()
+        .readTree(parametersJson)
+        .properties()
+        .forEach(e -> p.putAdditionalProperty(e.getKey(), JsonValue.fromJsonNode(e.getValue())));
+    return FunctionDefinition.builder()
+        .name(name)
+        .description("Sets the " + name.replace('_', ' ') + ".")
+        .parameters(p.build())
+        .build();
+  }
+
+  private static ChatCompletionCreateParams withTools() throws Exception {
+    return chat("Use celsius.").toBuilder()
+        .maxCompletionTokens(200)
+        .temperature(1.0)
+        .seed(11)
+        .addFunctionTool(function("set_unit", UNIT_PARAMETERS))
+        .addFunctionTool(
+            function(
+                "set_mode",
+                "{\"type\": \"object\", \"properties\": {\"mode\": {\"enum\": [\"on\","
+                    + " \"off\"]}}}"))
+        .build();
+  }
+
+  /**
+   * A named function: the answer is that function's call, its arguments an instance of its
+   * parameters; streamed, the arguments arrive in pieces that add up to the same call.
+   */
+  @Test
+  void aNamedToolChoiceAnswersWithACallOfThatFunction() throws Exception {
+    ChatCompletionCreateParams params =
+        withTools().toBuilder()
+            .toolChoice(
+                ChatCompletionNamedToolChoice.builder()
+                    .function(
+                        ChatCompletionNamedToolChoice.Function.builder().name("set_unit").build())
+                    .build())
+            .build();
+    ChatCompletion whole = client.chat().completions().create(params);
+    ChatCompletion.Choice choice = whole.choices().get(0);
+    assertThat(choice.finishReason().asString()).isEqualTo("stop");
+    assertThat(choice.message().content()).isEmpty();
+    var call = choice.message().toolCalls().orElseThrow().get(0).asFunction();
+    assertThat(call.id()).startsWith("call_");
+    assertThat(call.function().name()).isEqualTo("set_unit");
+    var args = new ObjectMapper().readTree(call.function().arguments());
+    assertThat(args.get("unit").asText()).isIn("c", "f");
+    assertThat(args.get("exact").isBoolean()).isTrue();
+
+    StringBuilder arguments = new StringBuilder();
+    List<String> names = new ArrayList<>();
+    for (var t : streamedCalls(params)) {
+      assertThat(t.index()).isZero();
+      t.function().flatMap(f -> f.name()).ifPresent(names::add);
+      t.function().flatMap(f -> f.arguments()).ifPresent(arguments::append);
+    }
+    assertThat(names).containsExactly("set_unit");
+    assertThat(arguments.toString()).isEqualTo(call.function().arguments());
+  }
+
+  /**
+   * required, one call at most: the answer is a call of one of the tools, with arguments that are
+   * an instance of that tool's parameters; whole and streamed alike.
+   */
+  @Test
+  void requiredAnswersWithACallOfOneOfTheTools() throws Exception {
+    ChatCompletionCreateParams params =
+        withTools().toBuilder()
+            .toolChoice(ChatCompletionToolChoiceOption.Auto.REQUIRED)
+            .parallelToolCalls(false)
+            .build();
+    ChatCompletion whole = client.chat().completions().create(params);
+    ChatCompletion.Choice choice = whole.choices().get(0);
+    assertThat(choice.finishReason().asString()).isEqualTo("tool_calls");
+    var calls = choice.message().toolCalls().orElseThrow();
+    assertThat(calls).hasSize(1);
+    var call = calls.get(0).asFunction().function();
+    var args = new ObjectMapper().readTree(call.arguments());
+    if (call.name().equals("set_unit")) {
+      assertThat(args.get("unit").asText()).isIn("c", "f");
+    } else {
+      assertThat(call.name()).isEqualTo("set_mode");
+      assertThat(args.get("mode").asText()).isIn("on", "off");
+    }
+    List<String> streamed = new ArrayList<>();
+    for (var t : streamedCalls(params)) {
+      var f = t.function().orElseThrow();
+      streamed.add(f.name().orElseThrow() + f.arguments().orElseThrow());
+    }
+    assertThat(streamed).containsExactly(call.name() + call.arguments());
+  }
+
+  /**
+   * auto: the template gets the tools (the prompt grows by their text), and a conversation that
+   * made a call and got its result goes on; the zoo model's random answer is content, streamed
+   * alike.
+   */
+  @Test
+  void autoOffersTheToolsAndAConversationWithCallsAndResultsGoesOn() throws Exception {
+    ChatCompletion plain = client.chat().completions().create(chat("Use celsius."));
+    ChatCompletion offered =
+        client.chat().completions().create(withTools().toBuilder().maxCompletionTokens(12).build());
+    assertThat(offered.usage().orElseThrow().promptTokens())
+        .isGreaterThan(plain.usage().orElseThrow().promptTokens() + 50);
+
+    ChatCompletionCreateParams followUp =
+        withTools().toBuilder()
+            .maxCompletionTokens(8)
+            .addMessage(
+                ChatCompletionAssistantMessageParam.builder()
+                    .addToolCall(
+                        ChatCompletionMessageFunctionToolCall.builder()
+                            .id("call_1")
+                            .function(
+                                ChatCompletionMessageFunctionToolCall.Function.builder()
+                                    .name("set_unit")
+                                    .arguments("{\"unit\": \"c\", \"exact\": true}")
+                                    .build())
+                            .build())
+                    .build())
+            .addMessage(
+                ChatCompletionToolMessageParam.builder()
+                    .toolCallId("call_1")
+                    .content("done")
+                    .build())
+            .build();
+    ChatCompletion answer = client.chat().completions().create(followUp);
+    assertThat(answer.usage().orElseThrow().promptTokens())
+        .isGreaterThan(offered.usage().orElseThrow().promptTokens());
+    ChatCompletion.Choice c = answer.choices().get(0);
+    String content = c.message().content().orElse("");
+    if (c.message().toolCalls().map(List::isEmpty).orElse(true)) {
+      assertThat(streamedContent(followUp)).isEqualTo(content);
+    }
+    assertThatThrownBy(
+            () ->
+                client
+                    .chat()
+                    .completions()
+                    .create(
+                        withTools().toBuilder()
+                            .toolChoice(
+                                ChatCompletionNamedToolChoice.builder()
+                                    .function(
+                                        ChatCompletionNamedToolChoice.Function.builder()
+                                            .name("missing")
+                                            .build())
+                                    .build())
+                            .build()))
+        .isInstanceOf(BadRequestException.class)
+        .hasMessageContaining("names no function in tools: missing");
   }
 
   /** A bias of +100 on one token makes a greedy completion that token over and over. */

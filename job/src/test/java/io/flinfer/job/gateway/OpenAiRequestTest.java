@@ -104,7 +104,7 @@ class OpenAiRequestTest {
     assertThatThrownBy(() -> parse("{\"prompt\": \"x\"}", false))
         .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo("model"));
     assertThatThrownBy(
-            () -> parse("{\"model\": \"m\", \"messages\": [{\"role\": \"tool\"}]}", true))
+            () -> parse("{\"model\": \"m\", \"messages\": [{\"role\": \"robot\"}]}", true))
         .isInstanceOfSatisfying(
             ApiError.class, e -> assertThat(e.param).isEqualTo("messages[0].role"));
   }

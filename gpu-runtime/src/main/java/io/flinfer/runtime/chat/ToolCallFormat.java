@@ -1,0 +1,169 @@
+package io.flinfer.runtime.chat;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * How a model family writes the function calls its chat template taught it, read from the template:
+ * Qwen's and Hermes' {@code <tool_call>} blocks, or Llama 3.1's bare JSON answer. Reads calls back
+ * out of an answer's text, and says while an answer streams from where its text may be a call, so
+ * that only text that is surely content goes out as content.
+ */
+public enum ToolCallFormat {
+  /**
+   * Text, then one or more {@code <tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>}
+   * blocks (Qwen 2.5, Qwen 3, Hermes).
+   */
+  HERMES("arguments"),
+  /**
+   * The whole answer is {@code {"name": ..., "parameters": {...}}}, several separated by {@code ;}
+   * (Llama 3.1 to 3.3 with custom tools).
+   */
+  LLAMA3_JSON("parameters"),
+  /** The template takes tools in a form not read back here: answers are content. */
+  UNKNOWN("arguments");
+
+  private static final String OPEN = "<tool_call>";
+  private static final String CLOSE = "</tool_call>";
+  private static final String PYTHON_TAG = "<|python_tag|>";
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final String argumentsKey;
+
+  ToolCallFormat(String argumentsKey) {
+    this.argumentsKey = argumentsKey;
+  }
+
+  /** The format {@code template} teaches, from the text it writes around calls. */
+  public static ToolCallFormat of(ChatTemplate template) {
+    String s = template.source();
+    if (s.contains(OPEN)) {
+      return HERMES;
+    }
+    if (s.contains("\"parameters\"") || s.contains("\\\"parameters\\\"")) {
+      return LLAMA3_JSON;
+    }
+    return UNKNOWN;
+  }
+
+  /** The key under which the family writes a call's arguments. */
+  public String argumentsKey() {
+    return argumentsKey;
+  }
+
+  /** An answer read back: its content (null if none) and its calls (ids unset), in order. */
+  public record Answer(String content, List<ToolCall> calls) {}
+
+  /**
+   * The calls in {@code text}, and the text around them as content. Text whose calls do not read as
+   * JSON objects with a name and arguments is all content, as the model wrote it.
+   */
+  public Answer parse(String text) {
+    List<ToolCall> calls = new ArrayList<>();
+    switch (this) {
+      case HERMES -> {
+        // The blocks are calls; the text outside them is content.
+        StringBuilder content = new StringBuilder();
+        int at = 0;
+        for (int open = text.indexOf(OPEN); open >= 0; open = text.indexOf(OPEN, at)) {
+          content.append(text, at, open);
+          int close = text.indexOf(CLOSE, open);
+          int bodyEnd = close < 0 ? text.length() : close;
+          ToolCall c = call(text.substring(open + OPEN.length(), bodyEnd).strip());
+          if (c == null) {
+            return new Answer(text, List.of());
+          }
+          calls.add(c);
+          at = close < 0 ? text.length() : close + CLOSE.length();
+        }
+        if (calls.isEmpty()) {
+          return new Answer(text, List.of());
+        }
+        content.append(text.substring(at));
+        String c = content.toString().strip();
+        return new Answer(c.isEmpty() ? null : c, List.copyOf(calls));
+      }
+      case LLAMA3_JSON -> {
+        String body = text.strip();
+        if (body.startsWith(PYTHON_TAG)) {
+          body = body.substring(PYTHON_TAG.length());
+        }
+        try (JsonParser p = JSON.createParser(body.replace(';', ' '))) {
+          for (JsonToken t = p.nextToken(); t != null; t = p.nextToken()) {
+            ToolCall c = t == JsonToken.START_OBJECT ? call((JsonNode) JSON.readTree(p)) : null;
+            if (c == null) {
+              return new Answer(text, List.of());
+            }
+            calls.add(c);
+          }
+        } catch (IOException e) {
+          return new Answer(text, List.of());
+        }
+        return calls.isEmpty() ? new Answer(text, List.of()) : new Answer(null, List.copyOf(calls));
+      }
+      default -> {
+        return new Answer(text, List.of());
+      }
+    }
+  }
+
+  /**
+   * While {@code text} streams: the index from which it may be, or may become, a call; the text
+   * before it is content whatever follows. The answer only grows, and the index never moves back
+   * over text already judged content.
+   */
+  public int holdFrom(String text) {
+    switch (this) {
+      case HERMES -> {
+        int at = text.indexOf(OPEN);
+        if (at >= 0) {
+          return at;
+        }
+        // The longest end of the text that may begin the opening tag.
+        for (int k = Math.min(OPEN.length() - 1, text.length()); k > 0; k--) {
+          if (OPEN.startsWith(text.substring(text.length() - k))) {
+            return text.length() - k;
+          }
+        }
+        return text.length();
+      }
+      case LLAMA3_JSON -> {
+        String s = text.stripLeading();
+        boolean mayBeCall =
+            s.isEmpty()
+                || s.startsWith("{")
+                || s.startsWith(PYTHON_TAG)
+                || PYTHON_TAG.startsWith(s);
+        return mayBeCall ? 0 : text.length();
+      }
+      default -> {
+        return text.length();
+      }
+    }
+  }
+
+  private ToolCall call(String json) {
+    try {
+      return call((JsonNode) JSON.readTree(json));
+    } catch (IOException e) {
+      return null;
+    }
+  }
+
+  private ToolCall call(JsonNode n) {
+    if (n == null || !n.isObject() || !n.path("name").isTextual()) {
+      return null;
+    }
+    JsonNode args = n.has(argumentsKey) ? n.get(argumentsKey) : n.get("arguments");
+    if (args == null || !(args.isObject() || args.isTextual())) {
+      return null;
+    }
+    return new ToolCall(
+        null, n.get("name").asText(), args.isTextual() ? args.asText() : args.toString());
+  }
+}
