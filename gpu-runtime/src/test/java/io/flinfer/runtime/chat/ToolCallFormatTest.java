@@ -2,7 +2,10 @@ package io.flinfer.runtime.chat;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flinfer.runtime.gguf.GgufFile;
+import io.flinfer.runtime.gguf.GgufTokenizers;
 import io.flinfer.runtime.testing.SharedFiles;
+import io.flinfer.runtime.tokenizer.Tokenizer;
 import java.nio.file.Files;
 import java.util.List;
 import net.jqwik.api.ForAll;
@@ -24,6 +27,18 @@ class ToolCallFormatTest {
     assertThat(of("qwen3")).isEqualTo(ToolCallFormat.HERMES);
     assertThat(of("llama3_1-official")).isEqualTo(ToolCallFormat.LLAMA3_JSON);
     assertThat(of("gemma3")).isEqualTo(ToolCallFormat.UNKNOWN);
+  }
+
+  /** Qwen's call tags are tokens of their own that decode to their text, so answers show them. */
+  @Test
+  void qwensCallTagsAreTokensThatDecodeToTheirText() throws Exception {
+    Tokenizer qwen =
+        GgufTokenizers.read(GgufFile.open(SharedFiles.root().resolve("tokenizers/qwen3.gguf")));
+    String call = "<tool_call>\n{\"name\": \"f\", \"arguments\": {}}\n</tool_call>";
+    int[] ids = qwen.encode(call, false, true);
+    assertThat(qwen.encode("<tool_call>", false, true)).hasSize(1);
+    assertThat(qwen.decode(ids)).isEqualTo(call);
+    assertThat(ToolCallFormat.HERMES.parse(qwen.decode(ids)).calls()).hasSize(1);
   }
 
   @Test

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.flinfer.job.model.ModelLocator;
 import io.flinfer.runtime.chat.ChatMessage;
 import io.flinfer.runtime.chat.ChatTemplate;
+import io.flinfer.runtime.chat.ToolCall;
 import io.flinfer.runtime.generate.BatchGenerator;
 import io.flinfer.runtime.generate.GenerationRequest;
 import io.flinfer.runtime.grammar.ResponseFormat;
@@ -98,6 +99,15 @@ public final class GenerateCommand implements Callable<Integer> {
               + " --response-format json_schema.")
   String jsonSchema;
 
+  @Option(
+      names = "--tools",
+      paramLabel = "JSON",
+      description =
+          "With --chat: the functions the model may call, as an OpenAI tools array (JSON or"
+              + " @FILE), handed to the chat template; --messages may then hold assistant turns"
+              + " with tool_calls and tool turns with tool_call_id.")
+  String tools;
+
   private static boolean isEnd(int token, int[] ends) {
     for (int e : ends) {
       if (e == token) {
@@ -109,10 +119,15 @@ public final class GenerateCommand implements Callable<Integer> {
 
   /** The --json-schema text, read from its file when it names one with @. */
   private String schemaText() throws IOException {
-    if (jsonSchema == null || !jsonSchema.startsWith("@")) {
-      return jsonSchema;
+    return textOrFile(jsonSchema);
+  }
+
+  /** An option's text, or the file it names with @. */
+  private static String textOrFile(String value) throws IOException {
+    if (value == null || !value.startsWith("@")) {
+      return value;
     }
-    return Files.readString(Path.of(jsonSchema.substring(1)));
+    return Files.readString(Path.of(value.substring(1)));
   }
 
   @Override
@@ -190,6 +205,9 @@ public final class GenerateCommand implements Callable<Integer> {
   /** The prompt's tokens: the text, or the conversation as the model's template renders it. */
   private int[] promptIds(LlamaModel model) throws IOException {
     boolean conversation = chat || system != null || messages != null;
+    if (tools != null && !conversation) {
+      throw new IllegalArgumentException("--tools needs --chat");
+    }
     if (!conversation) {
       if (prompt == null) {
         throw new IllegalArgumentException("give --prompt (or --chat with --messages)");
@@ -209,7 +227,23 @@ public final class GenerateCommand implements Callable<Integer> {
         throw new IllegalArgumentException("give --messages, or --system and --prompt, not both");
       }
       for (JsonNode m : new ObjectMapper().readTree(messages)) {
-        turns.add(new ChatMessage(m.path("role").asText(null), m.path("content").asText(null)));
+        List<ToolCall> calls = new ArrayList<>();
+        for (JsonNode c : m.path("tool_calls")) {
+          JsonNode f = c.path("function");
+          JsonNode args = f.path("arguments");
+          calls.add(
+              new ToolCall(
+                  c.path("id").asText(null),
+                  f.path("name").asText(null),
+                  args.isTextual() ? args.asText() : args.toString()));
+        }
+        JsonNode content = m.path("content");
+        turns.add(
+            new ChatMessage(
+                m.path("role").asText(null),
+                content.isNull() && !calls.isEmpty() ? "" : content.asText(null),
+                calls,
+                m.path("tool_call_id").asText(null)));
       }
     } else {
       if (prompt == null) {
@@ -221,6 +255,6 @@ public final class GenerateCommand implements Callable<Integer> {
       turns.add(new ChatMessage("user", prompt));
     }
     // The template writes the turns' special tokens (and BOS where the family has one).
-    return model.tokenizer().encode(template.render(turns, true), false, true);
+    return model.tokenizer().encode(template.render(turns, textOrFile(tools), true), false, true);
   }
 }

@@ -2,6 +2,9 @@ package io.flinfer.job.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.flinfer.runtime.gguf.GgufFile;
+import io.flinfer.runtime.gguf.GgufTokenizers;
 import io.flinfer.runtime.grammar.JsonPrefix;
 import io.flinfer.runtime.grammar.JsonSchemaGrammar;
 import io.flinfer.runtime.grammar.OutputState;
@@ -9,6 +12,8 @@ import io.flinfer.runtime.testing.SharedFiles;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -133,5 +138,38 @@ class GenerateCommandTest {
     assertThat(rc).isEqualTo(2);
     assertThat(err.toString(StandardCharsets.UTF_8))
         .contains("json_schema at #/properties/a/format: keyword format is not supported");
+  }
+
+  /**
+   * {@code --tools} and a conversation with a call and its result: the prompt is exactly Qwen's
+   * rendering of it as {@code @huggingface/jinja} writes it, in tokens.
+   */
+  @Test
+  void toolsAndToolTurnsRenderAsTheFamilysTemplateDoes() throws Exception {
+    Path golden = Path.of("../gpu-runtime/src/test/resources/chat/tools");
+    var conversation =
+        new ObjectMapper().readTree(golden.resolve("conversations.json").toFile()).get(1);
+    Path model = SharedFiles.root().resolve("models/zoo/qwen3-tiny.gguf");
+    var tokenizer = GgufTokenizers.read(GgufFile.open(model));
+    int expected =
+        tokenizer.encode(Files.readString(golden.resolve("qwen3.conv2.txt")), false, true).length;
+    int rc =
+        FlinferCommand.commandLine()
+            .execute(
+                "generate",
+                "--model",
+                model.toString(),
+                "--messages",
+                conversation.get("messages").toString(),
+                "--tools",
+                conversation.get("tools").toString(),
+                "--max-new-tokens",
+                "2",
+                "--threads",
+                "1");
+    assertThat(rc).as(err.toString(StandardCharsets.UTF_8)).isZero();
+    assertThat(err.toString(StandardCharsets.UTF_8)).contains("prompt " + expected + " tokens");
+    assertThat(generate("--prompt", "x", "--tools", "[]")).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8)).contains("--tools needs --chat");
   }
 }
