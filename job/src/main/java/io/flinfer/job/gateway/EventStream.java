@@ -81,6 +81,11 @@ final class EventStream {
       for (int i = 0; i < choices.size(); i++) {
         send(OpenAiResponses.delta(true, id, model, created, i, "", true, null));
       }
+    } else if (request.echo != null) {
+      // Each choice's text starts with the prompt.
+      for (int i = 0; i < choices.size(); i++) {
+        send(OpenAiResponses.delta(false, id, model, created, i, request.echo, false, null));
+      }
     }
     Completion[] finished = new Completion[choices.size()];
     int left = finished.length;

@@ -159,7 +159,8 @@ public final class GatewayServer implements AutoCloseable {
           }
           List<Completion> answers = awaitAnswers(events, choices, chunks);
           ObjectNode answer =
-              OpenAiResponses.answer(chat, responseId, model, created, answers, request.tools);
+              OpenAiResponses.answer(
+                  chat, responseId, model, created, answers, request.tools, request.echo);
           if (tokens != null) {
             for (int i = 0; i < chunks.length; i++) {
               // Only when every token was seen (not for an answer read back after a restart).

@@ -76,6 +76,9 @@ final class OpenAiRequest {
   /** The request's tools and what the model should do with them, or null. */
   final Tools tools;
 
+  /** Completions' {@code echo}: the prompt, which each choice's text starts with; else null. */
+  final String echo;
+
   private final PromptRequest.Builder request;
 
   private OpenAiRequest(
@@ -86,6 +89,7 @@ final class OpenAiRequest {
       int choices,
       String user,
       Tools tools,
+      String echo,
       PromptRequest.Builder request) {
     this.chat = chat;
     this.stream = stream;
@@ -94,6 +98,7 @@ final class OpenAiRequest {
     this.choices = choices;
     this.user = user;
     this.tools = tools;
+    this.echo = echo;
     this.request = request;
   }
 
@@ -172,8 +177,10 @@ final class OpenAiRequest {
       logprobs = alternatives != null;
       top = alternatives == null ? 0 : alternatives;
     }
-    if (body.path("echo").asBoolean(false)) {
-      throw ApiError.unsupported("echo");
+    boolean echo = body.path("echo").asBoolean(false);
+    if (echo && logprobs) {
+      throw ApiError.badParameter(
+          "echo", "cannot be given with logprobs: the prompt's log-probabilities are not computed");
     }
     if (body.hasNonNull("suffix")) {
       throw ApiError.unsupported("suffix");
@@ -247,7 +254,8 @@ final class OpenAiRequest {
     if (user != null) {
       r.setMetadata(Map.of("user", user));
     }
-    return new OpenAiRequest(chat, stream, usage, logprobs, n, user, tools, r);
+    String echoed = echo ? r.getPrompt() : null;
+    return new OpenAiRequest(chat, stream, usage, logprobs, n, user, tools, echoed, r);
   }
 
   /**

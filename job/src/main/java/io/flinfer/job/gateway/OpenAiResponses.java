@@ -47,9 +47,18 @@ final class OpenAiResponses {
     return o;
   }
 
-  /** The whole answer, non-streaming: one choice per completion, in order. */
+  /**
+   * The whole answer, non-streaming: one choice per completion, in order; with {@code echo} (not
+   * null), each completion's text after the prompt.
+   */
   static ObjectNode answer(
-      boolean chat, String id, String model, long created, List<Completion> choices, Tools tools) {
+      boolean chat,
+      String id,
+      String model,
+      long created,
+      List<Completion> choices,
+      Tools tools,
+      String echo) {
     ObjectNode o = envelope(id, chat ? "chat.completion" : "text_completion", model, created);
     var array = o.putArray("choices");
     for (int i = 0; i < choices.size(); i++) {
@@ -69,7 +78,7 @@ final class OpenAiResponses {
         }
         finish = a.finishReason();
       } else {
-        choice.put("text", c.getText());
+        choice.put("text", echo == null ? c.getText() : echo + c.getText());
       }
       choice.putNull("logprobs");
       choice.put("finish_reason", finish);

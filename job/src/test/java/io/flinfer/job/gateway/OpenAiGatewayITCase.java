@@ -192,6 +192,17 @@ class OpenAiGatewayITCase {
             .create(completion("Once upon a time", 16).toBuilder().stop(stop).build());
     assertThat(stopped.choices().get(0).text()).isEqualTo(text.substring(0, text.indexOf(stop)));
     assertThat(stopped.choices().get(0).finishReason().asString()).isEqualTo("stop");
+
+    // echo: the prompt, then the same completion; streamed alike.
+    CompletionCreateParams echoed =
+        completion("Once upon a time", 16).toBuilder().echo(true).build();
+    assertThat(client.completions().create(echoed).choices().get(0).text())
+        .isEqualTo("Once upon a time" + text);
+    StringBuilder streamedEcho = new StringBuilder();
+    try (StreamResponse<Completion> s = client.completions().createStreaming(echoed)) {
+      s.stream().forEach(c -> c.choices().forEach(ch -> streamedEcho.append(ch.text())));
+    }
+    assertThat(streamedEcho.toString()).isEqualTo("Once upon a time" + text);
   }
 
   @Test

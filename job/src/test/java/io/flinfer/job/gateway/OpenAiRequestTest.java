@@ -104,6 +104,14 @@ class OpenAiRequestTest {
     assertThatThrownBy(() -> parse("{\"prompt\": \"x\"}", false))
         .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo("model"));
     assertThatThrownBy(
+            () ->
+                parse(
+                    "{\"model\": \"m\", \"prompt\": \"x\", \"echo\": true, \"logprobs\": 1}",
+                    false))
+        .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo("echo"));
+    assertThat(parse("{\"model\": \"m\", \"prompt\": \"x\", \"echo\": true}", false).echo)
+        .isEqualTo("x");
+    assertThatThrownBy(
             () -> parse("{\"model\": \"m\", \"messages\": [{\"role\": \"robot\"}]}", true))
         .isInstanceOfSatisfying(
             ApiError.class, e -> assertThat(e.param).isEqualTo("messages[0].role"));
