@@ -22,12 +22,14 @@ import java.util.Set;
  * <p>Supported: {@code type} (object, array, string, integer, number, boolean, null, or a list of
  * them), {@code properties}, {@code required} (each one a listed property), {@code
  * additionalProperties} (no extra properties are written), {@code items}, {@code minItems}, {@code
- * maxItems}, {@code enum}, {@code const}, {@code anyOf} and {@code oneOf} whose alternatives start
- * with different characters or are objects told apart by their first property ({@code const} or
- * {@code enum} values none of which is written as the start of another: a tagged union, such as a
- * choice of function calls by name), {@code $ref} into {@code $defs} or {@code definitions}
- * (recursion included), and the annotations ({@code title}, {@code description}, {@code default},
- * ...).
+ * maxItems}, {@code minLength} and {@code maxLength} (in characters), {@code minimum}, {@code
+ * maximum}, {@code exclusiveMinimum} and {@code exclusiveMaximum} on integers (a bounded integer
+ * has at most 18 digits), {@code enum}, {@code const}, {@code anyOf} and {@code oneOf} whose
+ * alternatives start with different characters or are objects told apart by their first property
+ * ({@code const} or {@code enum} values none of which is written as the start of another: a tagged
+ * union, such as a choice of function calls by name), {@code $ref} into {@code $defs} or {@code
+ * definitions} (recursion included), and the annotations ({@code title}, {@code description},
+ * {@code default}, ...).
  */
 public final class JsonSchemaGrammar {
   static final int OBJECT = 0;
@@ -62,7 +64,28 @@ public final class JsonSchemaGrammar {
   /** The keywords that constrain the output, all enforced. */
   private static final Set<String> KEYWORDS =
       Set.of(
-          "type", "properties", "items", "minItems", "maxItems", "enum", "const", "anyOf", "oneOf");
+          "type",
+          "properties",
+          "items",
+          "minItems",
+          "maxItems",
+          "enum",
+          "const",
+          "anyOf",
+          "oneOf",
+          "minimum",
+          "maximum",
+          "exclusiveMinimum",
+          "exclusiveMaximum",
+          "minLength",
+          "maxLength");
+
+  /** The bounds of integers, which a bounded integer's digits must stay within (18 digits). */
+  private static final Set<String> BOUNDS =
+      Set.of("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum");
+
+  /** The largest magnitude a bounded integer may have: 18 digits. */
+  static final long MAX_BOUNDED = 999_999_999_999_999_999L;
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -78,6 +101,14 @@ public final class JsonSchemaGrammar {
     int[] alternatives; // ANY_OF
     int[] byFirstByte; // ANY_OF: the alternative a first byte picks, or -1
     int[] tagged; // TAGGED: the object each of the first property's values picks
+    long min = Long.MIN_VALUE; // INTEGER: the least value, when bounded
+    long max = Long.MAX_VALUE; // INTEGER: the greatest value, when bounded
+    int minLength; // STRING: the fewest characters
+    int maxLength = Integer.MAX_VALUE; // STRING: the most characters
+
+    boolean bounded() {
+      return min != Long.MIN_VALUE || max != Long.MAX_VALUE;
+    }
   }
 
   private final Node[] nodes;
@@ -153,6 +184,10 @@ public final class JsonSchemaGrammar {
           throw unsupported(path + "/" + k, "keyword " + k + " is not supported");
         }
       }
+      if ((s.has("const") || s.has("enum"))
+          && (hasAny(s, BOUNDS) || s.has("minLength") || s.has("maxLength"))) {
+        throw unsupported(path, "bounds beside enum or const are not supported");
+      }
       if (s.has("const")) {
         return literals(List.of(s.get("const")), path);
       }
@@ -194,10 +229,15 @@ public final class JsonSchemaGrammar {
         case "array":
           return array(s, path);
         case "string":
-          return add(STRING);
+          return string(s, path);
         case "integer":
-          return add(INTEGER);
+          return integer(s, path);
         case "number":
+          for (String k : BOUNDS) {
+            if (s.has(k)) {
+              throw unsupported(path + "/" + k, k + " is supported on integers, not on numbers");
+            }
+          }
           return add(NUMBER);
         case "boolean":
           return literals(
@@ -231,6 +271,73 @@ public final class JsonSchemaGrammar {
       n.keys = keys.toArray(byte[][]::new);
       n.values = values.stream().mapToInt(Integer::intValue).toArray();
       return id;
+    }
+
+    private int string(JsonNode s, String path) {
+      int id = add(STRING);
+      Node n = nodes.get(id);
+      n.minLength = count(s, "minLength", 0, path);
+      n.maxLength = count(s, "maxLength", Integer.MAX_VALUE, path);
+      if (n.minLength > n.maxLength) {
+        throw unsupported(path, "minLength is above maxLength");
+      }
+      return id;
+    }
+
+    /** An integer, its bounds made inclusive and at most 18 digits long. */
+    private int integer(JsonNode s, String path) {
+      int id = add(INTEGER);
+      if (!hasAny(s, BOUNDS)) {
+        return id;
+      }
+      Node n = nodes.get(id);
+      n.min = -MAX_BOUNDED;
+      n.max = MAX_BOUNDED;
+      if (s.has("minimum")) {
+        n.min = Math.max(n.min, (long) Math.ceil(bound(s, "minimum", path)));
+      }
+      if (s.has("exclusiveMinimum")) {
+        n.min = Math.max(n.min, (long) Math.floor(bound(s, "exclusiveMinimum", path)) + 1);
+      }
+      if (s.has("maximum")) {
+        n.max = Math.min(n.max, (long) Math.floor(bound(s, "maximum", path)));
+      }
+      if (s.has("exclusiveMaximum")) {
+        n.max = Math.min(n.max, (long) Math.ceil(bound(s, "exclusiveMaximum", path)) - 1);
+      }
+      if (n.min > n.max) {
+        throw unsupported(path, "no integer is within its bounds");
+      }
+      return id;
+    }
+
+    /** A bound's value, clamped to 18 digits (a larger bound bounds nothing that is written). */
+    private static double bound(JsonNode s, String key, String path) {
+      JsonNode v = s.get(key);
+      if (!v.isNumber()) {
+        throw unsupported(path + "/" + key, key + " must be a number");
+      }
+      return Math.max(-MAX_BOUNDED, Math.min(MAX_BOUNDED, v.doubleValue()));
+    }
+
+    private static int count(JsonNode s, String key, int otherwise, String path) {
+      JsonNode v = s.get(key);
+      if (v == null) {
+        return otherwise;
+      }
+      if (!v.canConvertToInt() || v.intValue() < 0 || !v.isIntegralNumber()) {
+        throw unsupported(path + "/" + key, key + " must be a non-negative integer");
+      }
+      return v.intValue();
+    }
+
+    private static boolean hasAny(JsonNode s, Set<String> keys) {
+      for (String k : keys) {
+        if (s.has(k)) {
+          return true;
+        }
+      }
+      return false;
     }
 
     private int array(JsonNode s, String path) {

@@ -38,7 +38,9 @@ public final class SchemaPrefix extends OutputState {
   private final JsonSchemaGrammar grammar;
   private final int[] node = new int[JsonPrefix.MAX_DEPTH];
   private final int[] phase = new int[JsonPrefix.MAX_DEPTH];
-  private final int[] index = new int[JsonPrefix.MAX_DEPTH];
+  private final int[] index = new int[JsonPrefix.MAX_DEPTH]; // keys, items, characters, digits
+  private final long[] magnitude = new long[JsonPrefix.MAX_DEPTH]; // a bounded integer's digits
+  private final boolean[] negative = new boolean[JsonPrefix.MAX_DEPTH];
   private int depth;
   private boolean started; // the root's first byte has come
   private long candidates; // LITERALS: the values still possible
@@ -64,6 +66,8 @@ public final class SchemaPrefix extends OutputState {
     System.arraycopy(o.node, 0, node, 0, depth);
     System.arraycopy(o.phase, 0, phase, 0, depth);
     System.arraycopy(o.index, 0, index, 0, depth);
+    System.arraycopy(o.magnitude, 0, magnitude, 0, depth);
+    System.arraycopy(o.negative, 0, negative, 0, depth);
     started = o.started;
     candidates = o.candidates;
     position = o.position;
@@ -77,7 +81,10 @@ public final class SchemaPrefix extends OutputState {
 
   @Override
   boolean inPlainString() {
-    return depth > 0 && kind(depth - 1) == STRING && phase[depth - 1] == INSIDE + JsonLexicon.CHARS;
+    return depth > 0
+        && kind(depth - 1) == STRING
+        && phase[depth - 1] == INSIDE + JsonLexicon.CHARS
+        && grammar.node(node[depth - 1]).maxLength == Integer.MAX_VALUE;
   }
 
   private int kind(int frame) {
@@ -103,10 +110,10 @@ public final class SchemaPrefix extends OutputState {
       case ARRAY:
         return array(f, n, b);
       case STRING:
-        return string(f, b);
+        return string(f, n, b);
       case INTEGER:
       case NUMBER:
-        return number(f, n.kind == NUMBER, b);
+        return number(f, n, b);
       case LITERALS:
         return literal(f, n, b);
       default:
@@ -197,30 +204,84 @@ public final class SchemaPrefix extends OutputState {
     }
   }
 
-  private boolean string(int f, int b) {
+  private boolean string(int f, JsonSchemaGrammar.Node n, int b) {
     if (phase[f] == BEFORE) {
       return b == '"' && to(f, INSIDE + JsonLexicon.CHARS);
     }
-    int next = JsonLexicon.string(phase[f] - INSIDE, b);
+    int state = phase[f] - INSIDE;
+    if (state == JsonLexicon.CHARS && b != '"' && index[f] >= n.maxLength) {
+      return false; // no room for another character
+    }
+    int next = JsonLexicon.string(state, b);
     if (next == JsonLexicon.END) {
-      return pop();
+      return index[f] >= n.minLength && pop();
+    }
+    if (next == JsonLexicon.CHARS) {
+      index[f]++; // every return to CHARS ends one character
     }
     phase[f] = INSIDE + next;
     return next != JsonLexicon.REJECT;
   }
 
-  private boolean number(int f, boolean real, int b) {
+  private boolean number(int f, JsonSchemaGrammar.Node n, int b) {
+    boolean bounded = n.kind == INTEGER && n.bounded();
+    if (phase[f] == BEFORE) {
+      magnitude[f] = 0;
+      negative[f] = false;
+    }
     int next =
         phase[f] == BEFORE
             ? JsonLexicon.numberStart(b)
-            : JsonLexicon.number(phase[f] - INSIDE, b, real);
+            : JsonLexicon.number(phase[f] - INSIDE, b, n.kind == NUMBER);
     if (next == JsonLexicon.END) {
+      if (bounded && !within(n, negative[f] ? -magnitude[f] : magnitude[f])) {
+        return false;
+      }
       // The number ended before b: its container reads b.
       return pop() && depth > 0 && accept((byte) b);
     }
     whitespace = 0;
     phase[f] = INSIDE + next;
-    return next != JsonLexicon.REJECT;
+    if (next == JsonLexicon.REJECT) {
+      return false;
+    }
+    if (bounded) {
+      if (b == '-') {
+        negative[f] = true;
+      } else if (++index[f] > 18) {
+        return false;
+      } else {
+        magnitude[f] = magnitude[f] * 10 + (b - '0');
+      }
+      return reachable(n, negative[f], magnitude[f], index[f]);
+    }
+    return true;
+  }
+
+  private static boolean within(JsonSchemaGrammar.Node n, long v) {
+    return v >= n.min && v <= n.max;
+  }
+
+  /**
+   * Whether an integer whose first {@code digits} digits make {@code m} (and sign) can still end
+   * within the node's bounds: as it is, or with k more digits (none after a leading zero).
+   */
+  static boolean reachable(JsonSchemaGrammar.Node n, boolean negative, long m, int digits) {
+    boolean leadingZero = digits == 1 && m == 0;
+    long p = 1;
+    for (int k = 0; k <= 18 - digits; k++, p *= 10) {
+      if (k == 0 && digits == 0 || k > 0 && leadingZero) {
+        continue;
+      }
+      long low = m * p;
+      long high = low + p - 1;
+      long a = negative ? -high : low;
+      long c = negative ? -low : high;
+      if (a <= n.max && c >= n.min) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private boolean literal(int f, JsonSchemaGrammar.Node n, int b) {

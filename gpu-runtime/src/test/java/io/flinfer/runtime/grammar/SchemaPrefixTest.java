@@ -313,13 +313,24 @@ class SchemaPrefixTest {
         .hasMessageContaining("cannot be told apart");
   }
 
-  /** The exact-mask walk over the Llama 3 vocabulary, for the tagged union's schema. */
-  @Test
-  void masksOfATaggedUnionAreExact() throws Exception {
+  /** Bounded strings and integers. */
+  static final String BOUNDED =
+      """
+      {"type": "object", "properties": {
+        "code": {"type": "string", "minLength": 2, "maxLength": 3},
+        "age": {"type": "integer", "minimum": 18, "exclusiveMaximum": 130},
+        "delta": {"type": "integer", "minimum": -5, "maximum": 5},
+        "note": {"type": "string", "maxLength": 0}}}
+      """;
+
+  /** The exact-mask walk over the Llama 3 vocabulary, for a tagged union and for bounds. */
+  @ParameterizedTest
+  @ValueSource(strings = {"CALLS", "BOUNDED"})
+  void masksOfTaggedUnionsAndBoundsAreExact(String which) throws Exception {
     Path gguf = SharedFiles.root().resolve("tokenizers/llama3_1.gguf");
     assumeTrue(Files.exists(gguf), "missing " + gguf);
     JsonVocabulary v = JsonVocabulary.of(GgufTokenizers.read(GgufFile.open(gguf)));
-    JsonSchemaGrammar calls = JsonSchemaGrammar.compile(CALLS);
+    JsonSchemaGrammar calls = JsonSchemaGrammar.compile(which.equals("CALLS") ? CALLS : BOUNDED);
     long[] mask = new long[JsonVocabulary.words(v.size())];
     Random random = new Random(7);
     for (int walk = 0; walk < 3; walk++) {
@@ -341,5 +352,104 @@ class SchemaPrefixTest {
         text.append(new String(v.bytes(t), StandardCharsets.UTF_8));
       }
     }
+  }
+
+  /**
+   * A bounded integer: a prefix is taken exactly when some integer within the bounds starts with
+   * it, and a whole one exactly when it is within them.
+   */
+  @Property(tries = 300)
+  void boundedIntegersTakeExactlyThePrefixesOfIntegersWithinTheirBounds(
+      @ForAll @net.jqwik.api.constraints.IntRange(min = -3000, max = 3000) int a,
+      @ForAll @net.jqwik.api.constraints.IntRange(min = 0, max = 3000) int width,
+      @ForAll @net.jqwik.api.constraints.IntRange(min = -99999, max = 99999) int v,
+      @ForAll boolean exclusive) {
+    int lo = a;
+    int hi = a + width;
+    String bounds =
+        exclusive
+            ? "\"exclusiveMinimum\": " + (lo - 1) + ", \"exclusiveMaximum\": " + (hi + 1)
+            : "\"minimum\": " + (lo - 0.5) + ", \"maximum\": " + (hi + 0.5);
+    JsonSchemaGrammar g =
+        JsonSchemaGrammar.compile(
+            "{\"type\": \"object\", \"properties\": {\"n\": {\"type\": \"integer\", "
+                + bounds
+                + "}}}");
+    String text = String.valueOf(v);
+    for (int end = 1; end <= text.length(); end++) {
+      String prefix = text.substring(0, end);
+      // JSON writes zero as -0 too.
+      boolean possible = lo <= 0 && hi >= 0 && "-0".startsWith(prefix);
+      for (int w = lo; w <= hi && !possible; w++) {
+        possible = String.valueOf(w).startsWith(prefix);
+      }
+      byte[] b = ("{\"n\":" + prefix).getBytes(StandardCharsets.UTF_8);
+      assertThat(g.start().accept(b, 0, b.length))
+          .as("%s in [%d, %d]", prefix, lo, hi)
+          .isEqualTo(possible);
+    }
+    byte[] whole = ("{\"n\":" + text + "}").getBytes(StandardCharsets.UTF_8);
+    SchemaPrefix p = g.start();
+    assertThat(p.accept(whole, 0, whole.length) && p.isComplete())
+        .as("%d in [%d, %d]", v, lo, hi)
+        .isEqualTo(v >= lo && v <= hi);
+  }
+
+  /** A bounded string counts characters (escapes and multi-byte ones are one each). */
+  @Property(tries = 300)
+  void boundedStringsCountCharacters(
+      @ForAll @net.jqwik.api.constraints.StringLength(max = 8) String value,
+      @ForAll @net.jqwik.api.constraints.IntRange(min = 0, max = 6) int min,
+      @ForAll @net.jqwik.api.constraints.IntRange(min = 0, max = 4) int extra)
+      throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeTrue(
+        value.chars().noneMatch(c -> Character.isSurrogate((char) c)), "whole characters");
+    int max = min + extra;
+    JsonSchemaGrammar g =
+        JsonSchemaGrammar.compile(
+            "{\"type\": \"object\", \"properties\": {\"s\": {\"type\": \"string\","
+                + " \"minLength\": "
+                + min
+                + ", \"maxLength\": "
+                + max
+                + "}}}");
+    byte[] b = ("{\"s\":" + JSON.writeValueAsString(value) + "}").getBytes(StandardCharsets.UTF_8);
+    SchemaPrefix p = g.start();
+    int length = value.codePointCount(0, value.length());
+    assertThat(p.accept(b, 0, b.length) && p.isComplete())
+        .as("%s (%d) in [%d, %d]", value, length, min, max)
+        .isEqualTo(length >= min && length <= max);
+  }
+
+  @Test
+  void boundsThatCannotBeKeptAreRefused() {
+    String[][] cases = {
+      {"{\"type\": \"number\", \"minimum\": 0}", "minimum is supported on integers"},
+      {
+        "{\"type\": \"integer\", \"minimum\": 3, \"maximum\": 2}", "no integer is within its bounds"
+      },
+      {"{\"type\": \"integer\", \"exclusiveMinimum\": 1, \"exclusiveMaximum\": 2}", "no integer"},
+      {
+        "{\"type\": \"string\", \"minLength\": 3, \"maxLength\": 2}", "minLength is above maxLength"
+      },
+      {"{\"type\": \"string\", \"maxLength\": -1}", "must be a non-negative integer"},
+      {"{\"enum\": [1, 2], \"minimum\": 2}", "bounds beside enum or const"},
+    };
+    for (String[] c : cases) {
+      assertThatThrownBy(
+              () ->
+                  JsonSchemaGrammar.compile(
+                      "{\"type\": \"object\", \"properties\": {\"a\": " + c[0] + "}}"))
+          .as(c[0])
+          .hasMessageContaining(c[1]);
+    }
+    // A bound past 18 digits bounds nothing that is written.
+    JsonSchemaGrammar huge =
+        JsonSchemaGrammar.compile(
+            "{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"integer\","
+                + " \"maximum\": 1e30}}}");
+    byte[] b = "{\"a\": -123456789012345678}".getBytes(StandardCharsets.UTF_8);
+    SchemaPrefix p = huge.start();
+    assertThat(p.accept(b, 0, b.length) && p.isComplete()).isTrue();
   }
 }

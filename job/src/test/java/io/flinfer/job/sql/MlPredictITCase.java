@@ -214,7 +214,7 @@ class MlPredictITCase {
         "CREATE MODEL broken INPUT (prompt STRING) OUTPUT (text STRING, error STRING)"
             + with
             + "{\"type\": \"object\", \"properties\": {\"s\": {\"type\": \"string\","
-            + " \"maxLength\": 3}}}')");
+            + " \"pattern\": \"a+\"}}}')");
     t.executeSql(
         "CREATE TEMPORARY VIEW reviews AS SELECT * FROM (VALUES ('Great film'), ('Dull'))"
             + " AS v(prompt)");
@@ -239,7 +239,7 @@ class MlPredictITCase {
                 t.executeSql(
                     "SELECT text FROM ML_PREDICT(TABLE reviews, MODEL broken,"
                         + " DESCRIPTOR(prompt))"))
-        .hasStackTraceContaining("keyword maxLength is not supported");
+        .hasStackTraceContaining("keyword pattern is not supported");
   }
 
   @Test
