@@ -30,7 +30,9 @@ public final class BenchFormatCommand implements Callable<Integer> {
   /** The schema of the json_schema case. */
   static final String SCHEMA =
       "{\"type\": \"object\", \"properties\": {\"name\": {\"type\": \"string\"},"
-          + " \"tags\": {\"type\": \"array\", \"items\": {\"type\": \"integer\"}}}}";
+          + " \"tags\": {\"type\": \"array\", \"items\": {\"type\": \"integer\"}},"
+          + " \"code\": {\"type\": \"string\", \"maxLength\": 8},"
+          + " \"age\": {\"type\": \"integer\", \"minimum\": 0, \"maximum\": 150}}}";
 
   /** Each case: its format, the output so far, and what place that is. */
   private static final String[][] CASES = {
@@ -38,7 +40,17 @@ public final class BenchFormatCommand implements Callable<Integer> {
     {"json_object", "{\"name\": \"Al\",", "between values"},
     {"json_object", "{\"a\": [1, 2", "inside a number"},
     {"json_object", "{\"a\": tr", "inside a literal"},
-    {"json_schema", "{\"name\": \"Al\", \"tags\": [1", "inside a schema's integer array"}
+    {"json_schema", "{\"name\": \"Al\", \"tags\": [1", "inside a schema's integer array"},
+    {
+      "json_schema",
+      "{\"name\": \"Al\", \"tags\": [], \"code\": \"AB",
+      "inside a string of at most 8 characters"
+    },
+    {
+      "json_schema",
+      "{\"name\": \"Al\", \"tags\": [], \"code\": \"\", \"age\": 1",
+      "inside an integer from 0 to 150"
+    }
   };
 
   @Option(
