@@ -53,13 +53,10 @@ public final class JsonPrefix extends OutputState {
     return mode == DONE;
   }
 
-  /**
-   * Whether the bytes so far are inside a string where a byte run that leaves the state as it was
-   * (see {@link JsonVocabulary}) may follow.
-   */
+  /** Inside a string, at a character: any plain run may follow (strings have no bound here). */
   @Override
-  boolean inPlainString() {
-    return mode == STRING && lex == JsonLexicon.CHARS;
+  int plainRoom() {
+    return mode == STRING && lex == JsonLexicon.CHARS ? Integer.MAX_VALUE : -1;
   }
 
   @Override

@@ -22,6 +22,15 @@ public final class JsonVocabulary {
   private final long[] plain;
   private final int plainCount;
   private final int[] notPlain;
+  // Plain tokens by how many characters they add: shortPlain[c] holds those of at most c
+  // characters (c < SHORT), shortCount[c] how many; the longer ones are listed with their counts.
+  private final long[][] shortPlain;
+  private final int[] shortCount;
+  private final int[] longPlain;
+  private final int[] longChars;
+
+  /** Plain runs of fewer characters than this have a mask ready for a bounded string. */
+  private static final int SHORT = 16;
 
   private JsonVocabulary(byte[][] bytes) {
     this.size = bytes.length;
@@ -59,6 +68,41 @@ public final class JsonVocabulary {
     }
     plainCount = plainTokens;
     notPlain = java.util.Arrays.copyOf(rest, restCount);
+    shortPlain = new long[SHORT][words(size)];
+    shortCount = new int[SHORT];
+    int[] longTokens = new int[plainTokens];
+    int[] longCounts = new int[plainTokens];
+    int longs = 0;
+    for (int t = 0; t < size; t++) {
+      if ((plain[t >>> 6] & 1L << t) == 0) {
+        continue;
+      }
+      int chars = characters(bytes[t]);
+      if (chars >= SHORT) {
+        longTokens[longs] = t;
+        longCounts[longs++] = chars;
+        continue;
+      }
+      for (int c = chars; c < SHORT; c++) {
+        shortPlain[c][t >>> 6] |= 1L << t;
+        shortCount[c]++;
+      }
+    }
+    longPlain = java.util.Arrays.copyOf(longTokens, longs);
+    longChars = java.util.Arrays.copyOf(longCounts, longs);
+  }
+
+  /** How many characters a plain run adds to a string: each return to a character boundary. */
+  private static int characters(byte[] b) {
+    int state = JsonLexicon.CHARS;
+    int count = 0;
+    for (byte x : b) {
+      state = JsonLexicon.string(state, x & 0xff);
+      if (state == JsonLexicon.CHARS) {
+        count++;
+      }
+    }
+    return count;
   }
 
   private static final int KEYS = 256 << 9;
@@ -96,6 +140,23 @@ public final class JsonVocabulary {
     return bytes[t];
   }
 
+  /** Sets in {@code mask} the plain runs of at most {@code room} characters; returns how many. */
+  private int plainRuns(int room, long[] mask) {
+    if (room < SHORT) {
+      System.arraycopy(shortPlain[room], 0, mask, 0, plain.length);
+      return shortCount[room];
+    }
+    System.arraycopy(plain, 0, mask, 0, plain.length);
+    int count = plainCount;
+    for (int i = 0; i < longPlain.length; i++) {
+      if (longChars[i] > room) {
+        mask[longPlain[i] >>> 6] &= ~(1L << longPlain[i]);
+        count--;
+      }
+    }
+    return count;
+  }
+
   /** Whether every byte of {@code b} keeps {@code p} inside its string, ending at a character. */
   private static boolean staysInString(JsonPrefix p, byte[] b) {
     // The same for every JSON grammar: what a free string may hold is JSON's lexical rule.
@@ -104,7 +165,7 @@ public final class JsonVocabulary {
         return false;
       }
     }
-    return p.inPlainString();
+    return p.plainRoom() >= 0;
   }
 
   /**
@@ -114,9 +175,9 @@ public final class JsonVocabulary {
   int allowed(
       OutputState state, long[] mask, OutputState probe, OutputState first, OutputState second) {
     int count = 0;
-    if (state.inPlainString()) {
-      System.arraycopy(plain, 0, mask, 0, plain.length);
-      count = plainCount;
+    int room = state.plainRoom();
+    if (room >= 0) {
+      count = plainRuns(room, mask);
       for (int t : notPlain) {
         probe.copyFrom(state);
         if (probe.accept(bytes[t], 0, bytes[t].length)) {

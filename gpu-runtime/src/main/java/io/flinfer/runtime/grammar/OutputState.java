@@ -26,11 +26,12 @@ public abstract class OutputState {
   public abstract boolean isComplete();
 
   /**
-   * Whether the bytes so far end at a character of a string whose content is free, where every byte
+   * Where the bytes so far end at a character of a string whose content is free, so that every byte
    * run that stays inside a string and ends at a character (see {@link JsonVocabulary}) may follow
-   * and leaves the state as it was.
+   * if it is short enough: how many characters such a run may add ({@link Integer#MAX_VALUE} for
+   * any number); elsewhere -1.
    */
-  abstract boolean inPlainString();
+  abstract int plainRoom();
 
   /** Makes this state equal to {@code other}, a state of the same kind and shape. */
   public abstract void copyFrom(OutputState other);

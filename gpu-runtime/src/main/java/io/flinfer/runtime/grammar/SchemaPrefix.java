@@ -80,11 +80,12 @@ public final class SchemaPrefix extends OutputState {
   }
 
   @Override
-  boolean inPlainString() {
-    return depth > 0
-        && kind(depth - 1) == STRING
-        && phase[depth - 1] == INSIDE + JsonLexicon.CHARS
-        && grammar.node(node[depth - 1]).maxLength == Integer.MAX_VALUE;
+  int plainRoom() {
+    if (depth == 0 || kind(depth - 1) != STRING || phase[depth - 1] != INSIDE + JsonLexicon.CHARS) {
+      return -1;
+    }
+    int max = grammar.node(node[depth - 1]).maxLength;
+    return max == Integer.MAX_VALUE ? max : max - index[depth - 1];
   }
 
   private int kind(int frame) {

@@ -317,6 +317,7 @@ class SchemaPrefixTest {
   static final String BOUNDED =
       """
       {"type": "object", "properties": {
+        "title": {"type": "string", "minLength": 1, "maxLength": 20},
         "code": {"type": "string", "minLength": 2, "maxLength": 3},
         "age": {"type": "integer", "minimum": 18, "exclusiveMaximum": 130},
         "delta": {"type": "integer", "minimum": -5, "maximum": 5},
