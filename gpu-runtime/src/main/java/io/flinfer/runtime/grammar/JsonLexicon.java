@@ -86,6 +86,56 @@ final class JsonLexicon {
     return due == 0 ? CHARS : utf8(due, 0x80, 0xbf);
   }
 
+  /**
+   * The character being read, after byte {@code b} in string state {@code s}, from {@code partial}
+   * (what the bytes before gave): its code point once the state returns to {@link #CHARS} (an
+   * escape's character; a {@code \\u} escape's UTF-16 code unit), and a part of it until then.
+   */
+  static int character(int s, int b, int partial) {
+    if (s == CHARS) {
+      return b < 0x80 ? b : b < 0xe0 ? b & 0x1f : b < 0xf0 ? b & 0x0f : b & 0x07;
+    }
+    if (s == ESCAPE) {
+      return switch (b) {
+        case 'b' -> '\b';
+        case 'f' -> '\f';
+        case 'n' -> '\n';
+        case 'r' -> '\r';
+        case 't' -> '\t';
+        case 'u' -> 0;
+        default -> b; // " \\ /
+      };
+    }
+    if (s < UTF8) {
+      return partial << 4 | Character.digit(b, 16);
+    }
+    return partial << 6 | (b & 0x3f);
+  }
+
+  /**
+   * In string state {@code s} inside a character ({@code partial} so far): the code points (a
+   * {@code \\u} escape's code units) it can still become, as {@code lowest << 32 | highest}; -1
+   * right after a backslash, where any character can come (as a {@code \\u} escape).
+   */
+  static long completions(int s, int partial) {
+    if (s == ESCAPE) {
+      return -1;
+    }
+    long lowest;
+    long highest;
+    if (s < UTF8) {
+      int due = s - 1; // hex digits
+      lowest = (long) partial << 4 * due;
+      highest = lowest | (1L << 4 * due) - 1;
+    } else {
+      int due = (s & 0xff) - UTF8; // continuation bytes, the next one within [low, high]
+      int rest = 6 * (due - 1);
+      lowest = (long) (partial << 6 | (s >>> 8 & 0x3f)) << rest;
+      highest = (long) (partial << 6 | (s >>> 16 & 0x3f)) << rest | (1L << rest) - 1;
+    }
+    return lowest << 32 | highest;
+  }
+
   private static int utf8(int due, int low, int high) {
     return UTF8 + due | low << 8 | high << 16;
   }

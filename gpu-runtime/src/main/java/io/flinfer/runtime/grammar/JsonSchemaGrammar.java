@@ -78,7 +78,12 @@ public final class JsonSchemaGrammar {
           "exclusiveMinimum",
           "exclusiveMaximum",
           "minLength",
-          "maxLength");
+          "maxLength",
+          "pattern",
+          "format");
+
+  /** OpenAPI's number formats, annotations that say nothing a JSON value must keep. */
+  private static final Set<String> NUMBER_FORMATS = Set.of("int32", "int64", "float", "double");
 
   /** The bounds of integers, which a bounded integer's digits must stay within (18 digits). */
   private static final Set<String> BOUNDS =
@@ -105,6 +110,7 @@ public final class JsonSchemaGrammar {
     long max = Long.MAX_VALUE; // INTEGER: the greatest value, when bounded
     int minLength; // STRING: the fewest characters
     int maxLength = Integer.MAX_VALUE; // STRING: the most characters
+    StringPattern pattern; // STRING: what pattern and format allow, or null
 
     boolean bounded() {
       return min != Long.MIN_VALUE || max != Long.MAX_VALUE;
@@ -185,7 +191,11 @@ public final class JsonSchemaGrammar {
         }
       }
       if ((s.has("const") || s.has("enum"))
-          && (hasAny(s, BOUNDS) || s.has("minLength") || s.has("maxLength"))) {
+          && (hasAny(s, BOUNDS)
+              || s.has("minLength")
+              || s.has("maxLength")
+              || s.has("pattern")
+              || s.has("format"))) {
         throw unsupported(path, "bounds beside enum or const are not supported");
       }
       if (s.has("const")) {
@@ -231,8 +241,10 @@ public final class JsonSchemaGrammar {
         case "string":
           return string(s, path);
         case "integer":
+          numberFormat(s, path);
           return integer(s, path);
         case "number":
+          numberFormat(s, path);
           for (String k : BOUNDS) {
             if (s.has(k)) {
               throw unsupported(path + "/" + k, k + " is supported on integers, not on numbers");
@@ -281,7 +293,31 @@ public final class JsonSchemaGrammar {
       if (n.minLength > n.maxLength) {
         throw unsupported(path, "minLength is above maxLength");
       }
+      if (s.has("pattern") || s.has("format")) {
+        for (String k : List.of("pattern", "format")) {
+          if (s.has(k) && !s.get(k).isTextual()) {
+            throw unsupported(path + "/" + k, k + " must be a string");
+          }
+        }
+        try {
+          n.pattern =
+              StringPattern.of(
+                  s.has("pattern") ? s.get("pattern").asText() : null,
+                  s.has("format") ? s.get("format").asText() : null);
+        } catch (IllegalArgumentException e) {
+          throw unsupported(path + (s.has("pattern") ? "/pattern" : "/format"), e.getMessage());
+        }
+      }
       return id;
+    }
+
+    /** A number's format: only OpenAPI's, which constrain nothing written. */
+    private static void numberFormat(JsonNode s, String path) {
+      if (s.has("format") && !NUMBER_FORMATS.contains(s.get("format").asText())) {
+        throw unsupported(
+            path + "/format",
+            "format " + s.get("format").asText() + " on a number is not supported");
+      }
     }
 
     /** An integer, its bounds made inclusive and at most 18 digits long. */

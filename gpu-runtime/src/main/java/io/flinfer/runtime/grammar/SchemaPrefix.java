@@ -41,6 +41,8 @@ public final class SchemaPrefix extends OutputState {
   private final int[] index = new int[JsonPrefix.MAX_DEPTH]; // keys, items, characters, digits
   private final long[] magnitude = new long[JsonPrefix.MAX_DEPTH]; // a bounded integer's digits
   private final boolean[] negative = new boolean[JsonPrefix.MAX_DEPTH];
+  private final int[] pattern = new int[JsonPrefix.MAX_DEPTH]; // a patterned string's state
+  private final int[] character = new int[JsonPrefix.MAX_DEPTH]; // the character being read
   private int depth;
   private boolean started; // the root's first byte has come
   private long candidates; // LITERALS: the values still possible
@@ -68,6 +70,8 @@ public final class SchemaPrefix extends OutputState {
     System.arraycopy(o.index, 0, index, 0, depth);
     System.arraycopy(o.magnitude, 0, magnitude, 0, depth);
     System.arraycopy(o.negative, 0, negative, 0, depth);
+    System.arraycopy(o.pattern, 0, pattern, 0, depth);
+    System.arraycopy(o.character, 0, character, 0, depth);
     started = o.started;
     candidates = o.candidates;
     position = o.position;
@@ -84,8 +88,11 @@ public final class SchemaPrefix extends OutputState {
     if (depth == 0 || kind(depth - 1) != STRING || phase[depth - 1] != INSIDE + JsonLexicon.CHARS) {
       return -1;
     }
-    int max = grammar.node(node[depth - 1]).maxLength;
-    return max == Integer.MAX_VALUE ? max : max - index[depth - 1];
+    JsonSchemaGrammar.Node n = grammar.node(node[depth - 1]);
+    if (n.pattern != null) {
+      return -1; // each character steps the pattern
+    }
+    return n.maxLength == Integer.MAX_VALUE ? n.maxLength : n.maxLength - index[depth - 1];
   }
 
   private int kind(int frame) {
@@ -207,6 +214,9 @@ public final class SchemaPrefix extends OutputState {
 
   private boolean string(int f, JsonSchemaGrammar.Node n, int b) {
     if (phase[f] == BEFORE) {
+      if (n.pattern != null) {
+        pattern[f] = n.pattern.start();
+      }
       return b == '"' && to(f, INSIDE + JsonLexicon.CHARS);
     }
     int state = phase[f] - INSIDE;
@@ -215,13 +225,31 @@ public final class SchemaPrefix extends OutputState {
     }
     int next = JsonLexicon.string(state, b);
     if (next == JsonLexicon.END) {
-      return index[f] >= n.minLength && pop();
+      return index[f] >= n.minLength
+          && (n.pattern == null || n.pattern.accepts(pattern[f]))
+          && pop();
+    }
+    if (next == JsonLexicon.REJECT) {
+      return false;
+    }
+    phase[f] = INSIDE + next;
+    if (n.pattern != null && !(state == JsonLexicon.CHARS && b == '\\')) {
+      character[f] = JsonLexicon.character(state, b, character[f]);
     }
     if (next == JsonLexicon.CHARS) {
       index[f]++; // every return to CHARS ends one character
+      if (n.pattern != null) {
+        pattern[f] = n.pattern.step(pattern[f], character[f]);
+        return pattern[f] >= 0;
+      }
+    } else if (n.pattern != null) {
+      // Inside a character: only if it can still become one the pattern takes here.
+      long c = JsonLexicon.completions(next, character[f]);
+      return c < 0
+          ? n.pattern.hasNext(pattern[f])
+          : n.pattern.canStep(pattern[f], (int) (c >>> 32), (int) c);
     }
-    phase[f] = INSIDE + next;
-    return next != JsonLexicon.REJECT;
+    return true;
   }
 
   private boolean number(int f, JsonSchemaGrammar.Node n, int b) {

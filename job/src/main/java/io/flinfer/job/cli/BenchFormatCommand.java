@@ -32,7 +32,9 @@ public final class BenchFormatCommand implements Callable<Integer> {
       "{\"type\": \"object\", \"properties\": {\"name\": {\"type\": \"string\"},"
           + " \"tags\": {\"type\": \"array\", \"items\": {\"type\": \"integer\"}},"
           + " \"code\": {\"type\": \"string\", \"maxLength\": 8},"
-          + " \"age\": {\"type\": \"integer\", \"minimum\": 0, \"maximum\": 150}}}";
+          + " \"age\": {\"type\": \"integer\", \"minimum\": 0, \"maximum\": 150},"
+          + " \"born\": {\"type\": \"string\", \"format\": \"date\"},"
+          + " \"slug\": {\"type\": \"string\", \"pattern\": \"^[a-z0-9-]+$\"}}}";
 
   /** Each case: its format, the output so far, and what place that is. */
   private static final String[][] CASES = {
@@ -50,6 +52,17 @@ public final class BenchFormatCommand implements Callable<Integer> {
       "json_schema",
       "{\"name\": \"Al\", \"tags\": [], \"code\": \"\", \"age\": 1",
       "inside an integer from 0 to 150"
+    },
+    {
+      "json_schema",
+      "{\"name\": \"Al\", \"tags\": [], \"code\": \"\", \"age\": 1, \"born\": \"1999-1",
+      "inside a string of format date"
+    },
+    {
+      "json_schema",
+      "{\"name\": \"Al\", \"tags\": [], \"code\": \"\", \"age\": 1, \"born\":"
+          + " \"1999-12-31\", \"slug\": \"my-",
+      "inside a string of pattern ^[a-z0-9-]+$"
     }
   };
 

@@ -24,7 +24,7 @@ class BenchFormatCommandTest {
     assertThat(root.get("vocab_size").asInt()).isEqualTo(32000);
     assertThat(root.get("cpu").asText()).isNotBlank();
     JsonNode results = root.get("results");
-    assertThat(results).hasSize(7);
+    assertThat(results).hasSize(9);
     for (JsonNode r : results) {
       assertThat(r.get("allowed_tokens").asInt()).as(r.toString()).isPositive();
       assertThat(r.get("micros_per_mask").asDouble()).isPositive();

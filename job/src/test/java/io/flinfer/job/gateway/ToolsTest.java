@@ -179,10 +179,10 @@ class ToolsTest {
         "cannot be given"
       },
       {
-        TOOLS.replace("\"integer\"", "\"integer\", \"format\": \"int32\"")
+        TOOLS.replace("\"integer\"", "\"integer\", \"multipleOf\": 2")
             + ", \"tool_choice\": \"required\"",
         "tools[0].function.parameters",
-        "json_schema at #/properties/a/format: keyword format is not supported"
+        "json_schema at #/properties/a/multipleOf: keyword multipleOf is not supported"
       },
     };
     for (String[] c : cases) {

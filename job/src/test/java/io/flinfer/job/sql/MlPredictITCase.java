@@ -213,8 +213,8 @@ class MlPredictITCase {
     t.executeSql(
         "CREATE MODEL broken INPUT (prompt STRING) OUTPUT (text STRING, error STRING)"
             + with
-            + "{\"type\": \"object\", \"properties\": {\"s\": {\"type\": \"string\","
-            + " \"pattern\": \"a+\"}}}')");
+            + "{\"type\": \"object\", \"properties\": {\"s\": {\"type\": \"integer\","
+            + " \"multipleOf\": 3}}}')");
     t.executeSql(
         "CREATE TEMPORARY VIEW reviews AS SELECT * FROM (VALUES ('Great film'), ('Dull'))"
             + " AS v(prompt)");
@@ -239,7 +239,7 @@ class MlPredictITCase {
                 t.executeSql(
                     "SELECT text FROM ML_PREDICT(TABLE reviews, MODEL broken,"
                         + " DESCRIPTOR(prompt))"))
-        .hasStackTraceContaining("keyword pattern is not supported");
+        .hasStackTraceContaining("keyword multipleOf is not supported");
   }
 
   @Test

@@ -1,0 +1,267 @@
+package io.flinfer.runtime.grammar;
+
+import dk.brics.automaton.Automaton;
+import dk.brics.automaton.RegExp;
+import dk.brics.automaton.RunAutomaton;
+import java.util.Map;
+
+/**
+ * The strings a JSON Schema's {@code pattern} (an ECMA-262 regular expression, matched anywhere in
+ * the string unless anchored) and {@code format} allow, as a deterministic automaton over UTF-16
+ * code units whose every state can still reach an accepting one: a string's characters step it, and
+ * the string may close only in an accepting state. Immutable.
+ */
+final class StringPattern {
+  /** The most states an automaton may have. */
+  static final int MAX_STATES = 20_000;
+
+  // Formats as whole-string expressions in the automaton library's syntax, each a subset of what
+  // its RFC allows, so that a strict validator accepts every string: days that every year has
+  // (no 29 February), seconds below 60, dot-atom local parts.
+  private static final String DATE =
+      "[0-9]{4}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)"
+          + "|02-(0[1-9]|1[0-9]|2[0-8]))";
+  private static final String TIME =
+      "([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]+)?(Z|[+\\-]([01][0-9]|2[0-3]):[0-5][0-9])";
+  private static final String OCTET = "(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])";
+  private static final String LABEL = "[A-Za-z0-9]([A-Za-z0-9\\-]{0,61}[A-Za-z0-9])?";
+  private static final String ATOM = "[A-Za-z0-9_%+\\-]+";
+  private static final Map<String, String> FORMATS =
+      Map.of(
+          "date",
+          DATE,
+          "time",
+          TIME,
+          "date-time",
+          DATE + "T" + TIME,
+          "uuid",
+          "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
+          "ipv4",
+          "(" + OCTET + "\\.){3}" + OCTET,
+          "email",
+          ATOM + "(\\." + ATOM + ")*\\@" + LABEL + "(\\." + LABEL + ")+");
+
+  private final RunAutomaton automaton;
+  private final char[] points; // where the automaton's classes of characters start
+
+  private StringPattern(RunAutomaton automaton) {
+    this.automaton = automaton;
+    this.points = automaton.getCharIntervals();
+  }
+
+  /**
+   * The strings that match {@code pattern} (null: any) and {@code format} (null: any).
+   *
+   * @throws IllegalArgumentException naming what cannot be turned into an automaton
+   */
+  static StringPattern of(String pattern, String format) {
+    Automaton a = Automaton.makeAnyString();
+    if (pattern != null) {
+      a = a.intersection(ecma(pattern));
+    }
+    if (format != null) {
+      String f = FORMATS.get(format);
+      if (f == null) {
+        throw new IllegalArgumentException(
+            "format "
+                + format
+                + " is not supported (supported: "
+                + String.join(", ", FORMATS.keySet())
+                + ")");
+      }
+      a = a.intersection(new RegExp(f, RegExp.NONE).toAutomaton());
+    }
+    a.minimize();
+    a.removeDeadTransitions();
+    if (a.isEmpty()) {
+      throw new IllegalArgumentException("no string matches both pattern and format");
+    }
+    if (a.getNumberOfStates() > MAX_STATES) {
+      throw new IllegalArgumentException(
+          "the pattern needs more than " + MAX_STATES + " automaton states");
+    }
+    return new StringPattern(new RunAutomaton(a));
+  }
+
+  /** The formats supported, by name. */
+  static java.util.Set<String> formats() {
+    return FORMATS.keySet();
+  }
+
+  int start() {
+    return automaton.getInitialState();
+  }
+
+  /** The state after character {@code codePoint} (two code units above U+FFFF), or -1. */
+  int step(int state, int codePoint) {
+    if (codePoint < 0x10000) {
+      return automaton.step(state, (char) codePoint);
+    }
+    int s = automaton.step(state, Character.highSurrogate(codePoint));
+    return s < 0 ? -1 : automaton.step(s, Character.lowSurrogate(codePoint));
+  }
+
+  boolean accepts(int state) {
+    return automaton.isAccept(state);
+  }
+
+  /** Whether some character can follow in {@code state}. */
+  boolean hasNext(int state) {
+    return canStep(state, 0, 0xffff);
+  }
+
+  /** Whether some character from {@code lowest} to {@code highest} can follow in {@code state}. */
+  boolean canStep(int state, int lowest, int highest) {
+    if (lowest <= 0xffff && canStepUnit(state, lowest, Math.min(highest, 0xffff))) {
+      return true;
+    }
+    // Above U+FFFF: a high surrogate, then a low one.
+    int from = Math.max(lowest, 0x10000);
+    for (int cp = from; cp <= highest; cp = (cp | 0x3ff) + 1) {
+      int high = automaton.step(state, Character.highSurrogate(cp));
+      int last = Math.min(highest, cp | 0x3ff);
+      if (high >= 0
+          && canStepUnit(high, Character.lowSurrogate(cp), Character.lowSurrogate(last))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Whether a code unit from {@code lowest} to {@code highest} can follow: one per class. */
+  private boolean canStepUnit(int state, int lowest, int highest) {
+    if (automaton.step(state, (char) lowest) >= 0) {
+      return true;
+    }
+    for (char p : points) {
+      if (p > lowest && p <= highest && automaton.step(state, p) >= 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * An ECMA-262 pattern as the automaton library reads it: anchors {@code ^} and {@code $} at its
+   * ends (without them it matches anywhere), the class escapes {@code \d \w \s} (and their
+   * negations) spelled out, non-capturing groups as groups, lazy quantifiers as greedy ones (the
+   * same strings match), and {@code .} without line terminators. Lookaround, back-references and
+   * word boundaries are refused.
+   */
+  static Automaton ecma(String pattern) {
+    StringBuilder out = new StringBuilder();
+    String p = pattern;
+    boolean anchoredStart = p.startsWith("^");
+    if (anchoredStart) {
+      p = p.substring(1);
+    }
+    boolean anchoredEnd = p.endsWith("$") && !p.endsWith("\\$");
+    if (anchoredEnd) {
+      p = p.substring(0, p.length() - 1);
+    }
+    boolean inClass = false;
+    for (int i = 0; i < p.length(); i++) {
+      char c = p.charAt(i);
+      if (c == '\\') {
+        if (i + 1 == p.length()) {
+          throw refused(pattern, "it ends with a lone backslash");
+        }
+        char e = p.charAt(++i);
+        switch (e) {
+          case 'd' -> out.append(inClass ? "0-9" : "[0-9]");
+          case 'w' -> out.append(inClass ? "a-zA-Z0-9_" : "[a-zA-Z0-9_]");
+          case 's' -> out.append(inClass ? " \t\n\r\f\u000b" : "[ \t\n\r\f\u000b]");
+          case 'D', 'W', 'S' -> {
+            if (inClass) {
+              throw refused(pattern, "\\" + e + " inside a character class is not supported");
+            }
+            out.append(
+                switch (e) {
+                  case 'D' -> "[^0-9]";
+                  case 'W' -> "[^a-zA-Z0-9_]";
+                  default -> "[^ \t\n\r\f\u000b]";
+                });
+          }
+          case 'n' -> out.append('\n');
+          case 't' -> out.append('\t');
+          case 'r' -> out.append('\r');
+          case 'f' -> out.append('\f');
+          case 'v' -> out.append('\u000b');
+          case 'u' -> {
+            if (i + 4 >= p.length()) {
+              throw refused(pattern, "\\u needs four hex digits");
+            }
+            char u = (char) Integer.parseInt(p.substring(i + 1, i + 5), 16);
+            out.append('\\').append(u);
+            i += 4;
+          }
+          case 'b', 'B' -> throw refused(pattern, "word boundaries are not supported");
+          default -> {
+            if (e >= '1' && e <= '9') {
+              throw refused(pattern, "back-references are not supported");
+            }
+            out.append('\\').append(e);
+          }
+        }
+        continue;
+      }
+      if (inClass) {
+        if (c == ']') {
+          inClass = false;
+        }
+        out.append(c == '"' ? "\\\"" : String.valueOf(c));
+        continue;
+      }
+      switch (c) {
+        case '[' -> {
+          inClass = true;
+          out.append(c);
+          if (i + 1 < p.length() && p.charAt(i + 1) == '^') {
+            out.append('^');
+            i++;
+          }
+          if (i + 1 < p.length() && p.charAt(i + 1) == ']') {
+            out.append("\\]"); // a ] first in a class is one of its characters
+            i++;
+          }
+        }
+        case '(' -> {
+          if (p.startsWith("(?:", i)) {
+            i += 2;
+          } else if (p.startsWith("(?", i)) {
+            throw refused(pattern, "lookaround and named groups are not supported");
+          }
+          out.append('(');
+        }
+        case '.' -> out.append("[^\n\r\u2028\u2029]");
+        case '^', '$' -> throw refused(pattern, "anchors inside the pattern are not supported");
+        case '*', '+', '?', '}' -> {
+          out.append(c);
+          if (i + 1 < p.length() && p.charAt(i + 1) == '?') {
+            i++; // lazy: the same strings match
+          }
+        }
+        case '"', '&', '~', '#', '@', '<', '>' -> out.append('\\').append(c);
+        default -> out.append(c);
+      }
+    }
+    Automaton a;
+    try {
+      a = new RegExp("(" + out + ")", RegExp.NONE).toAutomaton();
+    } catch (IllegalArgumentException e) {
+      throw refused(pattern, e.getMessage());
+    }
+    // Unanchored, a pattern matches anywhere: any string (line terminators too) around it.
+    if (!anchoredStart) {
+      a = Automaton.makeAnyString().concatenate(a);
+    }
+    if (!anchoredEnd) {
+      a = a.concatenate(Automaton.makeAnyString());
+    }
+    return a;
+  }
+
+  private static IllegalArgumentException refused(String pattern, String why) {
+    return new IllegalArgumentException("pattern " + pattern + " is not supported: " + why);
+  }
+}
