@@ -24,12 +24,13 @@ import java.util.Set;
  * additionalProperties} (no extra properties are written), {@code items}, {@code minItems}, {@code
  * maxItems}, {@code minLength} and {@code maxLength} (in characters), {@code minimum}, {@code
  * maximum}, {@code exclusiveMinimum} and {@code exclusiveMaximum} on integers (a bounded integer
- * has at most 18 digits), {@code enum}, {@code const}, {@code anyOf} and {@code oneOf} whose
- * alternatives start with different characters or are objects told apart by their first property
- * ({@code const} or {@code enum} values none of which is written as the start of another: a tagged
- * union, such as a choice of function calls by name), {@code $ref} into {@code $defs} or {@code
- * definitions} (recursion included), and the annotations ({@code title}, {@code description},
- * {@code default}, ...).
+ * has at most 18 digits), {@code pattern} and {@code format} on strings ({@link StringPattern}),
+ * OpenAPI's number formats (annotations), {@code enum}, {@code const}, {@code anyOf} and {@code
+ * oneOf} whose alternatives start with different characters or are objects told apart by their
+ * first property ({@code const} or {@code enum} values none of which is written as the start of
+ * another: a tagged union, such as a choice of function calls by name), {@code $ref} into {@code
+ * $defs} or {@code definitions} (recursion included), and the annotations ({@code title}, {@code
+ * description}, {@code default}, ...).
  */
 public final class JsonSchemaGrammar {
   static final int OBJECT = 0;
