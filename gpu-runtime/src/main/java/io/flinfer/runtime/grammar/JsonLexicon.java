@@ -174,6 +174,11 @@ final class JsonLexicon {
     }
   }
 
+  /** Whether number state {@code s} is after the point (before any exponent). */
+  static boolean inFraction(int s) {
+    return s == POINT || s == FRACTION;
+  }
+
   private static int fractionOrExponent(int b) {
     return b == '.' ? POINT : b == 'e' || b == 'E' ? EXPONENT : END;
   }

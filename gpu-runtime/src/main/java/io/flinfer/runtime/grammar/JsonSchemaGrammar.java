@@ -23,14 +23,14 @@ import java.util.Set;
  * them), {@code properties}, {@code required} (each one a listed property), {@code
  * additionalProperties} (no extra properties are written), {@code items}, {@code minItems}, {@code
  * maxItems}, {@code minLength} and {@code maxLength} (in characters), {@code minimum}, {@code
- * maximum}, {@code exclusiveMinimum} and {@code exclusiveMaximum} on integers (a bounded integer
- * has at most 18 digits), {@code pattern} and {@code format} on strings ({@link StringPattern}),
- * OpenAPI's number formats (annotations), {@code enum}, {@code const}, {@code anyOf} and {@code
- * oneOf} whose alternatives start with different characters or are objects told apart by their
- * first property ({@code const} or {@code enum} values none of which is written as the start of
- * another: a tagged union, such as a choice of function calls by name), {@code $ref} into {@code
- * $defs} or {@code definitions} (recursion included), and the annotations ({@code title}, {@code
- * description}, {@code default}, ...).
+ * maximum}, {@code exclusiveMinimum} and {@code exclusiveMaximum} on integers and numbers ({@link
+ * DecimalBounds}), {@code pattern} and {@code format} on strings ({@link StringPattern}), OpenAPI's
+ * number formats (annotations), {@code enum}, {@code const}, {@code anyOf} and {@code oneOf} whose
+ * alternatives start with different characters or are objects told apart by their first property
+ * ({@code const} or {@code enum} values none of which is written as the start of another: a tagged
+ * union, such as a choice of function calls by name), {@code $ref} into {@code $defs} or {@code
+ * definitions} (recursion included), and the annotations ({@code title}, {@code description},
+ * {@code default}, ...).
  */
 public final class JsonSchemaGrammar {
   static final int OBJECT = 0;
@@ -86,12 +86,9 @@ public final class JsonSchemaGrammar {
   /** OpenAPI's number formats, annotations that say nothing a JSON value must keep. */
   private static final Set<String> NUMBER_FORMATS = Set.of("int32", "int64", "float", "double");
 
-  /** The bounds of integers, which a bounded integer's digits must stay within (18 digits). */
+  /** The bounds of integers and numbers ({@link DecimalBounds}). */
   private static final Set<String> BOUNDS =
       Set.of("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum");
-
-  /** The largest magnitude a bounded integer may have: 18 digits. */
-  static final long MAX_BOUNDED = 999_999_999_999_999_999L;
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -107,15 +104,10 @@ public final class JsonSchemaGrammar {
     int[] alternatives; // ANY_OF
     int[] byFirstByte; // ANY_OF: the alternative a first byte picks, or -1
     int[] tagged; // TAGGED: the object each of the first property's values picks
-    long min = Long.MIN_VALUE; // INTEGER: the least value, when bounded
-    long max = Long.MAX_VALUE; // INTEGER: the greatest value, when bounded
+    DecimalBounds bounds; // INTEGER, NUMBER: the bounds, or null
     int minLength; // STRING: the fewest characters
     int maxLength = Integer.MAX_VALUE; // STRING: the most characters
     StringPattern pattern; // STRING: what pattern and format allow, or null
-
-    boolean bounded() {
-      return min != Long.MIN_VALUE || max != Long.MAX_VALUE;
-    }
   }
 
   private final Node[] nodes;
@@ -243,15 +235,10 @@ public final class JsonSchemaGrammar {
           return string(s, path);
         case "integer":
           numberFormat(s, path);
-          return integer(s, path);
+          return number(s, INTEGER, path);
         case "number":
           numberFormat(s, path);
-          for (String k : BOUNDS) {
-            if (s.has(k)) {
-              throw unsupported(path + "/" + k, k + " is supported on integers, not on numbers");
-            }
-          }
-          return add(NUMBER);
+          return number(s, NUMBER, path);
         case "boolean":
           return literals(
               List.of(
@@ -321,40 +308,15 @@ public final class JsonSchemaGrammar {
       }
     }
 
-    /** An integer, its bounds made inclusive and at most 18 digits long. */
-    private int integer(JsonNode s, String path) {
-      int id = add(INTEGER);
-      if (!hasAny(s, BOUNDS)) {
-        return id;
-      }
-      Node n = nodes.get(id);
-      n.min = -MAX_BOUNDED;
-      n.max = MAX_BOUNDED;
-      if (s.has("minimum")) {
-        n.min = Math.max(n.min, (long) Math.ceil(bound(s, "minimum", path)));
-      }
-      if (s.has("exclusiveMinimum")) {
-        n.min = Math.max(n.min, (long) Math.floor(bound(s, "exclusiveMinimum", path)) + 1);
-      }
-      if (s.has("maximum")) {
-        n.max = Math.min(n.max, (long) Math.floor(bound(s, "maximum", path)));
-      }
-      if (s.has("exclusiveMaximum")) {
-        n.max = Math.min(n.max, (long) Math.ceil(bound(s, "exclusiveMaximum", path)) - 1);
-      }
-      if (n.min > n.max) {
-        throw unsupported(path, "no integer is within its bounds");
+    /** An integer or a number, with its bounds if it has any. */
+    private int number(JsonNode s, int kind, String path) {
+      int id = add(kind);
+      try {
+        nodes.get(id).bounds = DecimalBounds.of(s, kind == INTEGER);
+      } catch (IllegalArgumentException e) {
+        throw unsupported(path, e.getMessage());
       }
       return id;
-    }
-
-    /** A bound's value, clamped to 18 digits (a larger bound bounds nothing that is written). */
-    private static double bound(JsonNode s, String key, String path) {
-      JsonNode v = s.get(key);
-      if (!v.isNumber()) {
-        throw unsupported(path + "/" + key, key + " must be a number");
-      }
-      return Math.max(-MAX_BOUNDED, Math.min(MAX_BOUNDED, v.doubleValue()));
     }
 
     private static int count(JsonNode s, String key, int otherwise, String path) {

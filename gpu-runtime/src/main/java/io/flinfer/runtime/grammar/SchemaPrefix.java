@@ -253,17 +253,17 @@ public final class SchemaPrefix extends OutputState {
   }
 
   private boolean number(int f, JsonSchemaGrammar.Node n, int b) {
-    boolean bounded = n.kind == INTEGER && n.bounded();
+    DecimalBounds bounds = n.bounds;
     if (phase[f] == BEFORE) {
       magnitude[f] = 0;
       negative[f] = false;
+      index[f] = 0;
     }
+    int from = phase[f] == BEFORE ? -1 : phase[f] - INSIDE;
     int next =
-        phase[f] == BEFORE
-            ? JsonLexicon.numberStart(b)
-            : JsonLexicon.number(phase[f] - INSIDE, b, n.kind == NUMBER);
+        from < 0 ? JsonLexicon.numberStart(b) : JsonLexicon.number(from, b, n.kind == NUMBER);
     if (next == JsonLexicon.END) {
-      if (bounded && !within(n, negative[f] ? -magnitude[f] : magnitude[f])) {
+      if (bounds != null && !bounds.contains(negative[f], units(f, from, bounds))) {
         return false;
       }
       // The number ended before b: its container reads b.
@@ -274,43 +274,51 @@ public final class SchemaPrefix extends OutputState {
     if (next == JsonLexicon.REJECT) {
       return false;
     }
-    if (bounded) {
-      if (b == '-') {
-        negative[f] = true;
-      } else if (++index[f] > 18) {
-        return false;
-      } else {
-        magnitude[f] = magnitude[f] * 10 + (b - '0');
-      }
-      return reachable(n, negative[f], magnitude[f], index[f]);
-    }
-    return true;
-  }
-
-  private static boolean within(JsonSchemaGrammar.Node n, long v) {
-    return v >= n.min && v <= n.max;
+    return bounds == null || bounded(f, bounds, next, b);
   }
 
   /**
-   * Whether an integer whose first {@code digits} digits make {@code m} (and sign) can still end
-   * within the node's bounds: as it is, or with k more digits (none after a leading zero).
+   * A bounded number's byte {@code b}, taking it to lexical state {@code next}: its value so far
+   * (the integer part in {@code magnitude} and its digits in {@code index}; after the point, the
+   * value in units and the fraction digits in {@code index}'s second byte), and whether it can
+   * still end within the bounds. Exponents are not written.
    */
-  static boolean reachable(JsonSchemaGrammar.Node n, boolean negative, long m, int digits) {
-    boolean leadingZero = digits == 1 && m == 0;
-    long p = 1;
-    for (int k = 0; k <= 18 - digits; k++, p *= 10) {
-      if (k == 0 && digits == 0 || k > 0 && leadingZero) {
-        continue;
-      }
-      long low = m * p;
-      long high = low + p - 1;
-      long a = negative ? -high : low;
-      long c = negative ? -low : high;
-      if (a <= n.max && c >= n.min) {
-        return true;
-      }
+  private boolean bounded(int f, DecimalBounds bounds, int next, int b) {
+    if (b == '-') {
+      negative[f] = true;
+      return bounds.reachable(true, 0, 0);
     }
-    return false;
+    if (b == '.') {
+      if (bounds.fractionDigits == 0) {
+        return false;
+      }
+      magnitude[f] = bounds.units(magnitude[f]);
+      return bounds.reachableAfterPoint(negative[f], magnitude[f], 0);
+    }
+    if (b < '0' || b > '9') {
+      return false; // an exponent
+    }
+    if (JsonLexicon.inFraction(next)) {
+      int places = (index[f] >>> 8) + 1;
+      if (places > bounds.fractionDigits) {
+        return false;
+      }
+      index[f] += 1 << 8;
+      magnitude[f] += (b - '0') * bounds.unitsAt(places);
+      return bounds.reachableAfterPoint(negative[f], magnitude[f], places);
+    }
+    int digits = (index[f] & 0xff) + 1;
+    if (digits > bounds.integerDigits) {
+      return false;
+    }
+    index[f]++;
+    magnitude[f] = magnitude[f] * 10 + (b - '0');
+    return bounds.reachable(negative[f], magnitude[f], digits);
+  }
+
+  /** A bounded number's value in units, at its end (lexical state {@code state}). */
+  private long units(int f, int state, DecimalBounds bounds) {
+    return JsonLexicon.inFraction(state) ? magnitude[f] : bounds.units(magnitude[f]);
   }
 
   private boolean literal(int f, JsonSchemaGrammar.Node n, int b) {

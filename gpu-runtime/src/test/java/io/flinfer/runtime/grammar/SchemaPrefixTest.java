@@ -318,6 +318,7 @@ class SchemaPrefixTest {
   static final String BOUNDED =
       """
       {"type": "object", "properties": {
+        "score": {"type": "number", "minimum": 0, "exclusiveMaximum": 1},
         "tag": {"type": "string", "pattern": "^[a-z]{2,4}( [0-9]+)?$"},
         "day": {"type": "string", "format": "date"},
         "title": {"type": "string", "minLength": 1, "maxLength": 20},
@@ -407,8 +408,7 @@ class SchemaPrefixTest {
       @ForAll @net.jqwik.api.constraints.IntRange(min = 0, max = 6) int min,
       @ForAll @net.jqwik.api.constraints.IntRange(min = 0, max = 4) int extra)
       throws Exception {
-    org.junit.jupiter.api.Assumptions.assumeTrue(
-        value.chars().noneMatch(c -> Character.isSurrogate((char) c)), "whole characters");
+    net.jqwik.api.Assume.that(value.chars().noneMatch(c -> Character.isSurrogate((char) c)));
     int max = min + extra;
     JsonSchemaGrammar g =
         JsonSchemaGrammar.compile(
@@ -429,7 +429,11 @@ class SchemaPrefixTest {
   @Test
   void boundsThatCannotBeKeptAreRefused() {
     String[][] cases = {
-      {"{\"type\": \"number\", \"minimum\": 0}", "minimum is supported on integers"},
+      {
+        "{\"type\": \"number\", \"exclusiveMinimum\": 0, \"exclusiveMaximum\": 1e-18}",
+        "no number of at most 18 digits is within its bounds"
+      },
+      {"{\"type\": \"number\", \"minimum\": \"0\"}", "minimum must be a number"},
       {
         "{\"type\": \"integer\", \"minimum\": 3, \"maximum\": 2}", "no integer is within its bounds"
       },
@@ -456,5 +460,65 @@ class SchemaPrefixTest {
     byte[] b = "{\"a\": -123456789012345678}".getBytes(StandardCharsets.UTF_8);
     SchemaPrefix p = huge.start();
     assertThat(p.accept(b, 0, b.length) && p.isComplete()).isTrue();
+  }
+
+  /**
+   * A bounded number: a prefix is taken exactly when some number within the bounds is written
+   * starting with it (on a grid of thousandths, trailing zeros and -0 included), and a whole one
+   * exactly when it is within them.
+   */
+  @Property(tries = 200)
+  void boundedNumbersTakeExactlyThePrefixesOfNumbersWithinTheirBounds(
+      @ForAll @net.jqwik.api.constraints.IntRange(min = -300, max = 300) int a,
+      @ForAll @net.jqwik.api.constraints.IntRange(min = 0, max = 60) int width,
+      @ForAll @net.jqwik.api.constraints.IntRange(min = -99999, max = 99999) int thousandths,
+      @ForAll boolean exclusive) {
+    net.jqwik.api.Assume.that(!exclusive || width > 0); // else nothing is within them
+    java.math.BigDecimal lo = java.math.BigDecimal.valueOf(a, 1);
+    java.math.BigDecimal hi = java.math.BigDecimal.valueOf(a + width, 1);
+    String bounds =
+        (exclusive ? "\"exclusiveMinimum\": " : "\"minimum\": ")
+            + lo.toPlainString()
+            + (exclusive ? ", \"exclusiveMaximum\": " : ", \"maximum\": ")
+            + hi.toPlainString();
+    JsonSchemaGrammar g =
+        JsonSchemaGrammar.compile(
+            "{\"type\": \"object\", \"properties\": {\"n\": {\"type\": \"number\", "
+                + bounds
+                + "}}}");
+    java.util.function.Predicate<java.math.BigDecimal> within =
+        v ->
+            exclusive
+                ? v.compareTo(lo) > 0 && v.compareTo(hi) < 0
+                : v.compareTo(lo) >= 0 && v.compareTo(hi) <= 0;
+    List<String> forms = new ArrayList<>();
+    for (int u = a * 100 - 10; u <= (a + width) * 100 + 10; u++) {
+      java.math.BigDecimal v = java.math.BigDecimal.valueOf(u, 3);
+      if (!within.test(v)) {
+        continue;
+      }
+      for (int scale = Math.max(0, v.stripTrailingZeros().scale()); scale <= 3; scale++) {
+        String text = v.setScale(scale).toPlainString();
+        forms.add(text);
+        if (u == 0) {
+          forms.add("-" + text);
+        }
+      }
+    }
+    java.math.BigDecimal value = java.math.BigDecimal.valueOf(thousandths, 3);
+    String text = value.toPlainString();
+    for (int end = 1; end <= text.length(); end++) {
+      String prefix = text.substring(0, end);
+      boolean possible = forms.stream().anyMatch(f -> f.startsWith(prefix));
+      byte[] b = ("{\"n\":" + prefix).getBytes(StandardCharsets.UTF_8);
+      assertThat(g.start().accept(b, 0, b.length))
+          .as("%s with %s", prefix, bounds)
+          .isEqualTo(possible);
+    }
+    byte[] whole = ("{\"n\":" + text + "}").getBytes(StandardCharsets.UTF_8);
+    SchemaPrefix p = g.start();
+    assertThat(p.accept(whole, 0, whole.length) && p.isComplete())
+        .as("%s with %s", text, bounds)
+        .isEqualTo(within.test(value));
   }
 }
