@@ -14,6 +14,7 @@ import io.flinfer.runtime.gguf.GgufFile;
 import io.flinfer.runtime.gguf.GgufTokenizers;
 import io.flinfer.runtime.testing.SharedFiles;
 import java.io.ByteArrayOutputStream;
+import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,8 +22,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.function.Predicate;
+import net.jqwik.api.Assume;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.constraints.StringLength;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -274,7 +279,7 @@ class SchemaPrefixTest {
   @Test
   void objectsToldApartByTheirFirstPropertyEachWriteTheirOwnRest() {
     JsonSchemaGrammar calls = JsonSchemaGrammar.compile(CALLS);
-    java.util.function.Predicate<String> complete =
+    Predicate<String> complete =
         text -> {
           byte[] b = text.getBytes(StandardCharsets.UTF_8);
           SchemaPrefix p = calls.start();
@@ -366,9 +371,9 @@ class SchemaPrefixTest {
    */
   @Property(tries = 300)
   void boundedIntegersTakeExactlyThePrefixesOfIntegersWithinTheirBounds(
-      @ForAll @net.jqwik.api.constraints.IntRange(min = -3000, max = 3000) int a,
-      @ForAll @net.jqwik.api.constraints.IntRange(min = 0, max = 3000) int width,
-      @ForAll @net.jqwik.api.constraints.IntRange(min = -99999, max = 99999) int v,
+      @ForAll @IntRange(min = -3000, max = 3000) int a,
+      @ForAll @IntRange(min = 0, max = 3000) int width,
+      @ForAll @IntRange(min = -99999, max = 99999) int v,
       @ForAll boolean exclusive) {
     int lo = a;
     int hi = a + width;
@@ -404,11 +409,11 @@ class SchemaPrefixTest {
   /** A bounded string counts characters (escapes and multi-byte ones are one each). */
   @Property(tries = 300)
   void boundedStringsCountCharacters(
-      @ForAll @net.jqwik.api.constraints.StringLength(max = 8) String value,
-      @ForAll @net.jqwik.api.constraints.IntRange(min = 0, max = 6) int min,
-      @ForAll @net.jqwik.api.constraints.IntRange(min = 0, max = 4) int extra)
+      @ForAll @StringLength(max = 8) String value,
+      @ForAll @IntRange(min = 0, max = 6) int min,
+      @ForAll @IntRange(min = 0, max = 4) int extra)
       throws Exception {
-    net.jqwik.api.Assume.that(value.chars().noneMatch(c -> Character.isSurrogate((char) c)));
+    Assume.that(value.chars().noneMatch(c -> Character.isSurrogate((char) c)));
     int max = min + extra;
     JsonSchemaGrammar g =
         JsonSchemaGrammar.compile(
@@ -469,13 +474,13 @@ class SchemaPrefixTest {
    */
   @Property(tries = 200)
   void boundedNumbersTakeExactlyThePrefixesOfNumbersWithinTheirBounds(
-      @ForAll @net.jqwik.api.constraints.IntRange(min = -300, max = 300) int a,
-      @ForAll @net.jqwik.api.constraints.IntRange(min = 0, max = 60) int width,
-      @ForAll @net.jqwik.api.constraints.IntRange(min = -99999, max = 99999) int thousandths,
+      @ForAll @IntRange(min = -300, max = 300) int a,
+      @ForAll @IntRange(min = 0, max = 60) int width,
+      @ForAll @IntRange(min = -99999, max = 99999) int thousandths,
       @ForAll boolean exclusive) {
-    net.jqwik.api.Assume.that(!exclusive || width > 0); // else nothing is within them
-    java.math.BigDecimal lo = java.math.BigDecimal.valueOf(a, 1);
-    java.math.BigDecimal hi = java.math.BigDecimal.valueOf(a + width, 1);
+    Assume.that(!exclusive || width > 0); // else nothing is within them
+    BigDecimal lo = BigDecimal.valueOf(a, 1);
+    BigDecimal hi = BigDecimal.valueOf(a + width, 1);
     String bounds =
         (exclusive ? "\"exclusiveMinimum\": " : "\"minimum\": ")
             + lo.toPlainString()
@@ -486,14 +491,14 @@ class SchemaPrefixTest {
             "{\"type\": \"object\", \"properties\": {\"n\": {\"type\": \"number\", "
                 + bounds
                 + "}}}");
-    java.util.function.Predicate<java.math.BigDecimal> within =
+    Predicate<BigDecimal> within =
         v ->
             exclusive
                 ? v.compareTo(lo) > 0 && v.compareTo(hi) < 0
                 : v.compareTo(lo) >= 0 && v.compareTo(hi) <= 0;
     List<String> forms = new ArrayList<>();
     for (int u = a * 100 - 10; u <= (a + width) * 100 + 10; u++) {
-      java.math.BigDecimal v = java.math.BigDecimal.valueOf(u, 3);
+      BigDecimal v = BigDecimal.valueOf(u, 3);
       if (!within.test(v)) {
         continue;
       }
@@ -505,7 +510,7 @@ class SchemaPrefixTest {
         }
       }
     }
-    java.math.BigDecimal value = java.math.BigDecimal.valueOf(thousandths, 3);
+    BigDecimal value = BigDecimal.valueOf(thousandths, 3);
     String text = value.toPlainString();
     for (int end = 1; end <= text.length(); end++) {
       String prefix = text.substring(0, end);
