@@ -30,7 +30,7 @@ import java.util.Set;
  * ({@code const} or {@code enum} values none of which is written as the start of another: a tagged
  * union, such as a choice of function calls by name), {@code $ref} into {@code $defs} or {@code
  * definitions} (recursion included), and the annotations ({@code title}, {@code description},
- * {@code default}, ...).
+ * {@code default}, ...), and {@code allOf} of one schema.
  */
 public final class JsonSchemaGrammar {
   static final int OBJECT = 0;
@@ -176,6 +176,16 @@ public final class JsonSchemaGrammar {
           throw unsupported(path, "$ref beside other keywords is not supported");
         }
         return ref(s.get("$ref").asText(), path);
+      }
+      if (s.has("allOf")) {
+        // One schema in allOf (as generators write a reference with a description): that one.
+        JsonNode all = s.get("allOf");
+        if (!all.isArray() || all.size() != 1 || !onlyAnnotations(s, "allOf")) {
+          throw unsupported(
+              path + "/allOf",
+              "allOf of more than one schema, or beside other keywords, is not supported");
+        }
+        return compile(all.get(0), path + "/allOf/0");
       }
       for (Iterator<String> it = s.fieldNames(); it.hasNext(); ) {
         String k = it.next();

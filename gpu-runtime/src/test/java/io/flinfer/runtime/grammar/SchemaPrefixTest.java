@@ -432,6 +432,26 @@ class SchemaPrefixTest {
   }
 
   @Test
+  void allOfOneSchemaIsThatSchema() {
+    JsonSchemaGrammar g =
+        JsonSchemaGrammar.compile(
+            "{\"type\": \"object\", \"properties\": {\"a\": {\"allOf\": [{\"$ref\":"
+                + " \"#/$defs/d\"}], \"description\": \"a day\"}}, \"$defs\": {\"d\":"
+                + " {\"type\": \"string\", \"format\": \"date\"}}}");
+    byte[] ok = "{\"a\": \"2020-01-31\"}".getBytes(StandardCharsets.UTF_8);
+    SchemaPrefix p = g.start();
+    assertThat(p.accept(ok, 0, ok.length) && p.isComplete()).isTrue();
+    byte[] bad = "{\"a\": \"2020-01-32\"}".getBytes(StandardCharsets.UTF_8);
+    assertThat(g.start().accept(bad, 0, bad.length)).isFalse();
+    assertThatThrownBy(
+            () ->
+                JsonSchemaGrammar.compile(
+                    "{\"type\": \"object\", \"properties\": {\"a\": {\"allOf\": [{\"type\":"
+                        + " \"string\"}, {\"maxLength\": 2}]}}}"))
+        .hasMessageContaining("#/properties/a/allOf: allOf of more than one schema");
+  }
+
+  @Test
   void boundsThatCannotBeKeptAreRefused() {
     String[][] cases = {
       {
