@@ -21,7 +21,8 @@ import java.util.Set;
  *
  * <p>Supported: {@code type} (object, array, string, integer, number, boolean, null, or a list of
  * them), {@code properties}, {@code required} (each one a listed property), {@code
- * additionalProperties} (no extra properties are written), {@code items}, {@code minItems}, {@code
+ * additionalProperties} (no extra properties are written beside listed ones; a schema of it without
+ * properties makes a map, whose keys the model writes), {@code items}, {@code minItems}, {@code
  * maxItems}, {@code minLength} and {@code maxLength} (in characters), {@code minimum}, {@code
  * maximum}, {@code exclusiveMinimum} and {@code exclusiveMaximum} on integers and numbers ({@link
  * DecimalBounds}), {@code pattern} and {@code format} on strings ({@link StringPattern}), OpenAPI's
@@ -41,6 +42,7 @@ public final class JsonSchemaGrammar {
   static final int LITERALS = 5; // enum, const, boolean, null
   static final int ANY_OF = 6;
   static final int TAGGED = 7; // objects told apart by their first property's value
+  static final int MAP = 8; // an object of any keys, each value of one schema
 
   /** The most values an enum may list (a state keeps one bit per value still possible). */
   public static final int MAX_ENUM = 64;
@@ -97,7 +99,7 @@ public final class JsonSchemaGrammar {
     int kind;
     byte[][] keys; // OBJECT: each property's key as JSON text, quotes included
     int[] values; // OBJECT: each property's node
-    int item = -1; // ARRAY
+    int item = -1; // ARRAY: each item's node; MAP: each value's
     int minItems;
     int maxItems = Integer.MAX_VALUE;
     byte[][] literals; // LITERALS: each value as JSON text
@@ -145,7 +147,7 @@ public final class JsonSchemaGrammar {
     Compiler c = new Compiler(root);
     int id = c.compile(root, "#");
     int kind = c.nodes.get(id).kind;
-    if (kind != OBJECT && kind != TAGGED && kind != ARRAY) {
+    if (kind != OBJECT && kind != TAGGED && kind != MAP && kind != ARRAY) {
       // A bare number would not know where it ends; a string or literal is no document.
       throw new IllegalArgumentException("json_schema: the root must be an object or an array");
     }
@@ -263,8 +265,16 @@ public final class JsonSchemaGrammar {
     }
 
     private int object(JsonNode s, String path) {
-      int id = add(OBJECT);
       JsonNode props = s.path("properties");
+      JsonNode extra = s.path("additionalProperties");
+      if (props.isEmpty() && extra.isObject() && !extra.isEmpty()) {
+        // No listed properties, values of one schema: a map, keys written by the model.
+        int id = add(MAP);
+        int value = compile(extra, path + "/additionalProperties");
+        nodes.get(id).item = value;
+        return id;
+      }
+      int id = add(OBJECT);
       List<byte[]> keys = new ArrayList<>();
       List<Integer> values = new ArrayList<>();
       for (Map.Entry<String, JsonNode> p : props.properties()) {
@@ -473,7 +483,7 @@ public final class JsonSchemaGrammar {
       }
       Node n = nodes.get(id);
       switch (n.kind) {
-        case OBJECT, TAGGED -> out['{'] = true;
+        case OBJECT, TAGGED, MAP -> out['{'] = true;
         case ARRAY -> out['['] = true;
         case STRING -> out['"'] = true;
         case INTEGER, NUMBER -> {

@@ -4,6 +4,7 @@ import static io.flinfer.runtime.grammar.JsonSchemaGrammar.ANY_OF;
 import static io.flinfer.runtime.grammar.JsonSchemaGrammar.ARRAY;
 import static io.flinfer.runtime.grammar.JsonSchemaGrammar.INTEGER;
 import static io.flinfer.runtime.grammar.JsonSchemaGrammar.LITERALS;
+import static io.flinfer.runtime.grammar.JsonSchemaGrammar.MAP;
 import static io.flinfer.runtime.grammar.JsonSchemaGrammar.NUMBER;
 import static io.flinfer.runtime.grammar.JsonSchemaGrammar.OBJECT;
 import static io.flinfer.runtime.grammar.JsonSchemaGrammar.STRING;
@@ -34,6 +35,10 @@ public final class SchemaPrefix extends OutputState {
 
   // LITERALS phase: inside the candidates.
   private static final int MATCHING = 1;
+
+  // MAP phases besides BEFORE, OPENED, COLON, AFTER and NEXT: inside a key, plus JsonLexicon's
+  // string state (whose largest values stay below this).
+  private static final int MAP_KEY = 1 << 24;
 
   private final JsonSchemaGrammar grammar;
   private final int[] node = new int[JsonPrefix.MAX_DEPTH];
@@ -85,6 +90,9 @@ public final class SchemaPrefix extends OutputState {
 
   @Override
   int plainRoom() {
+    if (depth > 0 && kind(depth - 1) == MAP && phase[depth - 1] == MAP_KEY + JsonLexicon.CHARS) {
+      return Integer.MAX_VALUE; // a map's key is free text
+    }
     if (depth == 0 || kind(depth - 1) != STRING || phase[depth - 1] != INSIDE + JsonLexicon.CHARS) {
       return -1;
     }
@@ -115,6 +123,8 @@ public final class SchemaPrefix extends OutputState {
       case OBJECT:
       case TAGGED:
         return object(f, n, b);
+      case MAP:
+        return map(f, n, b);
       case ARRAY:
         return array(f, n, b);
       case STRING:
@@ -179,6 +189,45 @@ public final class SchemaPrefix extends OutputState {
           }
           index[f]++;
           return to(f, OPENED);
+        }
+        return b == '}' && pop();
+    }
+  }
+
+  /** An object of any keys (strings by JSON's rules), each value of the node's item schema. */
+  private boolean map(int f, JsonSchemaGrammar.Node n, int b) {
+    int p = phase[f];
+    if (p >= MAP_KEY) {
+      int next = JsonLexicon.string(p - MAP_KEY, b);
+      if (next == JsonLexicon.END) {
+        return to(f, COLON);
+      }
+      phase[f] = MAP_KEY + next;
+      return next != JsonLexicon.REJECT;
+    }
+    switch (p) {
+      case BEFORE:
+        return b == '{' && to(f, OPENED);
+      case OPENED:
+      case NEXT:
+        if (JsonLexicon.isSpace(b)) {
+          return space(JsonPrefix.MAX_WHITESPACE);
+        }
+        if (b == '}' && p == OPENED) {
+          return pop();
+        }
+        return b == '"' && to(f, MAP_KEY + JsonLexicon.CHARS);
+      case COLON:
+        if (JsonLexicon.isSpace(b)) {
+          return space(JsonPrefix.MAX_WHITESPACE);
+        }
+        return b == ':' && to(f, AFTER) && push(n.item);
+      default: // AFTER
+        if (JsonLexicon.isSpace(b)) {
+          return space(JsonPrefix.MAX_WHITESPACE);
+        }
+        if (b == ',') {
+          return to(f, NEXT);
         }
         return b == '}' && pop();
     }

@@ -323,6 +323,7 @@ class SchemaPrefixTest {
   static final String BOUNDED =
       """
       {"type": "object", "properties": {
+        "counts": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}},
         "score": {"type": "number", "minimum": 0, "exclusiveMaximum": 1},
         "tag": {"type": "string", "pattern": "^[a-z]{2,4}( [0-9]+)?$"},
         "day": {"type": "string", "format": "date"},
@@ -545,5 +546,34 @@ class SchemaPrefixTest {
     assertThat(p.accept(whole, 0, whole.length) && p.isComplete())
         .as("%s with %s", text, bounds)
         .isEqualTo(within.test(value));
+  }
+
+  /** A map: any keys, written compact or pretty, each value of its schema; none other taken. */
+  @Property(tries = 200)
+  void mapsTakeAnyKeysWithValuesOfTheirSchema(
+      @ForAll Map<@StringLength(max = 6) String, @IntRange(min = -3, max = 1000) Integer> entries,
+      @ForAll boolean pretty)
+      throws Exception {
+    JsonSchemaGrammar g =
+        JsonSchemaGrammar.compile(
+            "{\"type\": \"object\", \"properties\": {\"m\": {\"type\": \"object\","
+                + " \"additionalProperties\": {\"type\": \"integer\", \"minimum\": 0}}}}");
+    Assume.that(
+        entries.keySet().stream()
+            .allMatch(k -> k.chars().noneMatch(c -> Character.isSurrogate((char) c))));
+    ObjectNode root = JsonNodeFactory.instance.objectNode();
+    ObjectNode m = root.putObject("m");
+    entries.forEach(m::put);
+    String text =
+        pretty
+            ? JSON.writer(SerializationFeature.INDENT_OUTPUT).writeValueAsString(root)
+            : JSON.writeValueAsString(root);
+    byte[] b = text.getBytes(StandardCharsets.UTF_8);
+    SchemaPrefix p = g.start();
+    boolean whitespaceWithinLimits = !text.contains(" ".repeat(JsonPrefix.MAX_WHITESPACE + 1));
+    Assume.that(whitespaceWithinLimits);
+    assertThat(p.accept(b, 0, b.length) && p.isComplete())
+        .as(text)
+        .isEqualTo(entries.values().stream().allMatch(v -> v >= 0));
   }
 }
