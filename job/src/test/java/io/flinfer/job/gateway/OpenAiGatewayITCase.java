@@ -255,7 +255,9 @@ class OpenAiGatewayITCase {
     // With a schema (the SDK's structured outputs): the answer starts an instance of it.
     String schema =
         "{\"type\": \"object\", \"properties\": {\"name\": {\"type\": \"string\"},"
-            + " \"legs\": {\"type\": \"integer\"}}, \"required\": [\"name\", \"legs\"],"
+            + " \"legs\": {\"type\": \"integer\", \"minimum\": 0, \"maximum\": 8},"
+            + " \"born\": {\"type\": \"string\", \"format\": \"date\"}},"
+            + " \"required\": [\"name\", \"legs\"],"
             + " \"additionalProperties\": false}";
     ResponseFormatJsonSchema.JsonSchema.Schema.Builder body =
         ResponseFormatJsonSchema.JsonSchema.Schema.builder();
