@@ -48,13 +48,21 @@ final class Tools {
 
   private final String named;
   private final ToolCallFormat format;
+  private final boolean parallel;
 
-  private Tools(Choice choice, String toolsJson, String schema, String named, ToolCallFormat f) {
+  private Tools(
+      Choice choice,
+      String toolsJson,
+      String schema,
+      String named,
+      ToolCallFormat f,
+      boolean parallel) {
     this.choice = choice;
     this.toolsJson = toolsJson;
     this.schema = schema;
     this.named = named;
     this.format = f;
+    this.parallel = parallel;
   }
 
   /**
@@ -101,7 +109,7 @@ final class Tools {
     if (choice == null || choice.isNull() || "auto".equals(choice.asText())) {
       c = Choice.AUTO;
     } else if ("none".equals(choice.asText())) {
-      return new Tools(Choice.NONE, null, null, null, format);
+      return new Tools(Choice.NONE, null, null, null, format, parallel);
     } else if ("required".equals(choice.asText())) {
       c = Choice.REQUIRED;
     } else if (choice.isObject() && "function".equals(choice.path("type").asText())) {
@@ -145,7 +153,7 @@ final class Tools {
         throw ApiError.badParameter("tools", e.getMessage());
       }
     }
-    return new Tools(c, tools.toString(), schema, named, format);
+    return new Tools(c, tools.toString(), schema, named, format, parallel);
   }
 
   private static ObjectNode emptyObject() {
@@ -192,6 +200,9 @@ final class Tools {
         };
     if (calls.isEmpty()) {
       return new Answer(text, List.of(), finish);
+    }
+    if (!parallel && calls.size() > 1) {
+      calls = calls.subList(0, 1); // the client takes one call at a time
     }
     List<ToolCall> withIds = new ArrayList<>();
     for (int i = 0; i < calls.size(); i++) {

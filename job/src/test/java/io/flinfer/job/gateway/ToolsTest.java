@@ -70,6 +70,18 @@ class ToolsTest {
     assertThat(a.finishReason()).isEqualTo("tool_calls");
     assertThat(r.tools.answer(completion("Just text", "length")))
         .isEqualTo(new Tools.Answer("Just text", List.of(), "length"));
+    // Without parallel calls, the first call only.
+    String two =
+        "<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1}}\n</tool_call>\n"
+            + "<tool_call>\n{\"name\": \"ping\", \"arguments\": {}}\n</tool_call>";
+    assertThat(r.tools.answer(completion(two, "stop")).calls()).hasSize(2);
+    assertThat(
+            chat(TOOLS + ", \"parallel_tool_calls\": false")
+                .tools
+                .answer(completion(two, "stop"))
+                .calls())
+        .extracting(ToolCall::name)
+        .containsExactly("add");
   }
 
   @Test
