@@ -2,10 +2,7 @@ package io.flinfer.avro.history;
 
 import io.flinfer.avro.PromptRequest;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
 import java.util.List;
 import org.apache.avro.Schema;
 import org.apache.avro.message.BinaryMessageDecoder;
@@ -20,7 +17,7 @@ public final class PromptRequests {
   /** How many schemas have been published. */
   public static final int VERSIONS = 6;
 
-  private static final List<Schema> HISTORY = load();
+  private static final List<Schema> HISTORY = SchemaHistory.load("PromptRequest", VERSIONS);
 
   private PromptRequests() {}
 
@@ -34,32 +31,12 @@ public final class PromptRequests {
    * thread-safe: one per thread or operator instance.
    */
   public static BinaryMessageDecoder<PromptRequest> decoder() {
-    BinaryMessageDecoder<PromptRequest> d = PromptRequest.createDecoder(null);
-    for (Schema s : HISTORY) {
-      d.addSchema(s);
-    }
-    return d;
+    return SchemaHistory.withAll(PromptRequest.createDecoder(null), HISTORY);
   }
 
   /** Decodes one request with {@code decoder}; an undecodable one is an {@link IOException}. */
   public static PromptRequest decode(BinaryMessageDecoder<PromptRequest> decoder, byte[] bytes)
       throws IOException {
     return decoder.decode(ByteBuffer.wrap(bytes));
-  }
-
-  private static List<Schema> load() {
-    List<Schema> out = new ArrayList<>();
-    for (int v = 1; v <= VERSIONS; v++) {
-      String name = "PromptRequest-" + v + ".avsc";
-      try (InputStream in = PromptRequests.class.getResourceAsStream(name)) {
-        if (in == null) {
-          throw new IllegalStateException("missing schema history file " + name);
-        }
-        out.add(new Schema.Parser().parse(in));
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-    }
-    return List.copyOf(out);
   }
 }

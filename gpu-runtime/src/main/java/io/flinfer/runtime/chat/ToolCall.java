@@ -3,8 +3,10 @@ package io.flinfer.runtime.chat;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.UUID;
 
 /**
  * A function call an assistant's turn made: its id, the function's name and its arguments as JSON
@@ -35,6 +37,20 @@ public record ToolCall(String id, String name, String arguments) {
     m.put("type", "function");
     m.put("function", function);
     return m;
+  }
+
+  /**
+   * The id of a request's call at {@code index}: {@code call_} and 24 hex digits derived from the
+   * request id, so that a retry or a replay names its calls alike.
+   */
+  public static String idFor(String requestId, int index) {
+    UUID u = UUID.nameUUIDFromBytes((requestId + "/" + index).getBytes(StandardCharsets.UTF_8));
+    return "call_" + u.toString().replace("-", "").substring(0, 24);
+  }
+
+  /** This call with {@code id}. */
+  public ToolCall withId(String id) {
+    return new ToolCall(id, name, arguments);
   }
 
   private Object argumentsValue() {

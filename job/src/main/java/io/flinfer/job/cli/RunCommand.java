@@ -250,7 +250,7 @@ public final class RunCommand implements Callable<Integer> {
       SchemaRegistryClient registry =
           s.schemaRegistryUrl() == null ? null : new SchemaRegistryClient(s.schemaRegistryUrl());
       return new Readers(
-          RecordReader.of(Completion.getClassSchema(), registry),
+          RecordReader.completions(registry),
           RecordReader.of(DeadLetter.getClassSchema(), registry));
     }
   }

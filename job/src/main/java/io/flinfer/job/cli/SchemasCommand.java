@@ -7,8 +7,10 @@ import io.flinfer.avro.Completion;
 import io.flinfer.avro.CompletionChunk;
 import io.flinfer.avro.DeadLetter;
 import io.flinfer.avro.PromptRequest;
+import io.flinfer.avro.history.Completions;
 import io.flinfer.avro.history.PromptRequests;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import org.apache.avro.Schema;
@@ -73,9 +75,15 @@ public final class SchemasCommand implements Callable<Integer> {
       n.put("single_object_header_hex", header(fp));
       n.put("canonical_form", SchemaNormalization.toParsingForm(e.getValue()));
       n.set("avsc", json.readTree(e.getValue().toString()));
-      if (e.getKey().equals("PromptRequest")) {
+      List<Schema> history =
+          switch (e.getKey()) {
+            case "PromptRequest" -> PromptRequests.history();
+            case "Completion" -> Completions.history();
+            default -> null;
+          };
+      if (history != null) {
         ArrayNode earlier = n.putArray("earlier_fingerprints");
-        for (Schema h : PromptRequests.history()) {
+        for (Schema h : history) {
           long f = SchemaNormalization.parsingFingerprint64(h);
           if (f != fp) {
             earlier.add(Long.toUnsignedString(f, 16));

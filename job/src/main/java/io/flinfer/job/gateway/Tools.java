@@ -9,12 +9,10 @@ import io.flinfer.avro.Completion;
 import io.flinfer.runtime.chat.ToolCall;
 import io.flinfer.runtime.chat.ToolCallFormat;
 import io.flinfer.runtime.grammar.JsonSchemaGrammar;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.regex.Pattern;
 
 /**
@@ -245,9 +243,8 @@ final class Tools {
     }
   }
 
-  /** {@code call_} and 24 hex digits derived from the choice's request id and the call's place. */
+  /** The id of the call at {@code index} of a choice's request. */
   static String callId(String requestId, int index) {
-    UUID u = UUID.nameUUIDFromBytes((requestId + "/" + index).getBytes(StandardCharsets.UTF_8));
-    return "call_" + u.toString().replace("-", "").substring(0, 24);
+    return ToolCall.idFor(requestId, index);
   }
 }

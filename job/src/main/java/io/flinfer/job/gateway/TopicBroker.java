@@ -71,7 +71,7 @@ final class TopicBroker implements AutoCloseable {
         };
     SchemaRegistryClient registry =
         s.schemaRegistryUrl() == null ? null : new SchemaRegistryClient(s.schemaRegistryUrl());
-    completions = RecordReader.of(Completion.getClassSchema(), registry);
+    completions = RecordReader.completions(registry);
     chunks = RecordReader.of(CompletionChunk.getClassSchema(), registry);
     deadLetters = RecordReader.of(DeadLetter.getClassSchema(), registry);
     producer =

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.flinfer.avro.PromptRequest;
+import io.flinfer.avro.history.Completions;
 import io.flinfer.avro.history.PromptRequests;
 import java.nio.ByteBuffer;
 import org.apache.avro.Schema;
@@ -27,6 +28,11 @@ class SchemasCommandTest {
     assertThat(prompt.get("single_object_header_hex").asText()).isEqualTo(start.toString());
     // Every published schema but the current one.
     assertThat(prompt.get("earlier_fingerprints")).hasSize(PromptRequests.VERSIONS - 1);
+    assertThat(all)
+        .filteredOn(r -> r.get("record").asText().equals("Completion"))
+        .singleElement()
+        .satisfies(
+            r -> assertThat(r.get("earlier_fingerprints")).hasSize(Completions.VERSIONS - 1));
   }
 
   @Test

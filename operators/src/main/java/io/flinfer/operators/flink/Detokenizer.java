@@ -2,12 +2,16 @@ package io.flinfer.operators.flink;
 
 import io.flinfer.avro.Completion;
 import io.flinfer.avro.CompletionChunk;
+import io.flinfer.avro.PromptRequest;
 import io.flinfer.avro.Provenance;
 import io.flinfer.avro.Timings;
 import io.flinfer.avro.TopLogprobs;
 import io.flinfer.avro.Usage;
 import io.flinfer.operators.detokenize.IncrementalDetokenizer;
 import io.flinfer.operators.flink.state.ProgressSerializer;
+import io.flinfer.runtime.chat.ToolCall;
+import io.flinfer.runtime.chat.ToolCallFormat;
+import io.flinfer.runtime.grammar.ResponseFormat;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.tokenizer.Tokenizer;
 import java.util.ArrayList;
@@ -62,6 +66,7 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
   private final ModelSource modelSource;
   private final String modelId;
   private transient Tokenizer tokenizer;
+  private transient ToolCallFormat toolCalls;
   private transient ValueState<Progress> progress;
   private transient Map<String, IncrementalDetokenizer> decoders;
 
@@ -74,6 +79,7 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
   public void open(OpenContext context) {
     LlamaModel model = modelSource.load();
     tokenizer = model.tokenizer();
+    toolCalls = model.chatTemplate().map(ToolCallFormat::of).orElse(ToolCallFormat.UNKNOWN);
     progress =
         getRuntimeContext()
             .getState(new ValueStateDescriptor<>("progress", new ProgressSerializer()));
@@ -166,6 +172,7 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
                     now - q.recordTimestampMillis,
                     Math.max(0, p.engineFirstTokenMillis)))
             .setMetadata(q.request.getMetadata())
+            .setToolCalls(toolCalls(id, q.request, d.text()))
             .setProvenance(
                 Provenance.newBuilder()
                     .setModelId(modelId)
@@ -177,6 +184,22 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
             .build());
     decoders.remove(id);
     progress.clear();
+  }
+
+  /**
+   * The calls in the text of a request with tools and a text response, read in the model family's
+   * own form, each id derived from the request id; none otherwise.
+   */
+  private List<io.flinfer.avro.ToolCall> toolCalls(String id, PromptRequest r, String text) {
+    if (r.getTools() == null || !ResponseFormat.TEXT.wireName().equals(r.getResponseFormat())) {
+      return List.of();
+    }
+    List<io.flinfer.avro.ToolCall> out = new ArrayList<>();
+    for (ToolCall c : toolCalls.parse(text).calls()) {
+      out.add(
+          new io.flinfer.avro.ToolCall(ToolCall.idFor(id, out.size()), c.name(), c.arguments()));
+    }
+    return out;
   }
 
   /**

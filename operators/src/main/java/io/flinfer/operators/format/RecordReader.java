@@ -1,6 +1,8 @@
 package io.flinfer.operators.format;
 
+import io.flinfer.avro.Completion;
 import io.flinfer.avro.PromptRequest;
+import io.flinfer.avro.history.Completions;
 import io.flinfer.avro.history.PromptRequests;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -42,6 +44,11 @@ public final class RecordReader<T extends SpecificRecord> {
   /** Prompt requests of every published schema. */
   public static RecordReader<PromptRequest> prompts(SchemaRegistryClient registry) {
     return new RecordReader<>(PromptRequest.getClassSchema(), PromptRequests.decoder(), registry);
+  }
+
+  /** Completions of every published schema. */
+  public static RecordReader<Completion> completions(SchemaRegistryClient registry) {
+    return new RecordReader<>(Completion.getClassSchema(), Completions.decoder(), registry);
   }
 
   /** Records of a generated class, Avro single-object in its current schema. */

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.flinfer.avro.Completion;
 import io.flinfer.avro.CompletionChunk;
 import io.flinfer.avro.PromptRequest;
+import io.flinfer.runtime.chat.ToolCall;
 import io.flinfer.runtime.testing.SharedFiles;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -132,5 +133,57 @@ class DetokenizerTest {
     assertThat(chunks.get(1).getTokenIds()).containsExactly(byteToken(0xE2));
     assertThat(chunks.get(1).getTextDelta()).isEqualTo("\uFFFD");
     r.assertCompleteAndConsistent(tokens);
+  }
+
+  /** The completion of {@code text}, as qwen3-tiny's tokens, for {@code request}. */
+  private static Completion qwenCompletion(PromptRequest request, String text) throws Exception {
+    ModelSource source =
+        new ModelSource(SharedFiles.root().resolve("models/zoo/qwen3-tiny.gguf").toString(), null);
+    TokenizedPrompt prompt = new TokenizedPrompt();
+    prompt.request = request;
+    prompt.promptIds = new int[] {9707};
+    prompt.routingKey = "k";
+    try (var h =
+        new KeyedOneInputStreamOperatorTestHarness<String, TokenOutput, Completion>(
+            new KeyedProcessOperator<>(new Detokenizer(source, "qwen")),
+            t -> t.requestId,
+            Types.STRING)) {
+      h.open();
+      TokenOutput t = new TokenOutput();
+      t.requestId = request.getRequestId();
+      t.index = 0;
+      t.tokenIds = source.load().tokenizer().encode(text, false, true);
+      t.logprobs = new float[t.tokenIds.length];
+      t.topIds = new int[0];
+      t.topLogprobs = new float[0];
+      t.prompt = prompt;
+      t.finishType = "stop";
+      h.processElement(t, 0);
+      return h.extractOutputValues().get(0);
+    }
+  }
+
+  /**
+   * A request with tools: its completion carries the calls its text makes, in the family's own
+   * form, with ids derived from the request id; the text keeps them. Without tools, none.
+   */
+  @Test
+  void aRequestWithToolsGetsTheCallsItsTextMakes() throws Exception {
+    String text =
+        "Let me add.\n<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1}}\n</tool_call>";
+    PromptRequest withTools =
+        PromptRequest.newBuilder().setRequestId("t1").setPrompt("x").setTools("[]").build();
+    Completion c = qwenCompletion(withTools, text);
+    assertThat(c.getText()).isEqualTo(text);
+    assertThat(c.getToolCalls())
+        .singleElement()
+        .satisfies(
+            call -> {
+              assertThat(call.getId()).isEqualTo(ToolCall.idFor("t1", 0));
+              assertThat(call.getName()).isEqualTo("add");
+              assertThat(call.getArguments()).isEqualTo("{\"a\":1}");
+            });
+    PromptRequest plain = PromptRequest.newBuilder(withTools).setTools(null).build();
+    assertThat(qwenCompletion(plain, text).getToolCalls()).isEmpty();
   }
 }
