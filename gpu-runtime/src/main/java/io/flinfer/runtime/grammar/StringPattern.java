@@ -2,7 +2,6 @@ package io.flinfer.runtime.grammar;
 
 import dk.brics.automaton.Automaton;
 import dk.brics.automaton.RegExp;
-import dk.brics.automaton.RunAutomaton;
 import java.util.Map;
 
 /**
@@ -12,8 +11,8 @@ import java.util.Map;
  * the string may close only in an accepting state. Immutable.
  */
 final class StringPattern {
-  /** The most states an automaton may have. */
-  static final int MAX_STATES = 20_000;
+  /** The most states a pattern's automaton may have. */
+  static final int MAX_STATES = 4_096;
 
   // Formats as whole-string expressions in the automaton library's syntax, each a subset of what
   // its RFC allows, so that a strict validator accepts every string: days that every year has
@@ -41,12 +40,10 @@ final class StringPattern {
           "email",
           ATOM + "(\\." + ATOM + ")*\\@" + LABEL + "(\\." + LABEL + ")+");
 
-  private final RunAutomaton automaton;
-  private final char[] points; // where the automaton's classes of characters start
+  private final CharDfa automaton;
 
-  private StringPattern(RunAutomaton automaton) {
+  private StringPattern(CharDfa automaton) {
     this.automaton = automaton;
-    this.points = automaton.getCharIntervals();
   }
 
   /**
@@ -66,30 +63,21 @@ final class StringPattern {
             "format "
                 + format
                 + " is not supported (supported: "
-                + String.join(", ", FORMATS.keySet())
+                + String.join(", ", new java.util.TreeSet<>(FORMATS.keySet()))
                 + ")");
       }
-      a = a.intersection(new RegExp(f, RegExp.NONE).toAutomaton());
+      a = a.intersection(new RegExp(f, RegExp.NONE).toAutomaton(false));
     }
-    a.minimize();
-    a.removeDeadTransitions();
-    if (a.isEmpty()) {
-      throw new IllegalArgumentException("no string matches both pattern and format");
-    }
-    if (a.getNumberOfStates() > MAX_STATES) {
+    try {
+      return new StringPattern(CharDfa.of(a, MAX_STATES));
+    } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(
-          "the pattern needs more than " + MAX_STATES + " automaton states");
+          (pattern != null ? "pattern " + pattern : "format " + format) + ": " + e.getMessage(), e);
     }
-    return new StringPattern(new RunAutomaton(a));
-  }
-
-  /** The formats supported, by name. */
-  static java.util.Set<String> formats() {
-    return FORMATS.keySet();
   }
 
   int start() {
-    return automaton.getInitialState();
+    return automaton.start();
   }
 
   /** The state after character {@code codePoint} (two code units above U+FFFF), or -1. */
@@ -102,7 +90,7 @@ final class StringPattern {
   }
 
   boolean accepts(int state) {
-    return automaton.isAccept(state);
+    return automaton.accepts(state);
   }
 
   /** Whether some character can follow in {@code state}. */
@@ -112,29 +100,16 @@ final class StringPattern {
 
   /** Whether some character from {@code lowest} to {@code highest} can follow in {@code state}. */
   boolean canStep(int state, int lowest, int highest) {
-    if (lowest <= 0xffff && canStepUnit(state, lowest, Math.min(highest, 0xffff))) {
+    if (lowest <= 0xffff
+        && automaton.canStep(state, (char) lowest, (char) Math.min(highest, 0xffff))) {
       return true;
     }
     // Above U+FFFF: a high surrogate, then a low one.
-    int from = Math.max(lowest, 0x10000);
-    for (int cp = from; cp <= highest; cp = (cp | 0x3ff) + 1) {
+    for (int cp = Math.max(lowest, 0x10000); cp <= highest; cp = (cp | 0x3ff) + 1) {
       int high = automaton.step(state, Character.highSurrogate(cp));
       int last = Math.min(highest, cp | 0x3ff);
       if (high >= 0
-          && canStepUnit(high, Character.lowSurrogate(cp), Character.lowSurrogate(last))) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  /** Whether a code unit from {@code lowest} to {@code highest} can follow: one per class. */
-  private boolean canStepUnit(int state, int lowest, int highest) {
-    if (automaton.step(state, (char) lowest) >= 0) {
-      return true;
-    }
-    for (char p : points) {
-      if (p > lowest && p <= highest && automaton.step(state, p) >= 0) {
+          && automaton.canStep(high, Character.lowSurrogate(cp), Character.lowSurrogate(last))) {
         return true;
       }
     }
@@ -247,7 +222,8 @@ final class StringPattern {
     }
     Automaton a;
     try {
-      a = new RegExp("(" + out + ")", RegExp.NONE).toAutomaton();
+      // Not minimized: the subset construction (CharDfa) is capped; the library's is not.
+      a = new RegExp("(" + out + ")", RegExp.NONE).toAutomaton(false);
     } catch (IllegalArgumentException e) {
       throw refused(pattern, e.getMessage());
     }

@@ -107,7 +107,15 @@ class StringPatternTest {
       {"pattern", "a^b", "anchors inside"},
       {"pattern", "[a-", "pattern [a- is not supported"},
       {"format", "uri", "format uri is not supported (supported: "},
+      // 2^31 states as a deterministic automaton: refused at the cap, at once.
+      {"pattern", "a.{30}", "pattern a.{30}: its automaton needs more than 4096 states"},
     };
+    assertThatThrownBy(
+            () ->
+                JsonSchemaGrammar.compile(
+                    "{\"type\": \"object\", \"properties\": {\"s\": {\"type\": \"string\","
+                        + " \"pattern\": \"^x$\", \"format\": \"date\"}}}"))
+        .hasMessage("json_schema at #/properties/s/pattern: pattern ^x$: no string matches it");
     for (String[] c : cases) {
       assertThatThrownBy(() -> takes(c[0], c[1], "x"))
           .as(c[1])
