@@ -189,11 +189,12 @@ final class Tools {
   Answer answer(Completion c) {
     String text = c.getText();
     String finish = OpenAiResponses.finishReason(c);
+    ToolCallFormat.Answer parsed = choice == Choice.AUTO ? format.parse(text) : null;
     List<ToolCall> calls =
         switch (choice) {
           case NAMED -> List.of(new ToolCall(null, named, text));
           case REQUIRED -> requiredCalls(text);
-          case AUTO -> format.parse(text).calls();
+          case AUTO -> parsed.calls();
           default -> List.of();
         };
     if (calls.isEmpty()) {
@@ -204,10 +205,9 @@ final class Tools {
     }
     List<ToolCall> withIds = new ArrayList<>();
     for (int i = 0; i < calls.size(); i++) {
-      withIds.add(
-          new ToolCall(callId(c.getRequestId(), i), calls.get(i).name(), calls.get(i).arguments()));
+      withIds.add(calls.get(i).withId(callId(c.getRequestId(), i)));
     }
-    String content = choice == Choice.AUTO ? format.parse(text).content() : null;
+    String content = parsed == null ? null : parsed.content();
     // A forced call ends as OpenAI ends it: stop for a named function, tool_calls otherwise.
     String reason =
         finish.equals("length") ? "length" : choice == Choice.NAMED ? "stop" : "tool_calls";
