@@ -2,6 +2,9 @@ package io.flinfer.runtime.grammar;
 
 import dk.brics.automaton.Automaton;
 import dk.brics.automaton.RegExp;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -16,7 +19,8 @@ final class StringPattern {
 
   // Formats as whole-string expressions in the automaton library's syntax, each a subset of what
   // its RFC allows, so that a strict validator accepts every string: days that every year has
-  // (no 29 February), seconds below 60, dot-atom local parts.
+  // (no 29 February), seconds below 60, dot-atom local parts, host names of at most three labels
+  // (191 characters), addresses within 254, http and https URIs of unreserved characters.
   private static final String DATE =
       "[0-9]{4}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)"
           + "|02-(0[1-9]|1[0-9]|2[0-8]))";
@@ -24,7 +28,9 @@ final class StringPattern {
       "([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]+)?(Z|[+\\-]([01][0-9]|2[0-3]):[0-5][0-9])";
   private static final String OCTET = "(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])";
   private static final String LABEL = "[A-Za-z0-9]([A-Za-z0-9\\-]{0,61}[A-Za-z0-9])?";
-  private static final String ATOM = "[A-Za-z0-9_%+\\-]+";
+  private static final String HOST = LABEL + "(\\." + LABEL + "){0,2}";
+  private static final String ATOM = "[A-Za-z0-9_%+\\-]{1,20}";
+  private static final String UNRESERVED = "[A-Za-z0-9._~\\-]";
   private static final Map<String, String> FORMATS =
       Map.of(
           "date",
@@ -38,7 +44,17 @@ final class StringPattern {
           "ipv4",
           "(" + OCTET + "\\.){3}" + OCTET,
           "email",
-          ATOM + "(\\." + ATOM + ")*\\@" + LABEL + "(\\." + LABEL + ")+");
+          ATOM + "(\\." + ATOM + "){0,2}\\@" + LABEL + "(\\." + LABEL + "){1,2}",
+          "hostname",
+          HOST,
+          "uri",
+          "https?://"
+              + HOST
+              + "(:[1-9][0-9]{0,3})?(/"
+              + UNRESERVED
+              + "*)*(\\?("
+              + UNRESERVED
+              + "|[=&])*)?");
 
   private final CharDfa automaton;
 
@@ -52,6 +68,34 @@ final class StringPattern {
    * @throws IllegalArgumentException naming what cannot be turned into an automaton
    */
   static StringPattern of(String pattern, String format) {
+    // Made once per pattern and format: an address's automaton takes some 28 ms to build, and
+    // every request with the same schema would build it again.
+    List<String> key = Arrays.asList(pattern, format);
+    synchronized (MADE) {
+      StringPattern known = MADE.get(key);
+      if (known != null) {
+        return known;
+      }
+    }
+    StringPattern made = make(pattern, format);
+    synchronized (MADE) {
+      MADE.put(key, made);
+    }
+    return made;
+  }
+
+  /** The most recently used patterns, at most {@link #KEPT}. */
+  private static final int KEPT = 256;
+
+  private static final Map<List<String>, StringPattern> MADE =
+      new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<List<String>, StringPattern> eldest) {
+          return size() > KEPT;
+        }
+      };
+
+  private static StringPattern make(String pattern, String format) {
     Automaton a = Automaton.makeAnyString();
     if (pattern != null) {
       a = a.intersection(ecma(pattern));

@@ -86,6 +86,14 @@ class StringPatternTest {
     assertThat(takes("format", "email", "ann.lee+x@mail.example.org")).isTrue();
     assertThat(takes("format", "email", ".ann@example.org")).isFalse();
     assertThat(takes("format", "email", "ann@localhost")).isFalse();
+    assertThat(takes("format", "email", "a".repeat(21) + "@example.org")).isFalse();
+    assertThat(takes("format", "hostname", "api.example-1.org")).isTrue();
+    assertThat(takes("format", "hostname", "-bad.org")).isFalse();
+    assertThat(takes("format", "hostname", "a." + "b".repeat(64) + ".org")).isFalse();
+    assertThat(takes("format", "uri", "https://example.org:8443/a/b_c.d?x=1&y=2")).isTrue();
+    assertThat(takes("format", "uri", "http://example.org")).isTrue();
+    assertThat(takes("format", "uri", "ftp://example.org")).isFalse();
+    assertThat(takes("format", "uri", "https://example.org/a b")).isFalse();
     // Every date the automaton takes is a real date, and every date-time an RFC 3339 one.
     for (int m = 1; m <= 12; m++) {
       for (int d = 26; d <= 31; d++) {
@@ -106,7 +114,7 @@ class StringPatternTest {
       {"pattern", "\\bword", "word boundaries"},
       {"pattern", "a^b", "anchors inside"},
       {"pattern", "[a-", "pattern [a- is not supported"},
-      {"format", "uri", "format uri is not supported (supported: "},
+      {"format", "ipv6", "format ipv6 is not supported (supported: "},
       // 2^31 states as a deterministic automaton: refused at the cap, at once.
       {"pattern", "a.{30}", "pattern a.{30}: its automaton needs more than 4096 states"},
     };
