@@ -93,16 +93,22 @@ public enum ToolCallFormat {
         if (body.startsWith(PYTHON_TAG)) {
           body = body.substring(PYTHON_TAG.length());
         }
-        try (JsonParser p = JSON.createParser(body.replace(';', ' '))) {
-          for (JsonToken t = p.nextToken(); t != null; t = p.nextToken()) {
-            ToolCall c = t == JsonToken.START_OBJECT ? call((JsonNode) JSON.readTree(p)) : null;
+        // Objects one after another, a ';' between them (not inside them: arguments keep theirs).
+        for (String rest = body; !rest.isEmpty(); ) {
+          try (JsonParser p = JSON.createParser(rest)) {
+            ToolCall c =
+                p.nextToken() == JsonToken.START_OBJECT ? call((JsonNode) JSON.readTree(p)) : null;
             if (c == null) {
               return new Answer(text, List.of());
             }
             calls.add(c);
+            rest = rest.substring((int) p.getCurrentLocation().getCharOffset()).strip();
+          } catch (IOException e) {
+            return new Answer(text, List.of());
           }
-        } catch (IOException e) {
-          return new Answer(text, List.of());
+          if (rest.startsWith(";")) {
+            rest = rest.substring(1).strip();
+          }
         }
         return calls.isEmpty() ? new Answer(text, List.of()) : new Answer(null, List.copyOf(calls));
       }

@@ -78,6 +78,13 @@ class ToolCallFormatTest {
                 .calls())
         .extracting(ToolCall::name)
         .containsExactly("a", "b");
+    // A ';' inside arguments stays; two objects without one between them are two calls too.
+    assertThat(
+            f.parse(
+                    "{\"name\": \"q\", \"parameters\": {\"s\": \"a;b\"}}"
+                        + "{\"name\": \"r\", \"parameters\": {}}")
+                .calls())
+        .containsExactly(new ToolCall(null, "q", "{\"s\":\"a;b\"}"), new ToolCall(null, "r", "{}"));
     for (String content :
         new String[] {
           "{\"name\": \"a\"}", "The answer is {\"name\": \"a\", \"parameters\": {}}", "{"

@@ -6,6 +6,7 @@ import com.sun.net.httpserver.HttpExchange;
 import io.flinfer.avro.Completion;
 import io.flinfer.avro.CompletionChunk;
 import io.flinfer.avro.DeadLetter;
+import io.flinfer.runtime.chat.ToolCall;
 import io.flinfer.runtime.tokenizer.Tokenizer;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -198,7 +199,7 @@ final class EventStream {
     }
     ObjectNode call = JSON.createObjectNode().put("index", 0);
     if (from == 0) {
-      call.put("id", Tools.callId(choices.ids().get(i), 0)).put("type", "function");
+      call.put("id", ToolCall.idFor(choices.ids().get(i), 0)).put("type", "function");
       call.putObject("function").put("name", tools.named()).put("arguments", more);
     } else {
       call.putObject("function").put("arguments", more);

@@ -205,7 +205,7 @@ final class Tools {
     }
     List<ToolCall> withIds = new ArrayList<>();
     for (int i = 0; i < calls.size(); i++) {
-      withIds.add(calls.get(i).withId(callId(c.getRequestId(), i)));
+      withIds.add(calls.get(i).withId(ToolCall.idFor(c.getRequestId(), i)));
     }
     String content = parsed == null ? null : parsed.content();
     // A forced call ends as OpenAI ends it: stop for a named function, tool_calls otherwise.
@@ -241,10 +241,5 @@ final class Tools {
     } catch (Exception e) {
       return List.of(); // cut short by the token limit: the text is the answer
     }
-  }
-
-  /** The id of the call at {@code index} of a choice's request. */
-  static String callId(String requestId, int index) {
-    return ToolCall.idFor(requestId, index);
   }
 }

@@ -66,7 +66,7 @@ class ToolsTest {
                 "stop"));
     assertThat(a.content()).isEqualTo("Sure.");
     assertThat(a.calls())
-        .containsExactly(new ToolCall(Tools.callId("oai-1", 0), "add", "{\"a\":1}"));
+        .containsExactly(new ToolCall(ToolCall.idFor("oai-1", 0), "add", "{\"a\":1}"));
     assertThat(a.finishReason()).isEqualTo("tool_calls");
     assertThat(r.tools.answer(completion("Just text", "length")))
         .isEqualTo(new Tools.Answer("Just text", List.of(), "length"));
@@ -97,7 +97,7 @@ class ToolsTest {
         .isEqualTo(
             new Tools.Answer(
                 null,
-                List.of(new ToolCall(Tools.callId("oai-1", 0), "add", "{\"a\": 3}")),
+                List.of(new ToolCall(ToolCall.idFor("oai-1", 0), "add", "{\"a\": 3}")),
                 "stop"));
     // A function without parameters takes an empty object.
     OpenAiRequest ping =
@@ -216,9 +216,9 @@ class ToolsTest {
 
   @Test
   void callIdsAreTheSameForTheSameRequest() {
-    assertThat(Tools.callId("oai-1", 0))
-        .isEqualTo(Tools.callId("oai-1", 0))
-        .isNotEqualTo(Tools.callId("oai-1", 1))
+    assertThat(ToolCall.idFor("oai-1", 0))
+        .isEqualTo(ToolCall.idFor("oai-1", 0))
+        .isNotEqualTo(ToolCall.idFor("oai-1", 1))
         .matches("call_[0-9a-f]{24}");
   }
 }
