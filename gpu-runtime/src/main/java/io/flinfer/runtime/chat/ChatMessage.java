@@ -7,14 +7,19 @@ import java.util.Map;
 
 /**
  * One turn of a conversation: who speaks ({@code system}, {@code user}, {@code assistant}, {@code
- * tool}, ...), what was said, the tool calls an assistant's turn made, and which call a tool's turn
- * answers.
+ * tool}, ...), what was said, the tool calls an assistant's turn made, which call a tool's turn
+ * answers, and what a reasoning model thought before an assistant's turn.
  *
  * @param toolCalls the assistant's calls, in order (empty for none)
  * @param toolCallId the call a {@code tool} turn answers, or null
+ * @param reasoningContent an assistant turn's reasoning apart from its content, or null
  */
 public record ChatMessage(
-    String role, String content, List<ToolCall> toolCalls, String toolCallId) {
+    String role,
+    String content,
+    List<ToolCall> toolCalls,
+    String toolCallId,
+    String reasoningContent) {
   public ChatMessage {
     if (role == null || content == null) {
       throw new IllegalArgumentException("a message needs a role and content");
@@ -23,13 +28,18 @@ public record ChatMessage(
   }
 
   public ChatMessage(String role, String content) {
-    this(role, content, List.of(), null);
+    this(role, content, List.of(), null, null);
+  }
+
+  public ChatMessage(String role, String content, List<ToolCall> toolCalls, String toolCallId) {
+    this(role, content, toolCalls, toolCallId, null);
   }
 
   /**
    * As a template sees it ({@code message['role']}, {@code message.content}, and {@code
-   * tool_calls}/{@code tool_call_id} only where the turn has them, as a client's message would),
-   * each call in OpenAI's form with its arguments as a mapping where they are a JSON object.
+   * tool_calls}/{@code tool_call_id}/{@code reasoning_content} only where the turn has them, as a
+   * client's message would), each call in OpenAI's form with its arguments as a mapping where they
+   * are a JSON object.
    */
   Map<String, Object> asMap() {
     Map<String, Object> m = new LinkedHashMap<>();
@@ -44,6 +54,9 @@ public record ChatMessage(
     }
     if (toolCallId != null) {
       m.put("tool_call_id", toolCallId);
+    }
+    if (reasoningContent != null) {
+      m.put("reasoning_content", reasoningContent);
     }
     return m;
   }

@@ -23,11 +23,12 @@ import jinjava.javax.el.CompositeELResolver;
  * A model's chat template ({@code tokenizer.chat_template}, Jinja) rendered as Hugging Face's
  * {@code apply_chat_template} renders it: trim_blocks and lstrip_blocks on, {@code messages},
  * {@code add_generation_prompt}, {@code tools}, {@code bos_token}, {@code eos_token}, {@code
- * raise_exception} and {@code strftime_now} defined, and {@code tojson} writing as Python's json
- * does. The engine is Jinjava; where its Jinja differs from Python's for what the families'
- * templates use, the template is adapted before parsing (whitespace control on every tag, keyword
- * arguments of {@code namespace(...)} parenthesized, {@code [::-1]} as {@code |reverse}) and
- * Python's string methods are supplied. Thread-safe.
+ * raise_exception} and {@code strftime_now} defined, the request's {@code chat_template_kwargs} as
+ * variables, and {@code tojson} writing as Python's json does. The engine is Jinjava; where its
+ * Jinja differs from Python's for what the families' templates use, the template is adapted before
+ * parsing (whitespace control on every tag, keyword arguments of {@code namespace(...)}
+ * parenthesized, {@code [::-1]} as {@code |reverse}) and Python's string methods are supplied.
+ * Thread-safe.
  */
 public final class ChatTemplate {
   private static final Pattern NAMESPACE_CALL = Pattern.compile("namespace\\(([^()]*)\\)");
@@ -37,6 +38,11 @@ public final class ChatTemplate {
       Pattern.compile("\\bnot\\s+([\\w.\\[\\]'\"|]+\\s*(?:==|!=|<=|>=|<|>)\\s*[\\w.'\"]+)");
 
   private static final Pattern TOOLS = Pattern.compile("\\btools\\b");
+
+  /** What the renderer itself hands the template, which the template's switches may not set. */
+  private static final List<String> RESERVED =
+      List.of("messages", "tools", "add_generation_prompt", "bos_token", "eos_token");
+
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final Pattern KEYWORD_ARGUMENT = Pattern.compile("(\\w+)\\s*=\\s*([^,]+)");
 
@@ -108,11 +114,29 @@ public final class ChatTemplate {
    * @throws ChatTemplateException when the tools are not a JSON array or the template fails
    */
   public String render(List<ChatMessage> messages, String toolsJson, boolean addGenerationPrompt) {
+    return render(messages, toolsJson, null, addGenerationPrompt);
+  }
+
+  /**
+   * The conversation with the tools and the template's own switches ({@code chat_template_kwargs}
+   * as vLLM and SGLang take them, such as Qwen3's {@code enable_thinking}), each a variable the
+   * template sees.
+   *
+   * @param kwargsJson a JSON object, or null for none; it may not set what the renderer itself sets
+   *     (messages, tools, add_generation_prompt, bos_token, eos_token)
+   * @throws ChatTemplateException when the tools are not a JSON array, the switches not a JSON
+   *     object or one of them is reserved, or the template fails
+   */
+  public String render(
+      List<ChatMessage> messages,
+      String toolsJson,
+      String kwargsJson,
+      boolean addGenerationPrompt) {
+    Map<String, Object> context = new HashMap<>(kwargs(kwargsJson));
     List<Map<String, Object>> list = new ArrayList<>(messages.size());
     for (ChatMessage m : messages) {
       list.add(m.asMap());
     }
-    Map<String, Object> context = new HashMap<>();
     context.put("messages", list);
     context.put("add_generation_prompt", addGenerationPrompt);
     if (toolsJson != null) {
@@ -140,6 +164,35 @@ public final class ChatTemplate {
   /** Whether the template reads {@code tools}, that is, can offer the model functions to call. */
   public boolean takesTools() {
     return TOOLS.matcher(source).find();
+  }
+
+  /**
+   * The template's switches in {@code json} (a JSON object; null: none), checked.
+   *
+   * @throws ChatTemplateException when they are not a JSON object or set a reserved variable
+   */
+  public static Map<String, Object> kwargs(String json) {
+    if (json == null) {
+      return Map.of();
+    }
+    JsonNode n;
+    try {
+      n = JSON.readTree(json);
+    } catch (JsonProcessingException e) {
+      n = null;
+    }
+    if (n == null || !n.isObject()) {
+      throw new ChatTemplateException("chat_template_kwargs must be a JSON object", null);
+    }
+    for (String reserved : RESERVED) {
+      if (n.has(reserved)) {
+        throw new ChatTemplateException(
+            "chat_template_kwargs may not set " + reserved + ", which the renderer sets", null);
+      }
+    }
+    @SuppressWarnings("unchecked")
+    Map<String, Object> map = JSON.convertValue(n, Map.class);
+    return map;
   }
 
   private static List<?> tools(String json) {

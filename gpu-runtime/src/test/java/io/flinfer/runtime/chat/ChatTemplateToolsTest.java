@@ -60,7 +60,8 @@ class ChatTemplateToolsTest {
               m.get("role").asText(),
               m.get("content").asText(),
               calls,
-              m.has("tool_call_id") ? m.get("tool_call_id").asText() : null));
+              m.has("tool_call_id") ? m.get("tool_call_id").asText() : null,
+              m.has("reasoning_content") ? m.get("reasoning_content").asText() : null));
     }
     return out;
   }

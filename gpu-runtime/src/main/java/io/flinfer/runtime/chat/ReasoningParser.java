@@ -1,0 +1,84 @@
+package io.flinfer.runtime.chat;
+
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Tells a reasoning model's thinking from its answer, as vLLM's and SGLang's reasoning parsers do
+ * for Qwen3, QwQ and DeepSeek-R1: the thinking is what stands between {@code <think>} and {@code
+ * </think>} (or, where the prompt itself opened {@code <think>}, everything before {@code
+ * </think>}), without the newlines at its ends; the answer is what follows, without the newlines at
+ * its start, as the families' templates write them back into a conversation. An output that neither
+ * starts with {@code <think>} nor follows an opened one is all answer; one cut short while thinking
+ * is all thinking. Whole texts and streams split alike.
+ */
+public final class ReasoningParser {
+  static final String OPEN = "<think>";
+  static final String CLOSE = "</think>";
+
+  private final boolean startsInside;
+
+  private ReasoningParser(boolean startsInside) {
+    this.startsInside = startsInside;
+  }
+
+  /**
+   * The parser for requests rendered by {@code template} with the switches {@code kwargsJson}
+   * (null: none), or empty when the template does not write thinking back ({@code </think>} is not
+   * in it). Whether the prompt opens the thinking is read from the template's rendering of a
+   * one-turn conversation with those switches: DeepSeek-R1's opens it, Qwen3's leaves it to the
+   * model, and Qwen3's with {@code enable_thinking} false closes an empty one.
+   */
+  public static Optional<ReasoningParser> forTemplate(ChatTemplate template, String kwargsJson) {
+    if (!template.source().contains(CLOSE)) {
+      return Optional.empty();
+    }
+    boolean inside;
+    try {
+      String prompt =
+          template.render(List.of(new ChatMessage("user", "?")), null, kwargsJson, true);
+      inside = prompt.lastIndexOf(OPEN) > prompt.lastIndexOf(CLOSE);
+    } catch (ChatTemplateException e) {
+      inside = false; // the request itself is refused where its own rendering fails
+    }
+    return Optional.of(new ReasoningParser(inside));
+  }
+
+  /** A parser for outputs that follow a prompt which opened the thinking, or not. */
+  public static ReasoningParser of(boolean startsInside) {
+    return new ReasoningParser(startsInside);
+  }
+
+  /** Whether the prompt opened the thinking, so that the output starts inside it. */
+  public boolean startsInside() {
+    return startsInside;
+  }
+
+  /** A whole output's thinking and answer. */
+  public Split split(String output) {
+    ReasoningStream s = stream();
+    return s.next(output).then(s.finish());
+  }
+
+  /** A parser of one output that arrives piece by piece. */
+  public ReasoningStream stream() {
+    return new ReasoningStream(startsInside);
+  }
+
+  /**
+   * Thinking and answer text (of a whole output, or what of a stream may go out now).
+   *
+   * @param reasoning the thinking, or null where the output has none
+   * @param content the answer ("" for none)
+   */
+  public record Split(String reasoning, String content) {
+    /** This piece followed by {@code next}. */
+    public Split then(Split next) {
+      String r =
+          reasoning == null
+              ? next.reasoning
+              : next.reasoning == null ? reasoning : reasoning + next.reasoning;
+      return new Split(r, content + next.content);
+    }
+  }
+}
