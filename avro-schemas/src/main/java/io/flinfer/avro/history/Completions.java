@@ -13,7 +13,7 @@ import org.apache.avro.message.BinaryMessageDecoder;
  */
 public final class Completions {
   /** How many schemas have been published. */
-  public static final int VERSIONS = 2;
+  public static final int VERSIONS = 3;
 
   private static final List<Schema> HISTORY = SchemaHistory.load("Completion", VERSIONS);
 

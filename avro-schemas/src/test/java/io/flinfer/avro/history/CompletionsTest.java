@@ -63,6 +63,24 @@ class CompletionsTest {
     assertThat(seen.hasField("tool_calls")).isFalse();
   }
 
+  @Test
+  void reasoningCrossesTheSchemaVersionsBothWays() throws Exception {
+    Schema v2 = Completions.history().get(1);
+    Completion now = Completion.newBuilder(completion(List.of())).setReasoningContent("hm").build();
+    GenericRecord old = new GenericData.Record(v2);
+    for (Schema.Field f : v2.getFields()) {
+      old.put(f.name(), GenericData.get().deepCopy(f.schema(), toGeneric(now, f.name())));
+    }
+    ByteBuffer bytes = new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v2).encode(old);
+    assertThat(Completions.decoder().decode(bytes).getReasoningContent()).isNull();
+
+    BinaryMessageDecoder<GenericRecord> reader = new BinaryMessageDecoder<>(GenericData.get(), v2);
+    reader.addSchema(Completion.getClassSchema());
+    GenericRecord seen = reader.decode(now.toByteBuffer());
+    assertThat(seen.get("text").toString()).isEqualTo("t");
+    assertThat(seen.hasField("reasoning_content")).isFalse();
+  }
+
   /** A field of {@code c} as a generic record's value. */
   private static Object toGeneric(Completion c, String field) throws Exception {
     GenericRecord g =

@@ -71,7 +71,7 @@ class PromptRequestsTest {
     PromptRequest now =
         PromptRequest.newBuilder()
             .setRequestId("chat")
-            .setMessages(List.of(new ChatMessage("user", "Hi", List.of(), null)))
+            .setMessages(List.of(new ChatMessage("user", "Hi", List.of(), null, null)))
             .build();
     GenericRecord seen = readWith(v2, now);
     assertThat(seen.get("request_id").toString()).isEqualTo("chat");
@@ -155,8 +155,12 @@ class PromptRequestsTest {
             .setMessages(
                 List.of(
                     new ChatMessage(
-                        "assistant", "", List.of(new ToolCall("c1", "add", "{\"a\": 1}")), null),
-                    new ChatMessage("tool", "2", List.of(), "c1")))
+                        "assistant",
+                        "",
+                        List.of(new ToolCall("c1", "add", "{\"a\": 1}")),
+                        null,
+                        null),
+                    new ChatMessage("tool", "2", List.of(), "c1", null)))
             .build();
     GenericRecord seen = readWith(v5, now);
     assertThat(seen.hasField("tools")).isFalse();
@@ -166,5 +170,32 @@ class PromptRequestsTest {
         .extracting(t -> t.get("role").toString())
         .containsExactly("assistant", "tool");
     assertThat(turns.get(1).hasField("tool_call_id")).isFalse();
+  }
+
+  @Test
+  void thinkingSwitchesAndReasoningCrossTheSchemaVersionsBothWays() throws Exception {
+    Schema v6 = PromptRequests.history().get(5);
+    PromptRequest read = writtenWith(v6);
+    assertThat(read.getRequestId()).isEqualTo("old");
+    assertThat(read.getChatTemplateKwargs()).isNull();
+
+    PromptRequest now =
+        PromptRequest.newBuilder()
+            .setRequestId("think")
+            .setChatTemplateKwargs("{\"enable_thinking\": false}")
+            .setMessages(
+                List.of(
+                    ChatMessage.newBuilder()
+                        .setRole("assistant")
+                        .setContent("51.")
+                        .setReasoningContent("17 * 3")
+                        .build()))
+            .build();
+    GenericRecord seen = readWith(v6, now);
+    assertThat(seen.hasField("chat_template_kwargs")).isFalse();
+    @SuppressWarnings("unchecked")
+    List<GenericRecord> turns = (List<GenericRecord>) seen.get("messages");
+    assertThat(turns.get(0).get("content").toString()).isEqualTo("51.");
+    assertThat(turns.get(0).hasField("reasoning_content")).isFalse();
   }
 }

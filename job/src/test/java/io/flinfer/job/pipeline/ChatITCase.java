@@ -45,7 +45,7 @@ class ChatITCase {
   private static List<ChatMessage> messages(String[] turns) {
     List<ChatMessage> out = new ArrayList<>();
     for (int i = 0; i < turns.length; i += 2) {
-      out.add(new ChatMessage(turns[i], turns[i + 1], List.of(), null));
+      out.add(new ChatMessage(turns[i], turns[i + 1], List.of(), null, null));
     }
     return out;
   }

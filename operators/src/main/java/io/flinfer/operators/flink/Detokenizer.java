@@ -9,6 +9,8 @@ import io.flinfer.avro.TopLogprobs;
 import io.flinfer.avro.Usage;
 import io.flinfer.operators.detokenize.IncrementalDetokenizer;
 import io.flinfer.operators.flink.state.ProgressSerializer;
+import io.flinfer.runtime.chat.ChatTemplate;
+import io.flinfer.runtime.chat.ReasoningParser;
 import io.flinfer.runtime.chat.ToolCall;
 import io.flinfer.runtime.chat.ToolCallFormat;
 import io.flinfer.runtime.grammar.ResponseFormat;
@@ -19,6 +21,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
@@ -67,6 +70,8 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
   private final String modelId;
   private transient Tokenizer tokenizer;
   private transient ToolCallFormat toolCalls;
+  private transient ChatTemplate chatTemplate; // null: the model has none
+  private transient Map<String, Optional<ReasoningParser>> reasoningParsers; // by the switches
   private transient ValueState<Progress> progress;
   private transient Map<String, IncrementalDetokenizer> decoders;
 
@@ -80,6 +85,8 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
     LlamaModel model = modelSource.load();
     tokenizer = model.tokenizer();
     toolCalls = model.chatTemplate().map(ToolCallFormat::of).orElse(ToolCallFormat.UNKNOWN);
+    chatTemplate = model.chatTemplate().orElse(null);
+    reasoningParsers = new HashMap<>();
     progress =
         getRuntimeContext()
             .getState(new ValueStateDescriptor<>("progress", new ProgressSerializer()));
@@ -158,6 +165,7 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
     }
     long now = System.currentTimeMillis();
     TokenizedPrompt q = p.prompt;
+    ReasoningParser.Split answer = reasoning(q.request, d.text());
     out.collect(
         Completion.newBuilder()
             .setRequestId(id)
@@ -172,7 +180,8 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
                     now - q.recordTimestampMillis,
                     Math.max(0, p.engineFirstTokenMillis)))
             .setMetadata(q.request.getMetadata())
-            .setToolCalls(toolCalls(id, q.request, d.text()))
+            .setReasoningContent(answer.reasoning())
+            .setToolCalls(toolCalls(id, q.request, answer.content()))
             .setProvenance(
                 Provenance.newBuilder()
                     .setModelId(modelId)
@@ -187,7 +196,26 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
   }
 
   /**
-   * The calls in the text of a request with tools and a text response, read in the model family's
+   * A conversation's thinking and answer, where the model's template writes thinking; otherwise the
+   * text is all answer.
+   */
+  private ReasoningParser.Split reasoning(PromptRequest r, String text) {
+    if (r.getMessages() == null || chatTemplate == null) {
+      return new ReasoningParser.Split(null, text);
+    }
+    String kwargs = r.getChatTemplateKwargs();
+    if (reasoningParsers.size() > 64) {
+      reasoningParsers.clear(); // few distinct switches are expected; each costs one rendering
+    }
+    return reasoningParsers
+        .computeIfAbsent(
+            kwargs == null ? "" : kwargs, k -> ReasoningParser.forTemplate(chatTemplate, kwargs))
+        .map(p -> p.split(text))
+        .orElse(new ReasoningParser.Split(null, text));
+  }
+
+  /**
+   * The calls in the answer of a request with tools and a text response, read in the model family's
    * own form, each id derived from the request id; none otherwise.
    */
   private List<io.flinfer.avro.ToolCall> toolCalls(String id, PromptRequest r, String text) {

@@ -139,13 +139,18 @@ public final class RequestValidator {
       try {
         // The template writes the turns' special tokens (and BOS where the family has one).
         String rendered =
-            chatTemplate.get().render(conversation(r.getMessages()), r.getTools(), true);
+            chatTemplate
+                .get()
+                .render(
+                    conversation(r.getMessages()), r.getTools(), r.getChatTemplateKwargs(), true);
         ids = tokenizer.encode(rendered, false, true);
       } catch (IllegalArgumentException e) {
         return invalid(e.getMessage());
       }
     } else if (r.getTools() != null) {
       return invalid("tools are given to the model with messages, not with a prompt");
+    } else if (r.getChatTemplateKwargs() != null) {
+      return invalid("chat_template_kwargs go with messages, not with a prompt");
     } else if (hasText) {
       if (r.getPrompt().isEmpty()) {
         return invalid("the prompt is empty");
@@ -262,7 +267,7 @@ public final class RequestValidator {
       }
       out.add(
           new io.flinfer.runtime.chat.ChatMessage(
-              m.getRole(), m.getContent(), calls, m.getToolCallId()));
+              m.getRole(), m.getContent(), calls, m.getToolCallId(), m.getReasoningContent()));
     }
     return out;
   }
@@ -279,12 +284,18 @@ public final class RequestValidator {
           return role;
         }
         bytes += Utf8.length(m.getContent());
+        if (m.getReasoningContent() != null) {
+          bytes += Utf8.length(m.getReasoningContent());
+        }
         for (io.flinfer.avro.ToolCall c : m.getToolCalls()) {
           bytes += Utf8.length(c.getName()) + Utf8.length(c.getArguments());
         }
       }
       if (r.getTools() != null) {
         bytes += Utf8.length(r.getTools());
+      }
+      if (r.getChatTemplateKwargs() != null) {
+        bytes += Utf8.length(r.getChatTemplateKwargs());
       }
       return bytes > maxPromptBytes
           ? limit("the messages and tools are " + bytes + " bytes; the limit is " + maxPromptBytes)

@@ -2,6 +2,7 @@ package io.flinfer.operators.flink;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flinfer.avro.ChatMessage;
 import io.flinfer.avro.Completion;
 import io.flinfer.avro.CompletionChunk;
 import io.flinfer.avro.PromptRequest;
@@ -185,5 +186,34 @@ class DetokenizerTest {
             });
     PromptRequest plain = PromptRequest.newBuilder(withTools).setTools(null).build();
     assertThat(qwenCompletion(plain, text).getToolCalls()).isEmpty();
+  }
+
+  /**
+   * A conversation with a thinking model: the completion carries the thinking apart, the text keeps
+   * it as written, and calls are read from the answer after it only. A prompt, or a thought the
+   * template closed, leaves the text all answer.
+   */
+  @Test
+  void aConversationGetsItsThinkingApartAndCallsFromItsAnswer() throws Exception {
+    String text =
+        "<think>\nMaybe <tool_call>\n{\"name\": \"no\", \"arguments\": {}}\n</tool_call>?\n"
+            + "</think>\n\nAdding.\n<tool_call>\n{\"name\": \"add\", \"arguments\": {}}\n</tool_call>";
+    ChatMessage user = ChatMessage.newBuilder().setRole("user").setContent("Add").build();
+    PromptRequest chat =
+        PromptRequest.newBuilder()
+            .setRequestId("r1")
+            .setMessages(List.of(user))
+            .setTools("[]")
+            .build();
+    Completion c = qwenCompletion(chat, text);
+    assertThat(c.getText()).isEqualTo(text);
+    assertThat(c.getReasoningContent())
+        .isEqualTo("Maybe <tool_call>\n{\"name\": \"no\", \"arguments\": {}}\n</tool_call>?");
+    assertThat(c.getToolCalls()).extracting(t -> t.getName()).containsExactly("add");
+
+    assertThat(qwenCompletion(chat, "Adding.").getReasoningContent()).isNull();
+    PromptRequest prompted =
+        PromptRequest.newBuilder(chat).setMessages(null).setTools(null).setPrompt("x").build();
+    assertThat(qwenCompletion(prompted, text).getReasoningContent()).isNull();
   }
 }

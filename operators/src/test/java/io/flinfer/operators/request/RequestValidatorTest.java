@@ -249,7 +249,8 @@ class RequestValidatorTest {
     PromptRequest chat =
         PromptRequest.newBuilder()
             .setRequestId("c")
-            .setMessages(List.of(new ChatMessage("user", "Once upon a time", List.of(), null)))
+            .setMessages(
+                List.of(new ChatMessage("user", "Once upon a time", List.of(), null, null)))
             .build();
     RequestValidator.Outcome ok = v.validate(chat, 0);
     assertThat(ok.ok()).isTrue();
@@ -292,13 +293,14 @@ class RequestValidatorTest {
             .setTools("[{\"type\": \"function\", \"function\": {\"name\": \"add\"}}]")
             .setMessages(
                 List.of(
-                    new ChatMessage("user", "Add", List.of(), null),
+                    new ChatMessage("user", "Add", List.of(), null, null),
                     new ChatMessage(
                         "assistant",
                         "",
                         List.of(new io.flinfer.avro.ToolCall("c1", "add", "{\"a\":1,\"b\":2}")),
+                        null,
                         null),
-                    new ChatMessage("tool", "3", List.of(), "c1")))
+                    new ChatMessage("tool", "3", List.of(), "c1", null)))
             .build();
     RequestValidator.Outcome ok = v.validate(chat, 0);
     assertThat(ok.ok()).isTrue();
@@ -324,5 +326,55 @@ class RequestValidatorTest {
                 .validate(chat, 0)
                 .error())
         .isEqualTo("the model's chat template does not take tools");
+  }
+
+  @Test
+  void templateSwitchesAndReasoningReachTheTemplateOrAreRefusedWithAReason() {
+    ChatTemplate thinking =
+        new ChatTemplate(
+            "{% for m in messages %}<|{{ m.role }}|>"
+                + "{% if m.reasoning_content is defined %}<think>{{ m.reasoning_content }}</think>"
+                + "{% endif %}{{ m.content }}{% endfor %}"
+                + "{% if add_generation_prompt %}<|assistant|>"
+                + "{% if enable_thinking is defined and enable_thinking is false %}<think></think>"
+                + "{% endif %}{% endif %}",
+            "", "");
+    LlamaModel chatty =
+        new LlamaModel(
+            model.id(), model.config(), model.weights(), model.tokenizer(), Optional.of(thinking));
+    RequestValidator v = RequestValidator.forModel(chatty, RequestLimits.defaults(), Set.of());
+    PromptRequest chat =
+        PromptRequest.newBuilder()
+            .setRequestId("k")
+            .setChatTemplateKwargs("{\"enable_thinking\": false}")
+            .setMessages(
+                List.of(
+                    new ChatMessage("user", "Hi", List.of(), null, null),
+                    new ChatMessage("assistant", "Hello", List.of(), null, "greet"),
+                    new ChatMessage("user", "Bye", List.of(), null, null)))
+            .build();
+    RequestValidator.Outcome ok = v.validate(chat, 0);
+    assertThat(ok.ok()).isTrue();
+    assertThat(model.tokenizer().decode(ok.request().promptIds()))
+        .isEqualTo(
+            "<|user|>Hi<|assistant|><think>greet</think>Hello<|user|>Bye<|assistant|><think></think>");
+
+    assertThat(
+            v.validate(PromptRequest.newBuilder(chat).setChatTemplateKwargs("[1]").build(), 0)
+                .error())
+        .isEqualTo("chat template: chat_template_kwargs must be a JSON object");
+    assertThat(
+            v.validate(
+                    PromptRequest.newBuilder(chat)
+                        .setChatTemplateKwargs("{\"messages\": 1}")
+                        .build(),
+                    0)
+                .error())
+        .isEqualTo(
+            "chat template: chat_template_kwargs may not set messages, which the renderer sets");
+    PromptRequest prompted =
+        PromptRequest.newBuilder(chat).setMessages(null).setPrompt("Once").build();
+    assertThat(v.validate(prompted, 0).error())
+        .isEqualTo("chat_template_kwargs go with messages, not with a prompt");
   }
 }
