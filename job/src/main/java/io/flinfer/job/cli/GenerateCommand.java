@@ -108,6 +108,14 @@ public final class GenerateCommand implements Callable<Integer> {
               + " with tool_calls and tool turns with tool_call_id.")
   String tools;
 
+  @Option(
+      names = "--chat-template-kwargs",
+      paramLabel = "JSON",
+      description =
+          "With --chat: a JSON object whose members the chat template reads as variables, as"
+              + " vLLM's chat_template_kwargs (Qwen3: {\"enable_thinking\": false}).")
+  String chatTemplateKwargs;
+
   private static boolean isEnd(int token, int[] ends) {
     for (int e : ends) {
       if (e == token) {
@@ -208,6 +216,9 @@ public final class GenerateCommand implements Callable<Integer> {
     if (tools != null && !conversation) {
       throw new IllegalArgumentException("--tools needs --chat");
     }
+    if (chatTemplateKwargs != null && !conversation) {
+      throw new IllegalArgumentException("--chat-template-kwargs needs --chat");
+    }
     if (!conversation) {
       if (prompt == null) {
         throw new IllegalArgumentException("give --prompt (or --chat with --messages)");
@@ -243,7 +254,8 @@ public final class GenerateCommand implements Callable<Integer> {
                 m.path("role").asText(null),
                 content.isNull() && !calls.isEmpty() ? "" : content.asText(null),
                 calls,
-                m.path("tool_call_id").asText(null)));
+                m.path("tool_call_id").asText(null),
+                m.path("reasoning_content").asText(null)));
       }
     } else {
       if (prompt == null) {
@@ -255,6 +267,7 @@ public final class GenerateCommand implements Callable<Integer> {
       turns.add(new ChatMessage("user", prompt));
     }
     // The template writes the turns' special tokens (and BOS where the family has one).
-    return model.tokenizer().encode(template.render(turns, textOrFile(tools), true), false, true);
+    String rendered = template.render(turns, textOrFile(tools), chatTemplateKwargs, true);
+    return model.tokenizer().encode(rendered, false, true);
   }
 }

@@ -6,6 +6,9 @@ import com.sun.net.httpserver.HttpExchange;
 import io.flinfer.avro.Completion;
 import io.flinfer.avro.CompletionChunk;
 import io.flinfer.avro.DeadLetter;
+import io.flinfer.runtime.chat.ReasoningParser;
+import io.flinfer.runtime.chat.ReasoningParser.Split;
+import io.flinfer.runtime.chat.ReasoningStream;
 import io.flinfer.runtime.chat.ToolCall;
 import io.flinfer.runtime.tokenizer.Tokenizer;
 import java.io.IOException;
@@ -20,8 +23,9 @@ import java.util.concurrent.TimeUnit;
  * One streamed answer as server-sent events, its choices' deltas interleaved as they arrive, each
  * with its choice's index. A choice's chunks are sent in token order ({@link InOrder}); when its
  * stream has a gap (a retry that joins a request already under way) the rest comes from its
- * completion, so each choice's streamed text always adds up to its completion's. The stream ends
- * when every choice has finished.
+ * completion, so each choice's streamed text always adds up to its completion's. A thinking model's
+ * thinking goes out as {@code reasoning_content} deltas, apart from its content, where the request
+ * separates it. The stream ends when every choice has finished.
  */
 final class EventStream {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -36,12 +40,16 @@ final class EventStream {
   private final InOrder[] chunks;
   private final StringBuilder[] sent;
   private final StringBuilder[] generated;
+  private final ReasoningParser reasoning; // null: the text is all content
+  private final ReasoningStream[] thinking;
+  private final StringBuilder[] sentReasoning;
   private Tools tools; // the request's, when they shape its answers
   private OutputStream out;
 
   /**
    * @param tokens the tokenizer that names each token, when the tokens' log-probabilities go with
    *     each delta; else null
+   * @param reasoning what tells the thinking from the content, or null to send all as content
    */
   EventStream(
       HttpExchange x,
@@ -50,7 +58,8 @@ final class EventStream {
       String model,
       long created,
       Choices choices,
-      Tokenizer tokens) {
+      Tokenizer tokens,
+      ReasoningParser reasoning) {
     this.x = x;
     this.chat = chat;
     this.id = id;
@@ -62,7 +71,12 @@ final class EventStream {
     this.chunks = new InOrder[n];
     this.sent = new StringBuilder[n];
     this.generated = new StringBuilder[n];
+    this.reasoning = reasoning;
+    this.thinking = new ReasoningStream[n];
+    this.sentReasoning = new StringBuilder[n];
     for (int i = 0; i < n; i++) {
+      thinking[i] = reasoning == null ? null : reasoning.stream();
+      sentReasoning[i] = new StringBuilder();
       generated[i] = new StringBuilder();
       logprobs[i] = tokens == null ? null : new TokenLogprobs(tokens, chat);
       chunks[i] = new InOrder(null);
@@ -103,17 +117,27 @@ final class EventStream {
           continue;
         }
         if (e instanceof CompletionChunk c) {
+          if (!chunks[i].accept(c)) {
+            continue;
+          }
+          Split s =
+              thinking[i] == null
+                  ? new Split(null, c.getTextDelta())
+                  : thinking[i].next(c.getTextDelta());
           if (tools == null) {
-            chunk(i, c);
+            chunk(i, c, s);
           } else {
-            toolChunk(i, c);
+            toolChunk(i, c, s);
           }
         } else if (e instanceof Completion c) {
           if (finished[i] == null) {
+            Split whole = OpenAiResponses.split(reasoning, c);
+            Completion answered = OpenAiResponses.answerOnly(c, whole);
+            String thought = rest(sentReasoning[i], whole.reasoning());
             if (tools == null) {
-              finish(i, c);
+              finish(i, answered, thought);
             } else {
-              toolFinish(i, c);
+              toolFinish(i, answered, thought);
             }
             finished[i] = c;
             left--;
@@ -135,28 +159,43 @@ final class EventStream {
     }
   }
 
-  private void chunk(int i, CompletionChunk c) throws IOException {
-    if (!chunks[i].accept(c)
-        || c.getTextDelta().isEmpty() && (logprobs[i] == null || c.getTokenIds().isEmpty())) {
+  private void chunk(int i, CompletionChunk c, Split s) throws IOException {
+    String content = s.content();
+    String thought = s.reasoning() == null ? "" : s.reasoning();
+    if (content.isEmpty()
+        && thought.isEmpty()
+        && (logprobs[i] == null || c.getTokenIds().isEmpty())) {
       return;
     }
-    sent[i].append(c.getTextDelta());
+    sent[i].append(content);
     ObjectNode event =
-        OpenAiResponses.delta(chat, id, model, created, i, c.getTextDelta(), false, null);
+        OpenAiResponses.delta(
+            chat,
+            id,
+            model,
+            created,
+            i,
+            content.isEmpty() && !thought.isEmpty() ? null : content,
+            false,
+            null);
+    withThought(event, i, thought);
     if (logprobs[i] != null) {
       ((ObjectNode) event.at("/choices/0")).set("logprobs", logprobs[i].of(c));
     }
     send(event);
   }
 
-  /** The rest of choice {@code i}'s text that its chunks did not bring, then its finish reason. */
-  private void finish(int i, Completion c) throws IOException {
-    String text = c.getText();
-    String already = sent[i].toString();
-    if (text.startsWith(already) && text.length() > already.length()) {
-      send(
+  /**
+   * The rest of choice {@code i}'s text (its thinking: {@code thought}) that its chunks did not
+   * bring, then its finish reason.
+   */
+  private void finish(int i, Completion c, String thought) throws IOException {
+    String content = rest(sent[i], c.getText());
+    if (!content.isEmpty() || !thought.isEmpty()) {
+      ObjectNode event =
           OpenAiResponses.delta(
-              chat, id, model, created, i, text.substring(already.length()), false, null));
+              chat, id, model, created, i, content.isEmpty() ? null : content, false, null);
+      send(withThought(event, i, thought));
     }
     send(
         OpenAiResponses.delta(
@@ -167,12 +206,15 @@ final class EventStream {
    * With tools: the chunk's text goes out only as far as it is surely content (or, for a named
    * function, as more of its arguments); the rest waits for the completion.
    */
-  private void toolChunk(int i, CompletionChunk c) throws IOException {
-    if (!chunks[i].accept(c)) {
-      return;
-    }
-    generated[i].append(c.getTextDelta());
+  private void toolChunk(int i, CompletionChunk c, Split s) throws IOException {
+    generated[i].append(s.content());
     ObjectNode event = release(i);
+    if (s.reasoning() != null && !s.reasoning().isEmpty()) {
+      if (event == null) {
+        event = OpenAiResponses.delta(chat, id, model, created, i, null, false, null);
+      }
+      withThought(event, i, s.reasoning());
+    }
     if (logprobs[i] != null && !c.getTokenIds().isEmpty()) {
       if (event == null) {
         event = OpenAiResponses.delta(chat, id, model, created, i, null, false, null);
@@ -210,7 +252,12 @@ final class EventStream {
   /**
    * With tools: the rest of the content, the calls (a named function's: the rest of its arguments).
    */
-  private void toolFinish(int i, Completion c) throws IOException {
+  private void toolFinish(int i, Completion c, String thought) throws IOException {
+    if (!thought.isEmpty()) {
+      send(
+          withThought(
+              OpenAiResponses.delta(chat, id, model, created, i, null, false, null), i, thought));
+    }
     Tools.Answer a = tools.answer(c);
     if (tools.streamsArguments()) {
       generated[i].setLength(0);
@@ -220,12 +267,9 @@ final class EventStream {
         send(rest);
       }
     } else {
-      String already = sent[i].toString();
-      String content = a.content() == null ? "" : a.content();
-      if (content.startsWith(already) && content.length() > already.length()) {
-        send(
-            OpenAiResponses.delta(
-                chat, id, model, created, i, content.substring(already.length()), false, null));
+      String content = rest(sent[i], a.content());
+      if (!content.isEmpty()) {
+        send(OpenAiResponses.delta(chat, id, model, created, i, content, false, null));
       }
       if (!a.calls().isEmpty()) {
         send(
@@ -234,6 +278,21 @@ final class EventStream {
       }
     }
     send(OpenAiResponses.delta(chat, id, model, created, i, null, false, a.finishReason()));
+  }
+
+  /** {@code event} carrying more of choice {@code i}'s thinking, when there is more. */
+  private ObjectNode withThought(ObjectNode event, int i, String thought) {
+    if (!thought.isEmpty()) {
+      sentReasoning[i].append(thought);
+      ((ObjectNode) event.at("/choices/0/delta")).put("reasoning_content", thought);
+    }
+    return event;
+  }
+
+  /** What of {@code whole} (null: nothing) follows what was {@code sent}; "" if it does not. */
+  private static String rest(StringBuilder sent, String whole) {
+    String already = sent.toString();
+    return whole != null && whole.startsWith(already) ? whole.substring(already.length()) : "";
   }
 
   private void send(ObjectNode event) throws IOException {

@@ -10,6 +10,8 @@ import io.flinfer.avro.CompletionChunk;
 import io.flinfer.avro.DeadLetter;
 import io.flinfer.avro.PromptRequest;
 import io.flinfer.operators.flink.ModelSource;
+import io.flinfer.runtime.chat.ReasoningParser;
+import io.flinfer.runtime.chat.ReasoningParsers;
 import io.flinfer.runtime.chat.ToolCallFormat;
 import io.flinfer.runtime.tokenizer.Tokenizer;
 import java.io.IOException;
@@ -50,6 +52,7 @@ public final class GatewayServer implements AutoCloseable {
   private final ModelSource source;
   private Tokenizer tokenizer;
   private ToolCallFormat toolCallFormat;
+  private ReasoningParsers reasoningParsers;
 
   private GatewayServer(GatewaySettings s) throws IOException {
     this.broker = new TopicBroker(s.pipeline(), s.lookback(), s.keep());
@@ -149,8 +152,12 @@ public final class GatewayServer implements AutoCloseable {
         long created = System.currentTimeMillis() / 1000;
         String responseId = (chat ? "chatcmpl-" : "cmpl-") + id;
         Tokenizer tokens = request.logprobs ? tokenizer() : null;
+        ReasoningParser reasoning =
+            request.separateReasoning
+                ? reasoningParsers().forKwargs(request.chatTemplateKwargs()).orElse(null)
+                : null;
         if (request.stream) {
-          new EventStream(x, chat, responseId, model, created, choices, tokens)
+          new EventStream(x, chat, responseId, model, created, choices, tokens, reasoning)
               .serve(request, events, timeout);
         } else {
           InOrder[] chunks = new InOrder[choices.size()];
@@ -160,7 +167,14 @@ public final class GatewayServer implements AutoCloseable {
           List<Completion> answers = awaitAnswers(events, choices, chunks);
           ObjectNode answer =
               OpenAiResponses.answer(
-                  chat, responseId, model, created, answers, request.tools, request.echo);
+                  chat,
+                  responseId,
+                  model,
+                  created,
+                  answers,
+                  request.tools,
+                  request.echo,
+                  reasoning);
           if (tokens != null) {
             for (int i = 0; i < chunks.length; i++) {
               // Only when every token was seen (not for an answer read back after a restart).
@@ -227,6 +241,14 @@ public final class GatewayServer implements AutoCloseable {
           source.load().chatTemplate().map(ToolCallFormat::of).orElse(ToolCallFormat.UNKNOWN);
     }
     return toolCallFormat;
+  }
+
+  /** How the model's thinking is told from its answers, read from its template when first asked. */
+  private synchronized ReasoningParsers reasoningParsers() {
+    if (reasoningParsers == null) {
+      reasoningParsers = new ReasoningParsers(source.load().chatTemplate().orElse(null));
+    }
+    return reasoningParsers;
   }
 
   /** The model's tokenizer, loaded on the first request for log-probabilities (tokens' text). */

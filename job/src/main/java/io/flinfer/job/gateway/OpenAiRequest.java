@@ -6,6 +6,8 @@ import io.flinfer.avro.PromptRequest;
 import io.flinfer.avro.SamplingOptions;
 import io.flinfer.avro.ToolCall;
 import io.flinfer.operators.request.RequestValidator;
+import io.flinfer.runtime.chat.ChatTemplate;
+import io.flinfer.runtime.chat.ChatTemplateException;
 import io.flinfer.runtime.chat.ToolCallFormat;
 import io.flinfer.runtime.grammar.JsonSchemaGrammar;
 import io.flinfer.runtime.grammar.ResponseFormat;
@@ -27,8 +29,10 @@ import java.util.function.Supplier;
  * {@code logit_bias}, and vLLM's extensions {@code top_k}, {@code min_p}, {@code
  * repetition_penalty}, {@code ignore_eos}, {@code stop_token_ids} and {@code min_tokens}; chat's
  * {@code tools}, {@code tool_choice} and {@code parallel_tool_calls} ({@link Tools}), with tool
- * messages and assistant messages' {@code tool_calls}. A parameter the engine cannot honour is a
- * 400 naming it, never silently ignored.
+ * messages and assistant messages' {@code tool_calls}; and for reasoning models vLLM's and SGLang's
+ * {@code chat_template_kwargs}, SGLang's {@code separate_reasoning}, and assistant messages' {@code
+ * reasoning_content} (or {@code reasoning}). A parameter the engine cannot honour is a 400 naming
+ * it, never silently ignored.
  */
 final class OpenAiRequest {
   private static final Set<String> COMMON =
@@ -57,7 +61,14 @@ final class OpenAiRequest {
           "min_tokens");
   private static final Set<String> COMPLETIONS = Set.of("prompt", "echo", "suffix", "best_of");
   private static final Set<String> CHAT =
-      Set.of("messages", "max_completion_tokens", "tools", "tool_choice", "parallel_tool_calls");
+      Set.of(
+          "messages",
+          "max_completion_tokens",
+          "tools",
+          "tool_choice",
+          "parallel_tool_calls",
+          "chat_template_kwargs",
+          "separate_reasoning");
 
   /** The most choices ({@code n}) one request may ask for. */
   static final int MAX_CHOICES = 16;
@@ -79,6 +90,12 @@ final class OpenAiRequest {
   /** Completions' {@code echo}: the prompt, which each choice's text starts with; else null. */
   final String echo;
 
+  /**
+   * Chat: whether a thinking model's thinking is answered apart ({@code reasoning_content}) from
+   * its content (SGLang's {@code separate_reasoning}, true by default), rather than in it.
+   */
+  final boolean separateReasoning;
+
   private final PromptRequest.Builder request;
 
   private OpenAiRequest(
@@ -90,6 +107,7 @@ final class OpenAiRequest {
       String user,
       Tools tools,
       String echo,
+      boolean separateReasoning,
       PromptRequest.Builder request) {
     this.chat = chat;
     this.stream = stream;
@@ -99,7 +117,13 @@ final class OpenAiRequest {
     this.user = user;
     this.tools = tools;
     this.echo = echo;
+    this.separateReasoning = separateReasoning;
     this.request = request;
+  }
+
+  /** Chat: the template's switches ({@code chat_template_kwargs}) as JSON text, or null. */
+  String chatTemplateKwargs() {
+    return request.getChatTemplateKwargs();
   }
 
   /**
@@ -188,6 +212,7 @@ final class OpenAiRequest {
     PromptRequest.Builder r = PromptRequest.newBuilder().setRequestId("").setStream(true);
     if (chat) {
       r.setMessages(messages(body.get("messages")));
+      r.setChatTemplateKwargs(chatTemplateKwargs(body.get("chat_template_kwargs")));
     } else {
       r.setPrompt(prompt(body.get("prompt")));
     }
@@ -255,7 +280,26 @@ final class OpenAiRequest {
       r.setMetadata(Map.of("user", user));
     }
     String echoed = echo ? r.getPrompt() : null;
-    return new OpenAiRequest(chat, stream, usage, logprobs, n, user, tools, echoed, r);
+    JsonNode separate = body.get("separate_reasoning");
+    if (separate != null && !separate.isNull() && !separate.isBoolean()) {
+      throw ApiError.badParameter("separate_reasoning", "must be true or false");
+    }
+    boolean separateReasoning = chat && (separate == null || separate.asBoolean(true));
+    return new OpenAiRequest(
+        chat, stream, usage, logprobs, n, user, tools, echoed, separateReasoning, r);
+  }
+
+  /** The template's switches: a JSON object, kept as its text; null when not given. */
+  private static String chatTemplateKwargs(JsonNode kwargs) throws ApiError {
+    if (kwargs == null || kwargs.isNull()) {
+      return null;
+    }
+    try {
+      ChatTemplate.kwargs(kwargs.toString());
+    } catch (ChatTemplateException e) {
+      throw ApiError.badParameter("chat_template_kwargs", e.getMessage());
+    }
+    return kwargs.toString();
   }
 
   /**
@@ -392,9 +436,27 @@ final class OpenAiRequest {
               .setContent(text.toString())
               .setToolCalls(calls)
               .setToolCallId(callId)
+              .setReasoningContent(role.equals("assistant") ? reasoning(message, at) : null)
               .build());
     }
     return out;
+  }
+
+  /**
+   * An assistant message's thinking, as vLLM and SGLang answer it ({@code reasoning_content}) or as
+   * newer vLLM does ({@code reasoning}); null when it has none.
+   */
+  private static String reasoning(JsonNode message, String at) throws ApiError {
+    for (String name : new String[] {"reasoning_content", "reasoning"}) {
+      JsonNode v = message.get(name);
+      if (v != null && !v.isNull()) {
+        if (!v.isTextual()) {
+          throw ApiError.badParameter(at + "." + name, "must be a string");
+        }
+        return v.textValue();
+      }
+    }
+    return null;
   }
 
   /** An assistant message's {@code tool_calls}: each a function's name and its arguments. */

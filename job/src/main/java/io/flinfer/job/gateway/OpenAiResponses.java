@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.flinfer.avro.Completion;
+import io.flinfer.runtime.chat.ReasoningParser;
+import io.flinfer.runtime.chat.ReasoningParser.Split;
 import io.flinfer.runtime.chat.ToolCall;
 import java.util.List;
 
@@ -49,7 +51,8 @@ final class OpenAiResponses {
 
   /**
    * The whole answer, non-streaming: one choice per completion, in order; with {@code echo} (not
-   * null), each completion's text after the prompt.
+   * null), each completion's text after the prompt; with {@code reasoning} (not null), each chat
+   * message's thinking as its {@code reasoning_content}, apart from its content.
    */
   static ObjectNode answer(
       boolean chat,
@@ -58,7 +61,8 @@ final class OpenAiResponses {
       long created,
       List<Completion> choices,
       Tools tools,
-      String echo) {
+      String echo,
+      ReasoningParser reasoning) {
     ObjectNode o = envelope(id, chat ? "chat.completion" : "text_completion", model, created);
     var array = o.putArray("choices");
     for (int i = 0; i < choices.size(); i++) {
@@ -67,12 +71,20 @@ final class OpenAiResponses {
       choice.put("index", i);
       String finish = finishReason(c);
       if (chat) {
+        Split thought = split(reasoning, c);
+        Completion answered = answerOnly(c, thought);
         Tools.Answer a =
-            tools == null ? new Tools.Answer(c.getText(), List.of(), finish) : tools.answer(c);
+            tools == null
+                ? new Tools.Answer(answered.getText(), List.of(), finish)
+                : tools.answer(answered);
         ObjectNode m = choice.putObject("message");
         m.put("role", "assistant");
-        m.put("content", a.content());
+        boolean noContent = thought.reasoning() != null && "".equals(a.content());
+        m.put("content", noContent ? null : a.content());
         m.putNull("refusal");
+        if (reasoning != null) {
+          m.put("reasoning_content", thought.reasoning());
+        }
         if (!a.calls().isEmpty()) {
           m.set("tool_calls", toolCalls(a.calls(), false));
         }
@@ -85,6 +97,18 @@ final class OpenAiResponses {
     }
     o.set("usage", usage(choices));
     return o;
+  }
+
+  /** The thinking and answer of {@code c}; all answer without a parser. */
+  static Split split(ReasoningParser reasoning, Completion c) {
+    return reasoning == null ? new Split(null, c.getText()) : reasoning.split(c.getText());
+  }
+
+  /** {@code c} with its answer for text, its thinking left out, for the answer's tool calls. */
+  static Completion answerOnly(Completion c, Split thought) {
+    return thought.reasoning() == null
+        ? c
+        : Completion.newBuilder(c).setText(thought.content()).build();
   }
 
   /**

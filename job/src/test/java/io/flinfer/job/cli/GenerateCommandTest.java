@@ -14,6 +14,8 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -171,5 +173,49 @@ class GenerateCommandTest {
     assertThat(err.toString(StandardCharsets.UTF_8)).contains("prompt " + expected + " tokens");
     assertThat(generate("--prompt", "x", "--tools", "[]")).isEqualTo(2);
     assertThat(err.toString(StandardCharsets.UTF_8)).contains("--tools needs --chat");
+  }
+
+  /**
+   * {@code --chat-template-kwargs} and assistant turns' {@code reasoning_content}: each prompt is
+   * exactly Qwen3's rendering of the conversation as {@code @huggingface/jinja} writes it.
+   */
+  @Test
+  void templateSwitchesAndReasoningRenderAsTheFamilysTemplateDoes() throws Exception {
+    Path golden = Path.of("../gpu-runtime/src/test/resources/chat/thinking");
+    var conversations = new ObjectMapper().readTree(golden.resolve("conversations.json").toFile());
+    Path model = SharedFiles.root().resolve("models/zoo/qwen3-tiny.gguf");
+    var tokenizer = GgufTokenizers.read(GgufFile.open(model));
+    for (int k : new int[] {0, 3}) {
+      var c = conversations.get(k);
+      int expected =
+          tokenizer.encode(
+                  Files.readString(golden.resolve("qwen3.conv" + (k + 1) + ".txt")), false, true)
+              .length;
+      List<String> args =
+          new ArrayList<>(
+              List.of(
+                  "generate",
+                  "--model",
+                  model.toString(),
+                  "--messages",
+                  c.get("messages").toString(),
+                  "--max-new-tokens",
+                  "1",
+                  "--threads",
+                  "1"));
+      if (c.has("tools")) {
+        args.addAll(List.of("--tools", c.get("tools").toString()));
+      }
+      if (!c.get("chat_template_kwargs").isNull()) {
+        args.addAll(List.of("--chat-template-kwargs", c.get("chat_template_kwargs").toString()));
+      }
+      err.reset();
+      int rc = FlinferCommand.commandLine().execute(args.toArray(String[]::new));
+      assertThat(rc).as(err.toString(StandardCharsets.UTF_8)).isZero();
+      assertThat(err.toString(StandardCharsets.UTF_8)).contains("prompt " + expected + " tokens");
+    }
+    assertThat(generate("--prompt", "x", "--chat-template-kwargs", "{}")).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .contains("--chat-template-kwargs needs --chat");
   }
 }

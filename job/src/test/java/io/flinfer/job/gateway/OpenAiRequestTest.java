@@ -283,4 +283,42 @@ class OpenAiRequestTest {
     assertThat(GatewayServer.requestId("acme", null))
         .isNotEqualTo(GatewayServer.requestId("acme", null));
   }
+
+  @Test
+  void reasoningParametersMapToThePromptRecordOrAreRefused() throws Exception {
+    OpenAiRequest r =
+        parse(
+            "{\"model\": \"m\", \"messages\": [{\"role\": \"user\", \"content\": \"Hi\"},"
+                + " {\"role\": \"assistant\", \"content\": \"Hello\", \"reasoning_content\": \"Greet\"},"
+                + " {\"role\": \"assistant\", \"content\": \"Bye\", \"reasoning\": \"Leave\"}],"
+                + " \"chat_template_kwargs\": {\"enable_thinking\": false}}",
+            true);
+    PromptRequest p = r.record("id", "", 0);
+    assertThat(p.getMessages())
+        .extracting(m -> m.getReasoningContent())
+        .containsExactly(null, "Greet", "Leave");
+    assertThat(JSON.readTree(p.getChatTemplateKwargs()))
+        .isEqualTo(JSON.readTree("{\"enable_thinking\": false}"));
+    assertThat(r.separateReasoning).isTrue();
+    String hi = "{\"model\": \"m\", \"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]";
+    assertThat(parse(hi + ", \"separate_reasoning\": false}", true).separateReasoning).isFalse();
+    assertThat(parse(hi + "}", true).record("id", "", 0).getChatTemplateKwargs()).isNull();
+
+    String[][] refused = {
+      {", \"chat_template_kwargs\": [1]}", "chat_template_kwargs"},
+      {", \"chat_template_kwargs\": {\"tools\": []}}", "chat_template_kwargs"},
+      {", \"separate_reasoning\": \"yes\"}", "separate_reasoning"},
+    };
+    for (String[] c : refused) {
+      assertThatThrownBy(() -> parse(hi + c[0], true))
+          .as(c[0])
+          .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo(c[1]));
+    }
+    assertThatThrownBy(
+            () ->
+                parse(
+                    "{\"model\": \"m\", \"prompt\": \"Hi\", \"chat_template_kwargs\": {}}", false))
+        .isInstanceOfSatisfying(
+            ApiError.class, e -> assertThat(e.param).isEqualTo("chat_template_kwargs"));
+  }
 }

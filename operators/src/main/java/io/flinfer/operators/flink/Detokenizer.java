@@ -9,8 +9,8 @@ import io.flinfer.avro.TopLogprobs;
 import io.flinfer.avro.Usage;
 import io.flinfer.operators.detokenize.IncrementalDetokenizer;
 import io.flinfer.operators.flink.state.ProgressSerializer;
-import io.flinfer.runtime.chat.ChatTemplate;
 import io.flinfer.runtime.chat.ReasoningParser;
+import io.flinfer.runtime.chat.ReasoningParsers;
 import io.flinfer.runtime.chat.ToolCall;
 import io.flinfer.runtime.chat.ToolCallFormat;
 import io.flinfer.runtime.grammar.ResponseFormat;
@@ -21,7 +21,6 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
@@ -70,8 +69,7 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
   private final String modelId;
   private transient Tokenizer tokenizer;
   private transient ToolCallFormat toolCalls;
-  private transient ChatTemplate chatTemplate; // null: the model has none
-  private transient Map<String, Optional<ReasoningParser>> reasoningParsers; // by the switches
+  private transient ReasoningParsers reasoningParsers;
   private transient ValueState<Progress> progress;
   private transient Map<String, IncrementalDetokenizer> decoders;
 
@@ -85,8 +83,7 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
     LlamaModel model = modelSource.load();
     tokenizer = model.tokenizer();
     toolCalls = model.chatTemplate().map(ToolCallFormat::of).orElse(ToolCallFormat.UNKNOWN);
-    chatTemplate = model.chatTemplate().orElse(null);
-    reasoningParsers = new HashMap<>();
+    reasoningParsers = new ReasoningParsers(model.chatTemplate().orElse(null));
     progress =
         getRuntimeContext()
             .getState(new ValueStateDescriptor<>("progress", new ProgressSerializer()));
@@ -200,16 +197,11 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
    * text is all answer.
    */
   private ReasoningParser.Split reasoning(PromptRequest r, String text) {
-    if (r.getMessages() == null || chatTemplate == null) {
+    if (r.getMessages() == null) {
       return new ReasoningParser.Split(null, text);
     }
-    String kwargs = r.getChatTemplateKwargs();
-    if (reasoningParsers.size() > 64) {
-      reasoningParsers.clear(); // few distinct switches are expected; each costs one rendering
-    }
     return reasoningParsers
-        .computeIfAbsent(
-            kwargs == null ? "" : kwargs, k -> ReasoningParser.forTemplate(chatTemplate, kwargs))
+        .forKwargs(r.getChatTemplateKwargs())
         .map(p -> p.split(text))
         .orElse(new ReasoningParser.Split(null, text));
   }
