@@ -189,6 +189,64 @@ class MlPredictITCase {
   }
 
   /**
+   * A thinking model's switches ({@code chat-template-kwargs}) reach its template, its output
+   * columns give the thinking and the answer apart, and switches for a prompt STRING are refused
+   * when the model is used.
+   */
+  @Test
+  @Timeout(300)
+  void aThinkingModelTakesItsTemplateSwitchesAndAnswersApart() throws Exception {
+    Path qwen = SharedFiles.root().resolve("models/zoo/qwen3-tiny.gguf");
+    TableEnvironment t = TableEnvironment.create(EnvironmentSettings.inStreamingMode());
+    String with =
+        " WITH ('provider' = 'flinfer', 'model-path' = '"
+            + qwen
+            + "', 'temperature' = '0', 'max-tokens' = '4'";
+    String conversation = " INPUT (messages ARRAY<ROW<role STRING, content STRING>>)";
+    String columns =
+        " OUTPUT (text STRING, reasoning_content STRING, content STRING," + " prompt_tokens INT)";
+    t.executeSql("CREATE MODEL thinker" + conversation + columns + with + ")");
+    t.executeSql(
+        "CREATE MODEL answerer"
+            + conversation
+            + columns
+            + with
+            + ", 'chat-template-kwargs' = '{\"enable_thinking\": false}')");
+    t.executeSql(
+        "CREATE MODEL misused INPUT (prompt STRING) OUTPUT (text STRING)"
+            + with
+            + ", 'chat-template-kwargs' = '{\"enable_thinking\": false}')");
+    t.executeSql(
+        "CREATE TEMPORARY VIEW asks AS SELECT * FROM (VALUES"
+            + " (ARRAY[ROW('user', 'Hi')])) AS v(messages)");
+    int[] promptTokens = new int[2];
+    String[] models = {"thinker", "answerer"};
+    for (int i = 0; i < 2; i++) {
+      try (CloseableIterator<Row> rows =
+          t.executeSql(
+                  "SELECT text, reasoning_content, content, prompt_tokens FROM ML_PREDICT(TABLE"
+                      + " asks, MODEL "
+                      + models[i]
+                      + ", DESCRIPTOR(messages))")
+              .collect()) {
+        Row r = rows.next();
+        // The random-weight model does not open a thought: its text is all answer.
+        assertThat(r.getField(1)).isNull();
+        assertThat(r.getField(2)).isEqualTo(r.getField(0));
+        promptTokens[i] = (Integer) r.getField(3);
+      }
+    }
+    // enable_thinking false closes an empty thought: <think>, \n\n, </think>, \n\n.
+    assertThat(promptTokens[1]).isEqualTo(promptTokens[0] + 4);
+    t.executeSql("CREATE TEMPORARY VIEW lines AS SELECT * FROM (VALUES ('Hi')) AS v(prompt)");
+    assertThatThrownBy(
+            () ->
+                t.executeSql(
+                    "SELECT text FROM ML_PREDICT(TABLE lines, MODEL misused, DESCRIPTOR(prompt))"))
+        .hasStackTraceContaining("chat-template-kwargs go with messages");
+  }
+
+  /**
    * A model whose answers follow a JSON Schema: each answer is the start of an instance; a schema
    * with a keyword that is not enforced is refused when the model is used.
    */

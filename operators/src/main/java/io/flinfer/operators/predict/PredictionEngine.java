@@ -9,6 +9,8 @@ import io.flinfer.operators.engine.TokenEvent;
 import io.flinfer.operators.flink.ModelSource;
 import io.flinfer.operators.request.RequestLimits;
 import io.flinfer.operators.request.RequestValidator;
+import io.flinfer.runtime.chat.ReasoningParser;
+import io.flinfer.runtime.chat.ReasoningParsers;
 import io.flinfer.runtime.forward.ModelRunners;
 import io.flinfer.runtime.model.LlamaModel;
 import java.util.ArrayDeque;
@@ -49,12 +51,18 @@ public final class PredictionEngine {
   private static final class Running {
     final IncrementalDetokenizer text;
     final int promptTokens;
+    final ReasoningParser reasoning; // null: the text is all answer
     final CompletableFuture<Prediction> result;
     int tokens;
 
-    Running(IncrementalDetokenizer text, int promptTokens, CompletableFuture<Prediction> result) {
+    Running(
+        IncrementalDetokenizer text,
+        int promptTokens,
+        ReasoningParser reasoning,
+        CompletableFuture<Prediction> result) {
       this.text = text;
       this.promptTokens = promptTokens;
+      this.reasoning = reasoning;
       this.result = result;
     }
   }
@@ -112,6 +120,7 @@ public final class PredictionEngine {
       return;
     }
     RequestValidator validator = RequestValidator.forModel(model, key.limits(), Set.of());
+    ReasoningParsers parsers = new ReasoningParsers(model.chatTemplate().orElse(null));
     Map<String, Running> running = new HashMap<>();
     ArrayDeque<Submitted> held = new ArrayDeque<>();
     try (engine) {
@@ -124,7 +133,7 @@ public final class PredictionEngine {
           held.add(s);
         }
         while (!held.isEmpty() && engine.canAccept()) {
-          admit(held.poll(), engine, validator, model, running);
+          admit(held.poll(), engine, validator, model, parsers, running);
         }
         if (engine.hasWork()) {
           for (TokenEvent t : engine.step()) {
@@ -147,6 +156,7 @@ public final class PredictionEngine {
       Engine engine,
       RequestValidator validator,
       LlamaModel model,
+      ReasoningParsers parsers,
       Map<String, Running> running) {
     RequestValidator.Outcome o = validator.validate(s.request(), System.currentTimeMillis());
     if (!o.ok()) {
@@ -160,6 +170,9 @@ public final class PredictionEngine {
             new IncrementalDetokenizer(
                 model.tokenizer(), ids[ids.length - 1], List.copyOf(s.request().getStop())),
             ids.length,
+            s.request().getMessages() == null
+                ? null
+                : parsers.forKwargs(s.request().getChatTemplateKwargs()).orElse(null),
             s.result()));
     engine.submit(o.request().req());
   }
@@ -184,7 +197,12 @@ public final class PredictionEngine {
     }
     r.text.finish();
     String reason = r.text.stopped() || f.type() == FinishReason.Type.STOP ? "stop" : "length";
-    r.result.complete(new Prediction(r.text.text(), reason, r.promptTokens, r.tokens, null));
+    String text = r.text.text();
+    ReasoningParser.Split answer =
+        r.reasoning == null ? new ReasoningParser.Split(null, text) : r.reasoning.split(text);
+    r.result.complete(
+        new Prediction(
+            text, reason, r.promptTokens, r.tokens, null, answer.reasoning(), answer.content()));
   }
 
   private void failAll(String error) {

@@ -62,4 +62,12 @@ public final class FlinferModelOptions {
           .stringType()
           .noDefaultValue()
           .withDescription("The JSON Schema of response-format json_schema, as JSON.");
+
+  public static final ConfigOption<String> CHAT_TEMPLATE_KWARGS =
+      ConfigOptions.key("chat-template-kwargs")
+          .stringType()
+          .noDefaultValue()
+          .withDescription(
+              "With messages: a JSON object whose members the chat template reads as variables"
+                  + " (Qwen3: {\"enable_thinking\": false}).");
 }

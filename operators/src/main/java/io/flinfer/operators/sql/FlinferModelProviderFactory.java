@@ -2,10 +2,13 @@ package io.flinfer.operators.sql;
 
 import static io.flinfer.operators.sql.FlinferModelOptions.*;
 
+import io.flinfer.avro.PromptRequest;
+import io.flinfer.avro.SamplingOptions;
 import io.flinfer.operators.engine.EngineConfig;
 import io.flinfer.operators.flink.ModelSource;
 import io.flinfer.operators.predict.PredictionEngine;
 import io.flinfer.operators.request.RequestLimits;
+import io.flinfer.runtime.chat.ChatTemplate;
 import io.flinfer.runtime.grammar.ResponseFormat;
 import io.flinfer.runtime.sampling.SamplingParams;
 import java.util.Set;
@@ -46,7 +49,8 @@ public final class FlinferModelProviderFactory implements ModelProviderFactory {
         TOP_P,
         SEED,
         RESPONSE_FORMAT,
-        JSON_SCHEMA);
+        JSON_SCHEMA,
+        CHAT_TEMPLATE_KWARGS);
   }
 
   @Override
@@ -75,6 +79,12 @@ public final class FlinferModelProviderFactory implements ModelProviderFactory {
     } catch (IllegalArgumentException e) {
       throw new org.apache.flink.table.api.ValidationException(e.getMessage(), e);
     }
+    String kwargs = o.getOptional(CHAT_TEMPLATE_KWARGS).orElse(null);
+    try {
+      ChatTemplate.kwargs(kwargs);
+    } catch (IllegalArgumentException e) {
+      throw new org.apache.flink.table.api.ValidationException(e.getMessage(), e);
+    }
     PredictionEngine.Key key =
         new PredictionEngine.Key(
             new ModelSource(o.get(MODEL_PATH), o.getOptional(TOKENIZER_PATH).orElse(null)),
@@ -86,12 +96,19 @@ public final class FlinferModelProviderFactory implements ModelProviderFactory {
             key,
             PromptColumn.of(
                 model.getResolvedInputSchema(),
-                o.get(MAX_TOKENS),
-                o.get(TEMPERATURE),
-                o.get(TOP_P),
-                o.getOptional(SEED).orElse(null),
-                format,
-                schema),
+                PromptRequest.newBuilder()
+                    .setRequestId("row")
+                    .setMaxNewTokens(o.get(MAX_TOKENS))
+                    .setResponseFormat(format)
+                    .setJsonSchema(schema)
+                    .setChatTemplateKwargs(kwargs)
+                    .setSampling(
+                        SamplingOptions.newBuilder()
+                            .setTemperature(o.get(TEMPERATURE).floatValue())
+                            .setTopP(o.get(TOP_P).floatValue())
+                            .setSeed(o.getOptional(SEED).orElse(null))
+                            .build())
+                    .build()),
             PredictionColumns.of(model.getResolvedOutputSchema())));
   }
 }

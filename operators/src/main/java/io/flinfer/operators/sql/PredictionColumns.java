@@ -14,11 +14,15 @@ import org.apache.flink.table.types.logical.LogicalTypeRoot;
 
 /**
  * The model's output columns, by name: {@code text} (STRING, null on error), {@code finish_reason}
- * (STRING: length, stop or error), {@code prompt_tokens} and {@code completion_tokens} (INT), and
- * {@code error} (STRING, null unless the row could not be answered). Any subset, in any order.
+ * (STRING: length, stop or error), {@code prompt_tokens} and {@code completion_tokens} (INT),
+ * {@code error} (STRING, null unless the row could not be answered), and for conversations with a
+ * thinking model {@code reasoning_content} (STRING, the thinking, null where there is none) and
+ * {@code content} (STRING, the answer after it; the text where there is none). Any subset, in any
+ * order.
  */
 final class PredictionColumns implements Serializable {
-  private static final Set<String> STRINGS = Set.of("text", "finish_reason", "error");
+  private static final Set<String> STRINGS =
+      Set.of("text", "finish_reason", "error", "reasoning_content", "content");
   private static final Set<String> INTS = Set.of("prompt_tokens", "completion_tokens");
 
   private final String[] names;
@@ -43,8 +47,8 @@ final class PredictionColumns implements Serializable {
                 + c.getName()
                 + "' "
                 + c.getDataType()
-                + ": the columns are text, finish_reason and error (STRING), prompt_tokens and"
-                + " completion_tokens (INT)");
+                + ": the columns are text, finish_reason, error, reasoning_content and content"
+                + " (STRING), prompt_tokens and completion_tokens (INT)");
       }
       names[i] = c.getName();
     }
@@ -60,6 +64,8 @@ final class PredictionColumns implements Serializable {
             case "text" -> string(p.text());
             case "finish_reason" -> string(p.finishReason());
             case "error" -> string(p.error());
+            case "reasoning_content" -> string(p.reasoningContent());
+            case "content" -> string(p.content());
             case "prompt_tokens" -> p.promptTokens();
             default -> p.completionTokens();
           });

@@ -18,43 +18,24 @@ import org.apache.flink.table.types.logical.LogicalTypeRoot;
 /**
  * The model's one input column: a prompt (STRING), or a conversation ({@code ARRAY<ROW<role STRING,
  * content STRING>>}) rendered by the model's chat template. Turns a row into a prompt record with
- * the model's sampling settings and response format; a null input gives a record the validator
- * refuses.
+ * the model's settings (sampling, response format, template switches); a null input gives a record
+ * the validator refuses.
  */
 final class PromptColumn implements Serializable {
   private final boolean messages;
-  private final int maxTokens;
-  private final float temperature;
-  private final float topP;
-  private final Long seed;
-  private final String responseFormat;
-  private final String jsonSchema;
+  private final PromptRequest settings;
 
-  private PromptColumn(
-      boolean messages,
-      int maxTokens,
-      float temperature,
-      float topP,
-      Long seed,
-      String responseFormat,
-      String jsonSchema) {
+  private PromptColumn(boolean messages, PromptRequest settings) {
     this.messages = messages;
-    this.maxTokens = maxTokens;
-    this.temperature = temperature;
-    this.topP = topP;
-    this.seed = seed;
-    this.responseFormat = responseFormat;
-    this.jsonSchema = jsonSchema;
+    this.settings = settings;
   }
 
-  static PromptColumn of(
-      ResolvedSchema input,
-      int maxTokens,
-      double temperature,
-      double topP,
-      Long seed,
-      String responseFormat,
-      String jsonSchema) {
+  /**
+   * @param settings what every row's record carries (its token limit, sampling, response format,
+   *     template switches); a row adds its prompt or messages, and its seed where settings have
+   *     none
+   */
+  static PromptColumn of(ResolvedSchema input, PromptRequest settings) {
     List<Column> columns = input.getColumns();
     LogicalType t = columns.size() == 1 ? columns.get(0).getDataType().getLogicalType() : null;
     boolean text =
@@ -71,29 +52,16 @@ final class PromptColumn implements Serializable {
           "a flinfer model takes one input column: a prompt STRING, or messages"
               + " ARRAY<ROW<role STRING, content STRING>>");
     }
-    return new PromptColumn(
-        conversation,
-        maxTokens,
-        (float) temperature,
-        (float) topP,
-        seed,
-        responseFormat,
-        jsonSchema);
+    if (text && settings.getChatTemplateKwargs() != null) {
+      throw new ValidationException(
+          "chat-template-kwargs go with messages ARRAY<ROW<role STRING, content STRING>>, not"
+              + " with a prompt STRING");
+    }
+    return new PromptColumn(conversation, settings);
   }
 
   PromptRequest request(RowData row) {
-    PromptRequest.Builder r =
-        PromptRequest.newBuilder()
-            .setRequestId("row")
-            .setMaxNewTokens(maxTokens)
-            .setResponseFormat(responseFormat)
-            .setJsonSchema(jsonSchema)
-            .setSampling(
-                SamplingOptions.newBuilder()
-                    .setTemperature(temperature)
-                    .setTopP(topP)
-                    .setSeed(seed)
-                    .build());
+    PromptRequest.Builder r = PromptRequest.newBuilder(settings).setRequestId("row");
     if (row.isNullAt(0)) {
       return r.build(); // neither prompt nor messages: refused with its reason
     }
@@ -119,8 +87,11 @@ final class PromptColumn implements Serializable {
    * a failure) is answered with the same text.
    */
   private PromptRequest.Builder withSeed(PromptRequest.Builder r, String input) {
-    if (seed == null) {
-      r.getSampling().setSeed(RequestValidator.seedOf(input));
+    if (settings.getSampling().getSeed() == null) {
+      r.setSampling(
+          SamplingOptions.newBuilder(settings.getSampling())
+              .setSeed(RequestValidator.seedOf(input))
+              .build());
     }
     return r;
   }

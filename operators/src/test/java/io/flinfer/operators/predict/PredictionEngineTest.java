@@ -2,6 +2,7 @@ package io.flinfer.operators.predict;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flinfer.avro.ChatMessage;
 import io.flinfer.avro.PromptRequest;
 import io.flinfer.avro.SamplingOptions;
 import io.flinfer.operators.engine.EngineConfig;
@@ -11,6 +12,7 @@ import io.flinfer.runtime.testing.SharedFiles;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -94,6 +96,51 @@ class PredictionEngineTest {
     } finally {
       a.release();
       b.release();
+    }
+  }
+
+  /**
+   * A conversation with a thinking model (the zoo's Qwen3): its thinking apart from its answer, and
+   * the template's switches in its prompt. A logit bias on {@code <think>} makes the random-weight
+   * model open a thought and write {@code <think>} on.
+   */
+  @Test
+  void aThinkingModelsConversationGetsItsThinkingApart() throws Exception {
+    PredictionEngine.Key qwen3 =
+        new PredictionEngine.Key(
+            new ModelSource(
+                SharedFiles.root().resolve("models/zoo/qwen3-tiny.gguf").toString(), null),
+            EngineConfig.builder().maxTotalTokens(1024).threads(1).build(),
+            "cpu",
+            RequestLimits.defaults());
+    PromptRequest chat =
+        PromptRequest.newBuilder()
+            .setRequestId("ignored")
+            .setMessages(List.of(ChatMessage.newBuilder().setRole("user").setContent("Hi").build()))
+            .setMaxNewTokens(4)
+            .setSampling(SamplingOptions.newBuilder().setTemperature(0f).build())
+            .build();
+    PredictionEngine e = PredictionEngine.acquire(qwen3);
+    try {
+      PromptRequest thinking =
+          PromptRequest.newBuilder(chat).setLogitBias(Map.of("151667", 100f)).build();
+      Prediction p = e.submit(thinking).get();
+      assertThat(p.text()).isEqualTo("<think>".repeat(4));
+      assertThat(p.reasoningContent()).isEqualTo("<think>".repeat(3));
+      assertThat(p.content()).isEmpty();
+
+      Prediction plain = e.submit(chat).get();
+      PromptRequest off =
+          PromptRequest.newBuilder(chat)
+              .setChatTemplateKwargs("{\"enable_thinking\": false}")
+              .build();
+      Prediction closed = e.submit(off).get();
+      // <think>, \n\n, </think>, \n\n
+      assertThat(closed.promptTokens()).isEqualTo(plain.promptTokens() + 4);
+      assertThat(closed.reasoningContent()).isNull();
+      assertThat(closed.content()).isEqualTo(closed.text());
+    } finally {
+      e.release();
     }
   }
 }

@@ -2,6 +2,8 @@ package io.flinfer.operators.sql;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.flinfer.avro.PromptRequest;
+import io.flinfer.avro.SamplingOptions;
 import io.flinfer.operators.engine.EngineConfig;
 import io.flinfer.operators.flink.ModelSource;
 import io.flinfer.operators.predict.PredictionEngine;
@@ -32,12 +34,11 @@ class FlinferPredictFunctionsTest {
         key,
         PromptColumn.of(
             ResolvedSchema.of(Column.physical("prompt", DataTypes.STRING())),
-            12,
-            0,
-            1,
-            null,
-            "text",
-            null),
+            PromptRequest.newBuilder()
+                .setRequestId("row")
+                .setMaxNewTokens(12)
+                .setSampling(SamplingOptions.newBuilder().setTemperature(0f).build())
+                .build()),
         PredictionColumns.of(
             ResolvedSchema.of(
                 Column.physical("completion_tokens", DataTypes.INT()),
