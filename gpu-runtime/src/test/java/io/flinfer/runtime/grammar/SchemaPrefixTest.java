@@ -24,6 +24,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.function.Predicate;
 import net.jqwik.api.Assume;
+import net.jqwik.api.Example;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
@@ -535,7 +536,9 @@ class SchemaPrefixTest {
     String text = value.toPlainString();
     for (int end = 1; end <= text.length(); end++) {
       String prefix = text.substring(0, end);
-      boolean possible = forms.stream().anyMatch(f -> f.startsWith(prefix));
+      boolean possible =
+          forms.stream().anyMatch(f -> f.startsWith(prefix))
+              || continuesWithin(prefix, within);
       byte[] b = ("{\"n\":" + prefix).getBytes(StandardCharsets.UTF_8);
       assertThat(g.start().accept(b, 0, b.length))
           .as("%s with %s", prefix, bounds)
@@ -546,6 +549,32 @@ class SchemaPrefixTest {
     assertThat(p.accept(whole, 0, whole.length) && p.isComplete())
         .as("%s with %s", text, bounds)
         .isEqualTo(within.test(value));
+  }
+
+  /** 0.000 goes on to 0.0001, within (0, 0.1): a prefix the grid of thousandths alone misses. */
+  @Example
+  void aPrefixAtTheGridsFinestGoesOnWithinExclusiveBounds() {
+    boundedNumbersTakeExactlyThePrefixesOfNumbersWithinTheirBounds(0, 1, 0, true);
+  }
+
+  /**
+   * Whether a prefix with three decimals (the grid's finest) goes on to a number within the bounds
+   * with a fourth: 0.000 to 0.0001 within (0, 0.1), say. Bounds on a grid of tenths are met by one
+   * of the ten, when by any number the prefix starts.
+   */
+  private static boolean continuesWithin(String prefix, Predicate<BigDecimal> within) {
+    int point = prefix.indexOf('.');
+    if (point < 0 || prefix.length() - point - 1 != 3) {
+      return false;
+    }
+    BigDecimal p = new BigDecimal(prefix);
+    BigDecimal step = BigDecimal.valueOf(prefix.startsWith("-") ? -1 : 1, 4);
+    for (int k = 0; k < 10; k++) {
+      if (within.test(p.add(step.multiply(BigDecimal.valueOf(k))))) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** A map: any keys, written compact or pretty, each value of its schema; none other taken. */
