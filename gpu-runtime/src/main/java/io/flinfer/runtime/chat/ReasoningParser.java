@@ -1,5 +1,6 @@
 package io.flinfer.runtime.chat;
 
+import io.flinfer.runtime.grammar.Thinking;
 import java.util.List;
 import java.util.Optional;
 
@@ -16,10 +17,10 @@ public final class ReasoningParser {
   static final String OPEN = "<think>";
   static final String CLOSE = "</think>";
 
-  private final boolean startsInside;
+  private final Thinking thinking;
 
-  private ReasoningParser(boolean startsInside) {
-    this.startsInside = startsInside;
+  private ReasoningParser(Thinking thinking) {
+    this.thinking = thinking;
   }
 
   /**
@@ -33,25 +34,42 @@ public final class ReasoningParser {
     if (!template.source().contains(CLOSE)) {
       return Optional.empty();
     }
-    boolean inside;
+    Thinking thinking;
     try {
       String prompt =
           template.render(List.of(new ChatMessage("user", "?")), null, kwargsJson, true);
-      inside = prompt.lastIndexOf(OPEN) > prompt.lastIndexOf(CLOSE);
+      int open = prompt.lastIndexOf(OPEN);
+      int close = prompt.lastIndexOf(CLOSE);
+      if (open > close) {
+        thinking = Thinking.OPENED;
+      } else if (close >= 0 && prompt.substring(close + CLOSE.length()).isBlank()) {
+        thinking = Thinking.NONE; // the prompt closed the thought: the model answers at once
+      } else {
+        thinking = Thinking.MAY_OPEN;
+      }
     } catch (ChatTemplateException e) {
-      inside = false; // the request itself is refused where its own rendering fails
+      thinking = Thinking.MAY_OPEN; // the request itself is refused where its rendering fails
     }
-    return Optional.of(new ReasoningParser(inside));
+    return Optional.of(new ReasoningParser(thinking));
   }
 
   /** A parser for outputs that follow a prompt which opened the thinking, or not. */
   public static ReasoningParser of(boolean startsInside) {
-    return new ReasoningParser(startsInside);
+    return new ReasoningParser(startsInside ? Thinking.OPENED : Thinking.MAY_OPEN);
   }
 
   /** Whether the prompt opened the thinking, so that the output starts inside it. */
   public boolean startsInside() {
-    return startsInside;
+    return thinking == Thinking.OPENED;
+  }
+
+  /**
+   * Whether the output may think before its answer: {@link Thinking#NONE} where the prompt closed
+   * the thought (Qwen3 with {@code enable_thinking} false), so that a constrained answer holds from
+   * the first token.
+   */
+  public Thinking thinking() {
+    return thinking;
   }
 
   /** A whole output's thinking and answer. */
@@ -62,7 +80,7 @@ public final class ReasoningParser {
 
   /** A parser of one output that arrives piece by piece. */
   public ReasoningStream stream() {
-    return new ReasoningStream(startsInside);
+    return new ReasoningStream(startsInside());
   }
 
   /**

@@ -1,5 +1,6 @@
 package io.flinfer.runtime.chat;
 
+import io.flinfer.runtime.grammar.Thinking;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -36,5 +37,13 @@ public final class ReasoningParsers {
     return parsers.computeIfAbsent(
         kwargsJson == null ? "" : kwargsJson,
         k -> ReasoningParser.forTemplate(template, kwargsJson));
+  }
+
+  /**
+   * Whether a conversation rendered with {@code kwargsJson} may think before its answer ({@link
+   * Thinking#NONE} where the template writes no thinking).
+   */
+  public Thinking thinking(String kwargsJson) {
+    return forKwargs(kwargsJson).map(ReasoningParser::thinking).orElse(Thinking.NONE);
   }
 }

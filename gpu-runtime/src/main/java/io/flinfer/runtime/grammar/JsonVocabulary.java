@@ -28,6 +28,10 @@ public final class JsonVocabulary {
   private final int[] shortCount;
   private final int[] longPlain;
   private final int[] longChars;
+  // Tokens without '>' (any may follow inside a thought) and those with it.
+  private final long[] withoutTagEnd;
+  private final int withoutTagEndCount;
+  private final int[] withTagEnd;
 
   /** Plain runs of fewer characters than this have a mask ready for a bounded string. */
   private static final int SHORT = 16;
@@ -90,6 +94,28 @@ public final class JsonVocabulary {
     }
     longPlain = java.util.Arrays.copyOf(longTokens, longs);
     longChars = java.util.Arrays.copyOf(longCounts, longs);
+    withoutTagEnd = new long[words(size)];
+    int free = 0;
+    int[] tagEnds = new int[size];
+    int tagEndCount = 0;
+    for (int t = 0; t < size; t++) {
+      byte[] b = bytes[t];
+      if (b.length == 0) {
+        continue;
+      }
+      boolean endsTag = false;
+      for (byte x : b) {
+        endsTag |= x == '>';
+      }
+      if (endsTag) {
+        tagEnds[tagEndCount++] = t;
+      } else {
+        withoutTagEnd[t >>> 6] |= 1L << t;
+        free++;
+      }
+    }
+    withoutTagEndCount = free;
+    withTagEnd = java.util.Arrays.copyOf(tagEnds, tagEndCount);
   }
 
   /** How many characters a plain run adds to a string: each return to a character boundary. */
@@ -168,24 +194,33 @@ public final class JsonVocabulary {
     return p.plainRoom() >= 0;
   }
 
+  /** Adds to {@code mask} those of {@code tokens} that may follow {@code state}; how many. */
+  private int tryEach(int[] tokens, OutputState state, long[] mask, OutputState probe) {
+    int count = 0;
+    for (int t : tokens) {
+      probe.copyFrom(state);
+      if (probe.accept(bytes[t], 0, bytes[t].length)) {
+        mask[t >>> 6] |= 1L << t;
+        count++;
+      }
+    }
+    return count;
+  }
+
   /**
    * Sets in {@code mask} (cleared first) the tokens that may follow {@code state}; returns how
    * many. {@code probe}, {@code first} and {@code second} are overwritten.
    */
   int allowed(
       OutputState state, long[] mask, OutputState probe, OutputState first, OutputState second) {
+    if (state.inFreeText()) {
+      System.arraycopy(withoutTagEnd, 0, mask, 0, withoutTagEnd.length);
+      return withoutTagEndCount + tryEach(withTagEnd, state, mask, probe);
+    }
     int count = 0;
     int room = state.plainRoom();
     if (room >= 0) {
-      count = plainRuns(room, mask);
-      for (int t : notPlain) {
-        probe.copyFrom(state);
-        if (probe.accept(bytes[t], 0, bytes[t].length)) {
-          mask[t >>> 6] |= 1L << t;
-          count++;
-        }
-      }
-      return count;
+      return plainRuns(room, mask) + tryEach(notPlain, state, mask, probe);
     }
     java.util.Arrays.fill(mask, 0, plain.length, 0L);
     // One check rules out every token with a first byte, then every one with a first two bytes.

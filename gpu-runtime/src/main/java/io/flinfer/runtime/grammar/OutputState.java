@@ -33,6 +33,14 @@ public abstract class OutputState {
    */
   abstract int plainRoom();
 
+  /**
+   * Whether the bytes so far end inside free text that only a {@code '>'} can end (a reasoning
+   * model's thought), so that every token without that byte may follow.
+   */
+  boolean inFreeText() {
+    return false;
+  }
+
   /** Makes this state equal to {@code other}, a state of the same kind and shape. */
   public abstract void copyFrom(OutputState other);
 

@@ -4,6 +4,8 @@ import io.flinfer.runtime.grammar.JsonPrefix;
 import io.flinfer.runtime.grammar.JsonSchemaGrammar;
 import io.flinfer.runtime.grammar.OutputState;
 import io.flinfer.runtime.grammar.ResponseFormat;
+import io.flinfer.runtime.grammar.Thinking;
+import io.flinfer.runtime.grammar.ThinkingPrefix;
 import java.util.Objects;
 
 /**
@@ -35,6 +37,7 @@ public final class SamplingParams {
   private final float[] biases;
   private final ResponseFormat responseFormat;
   private final String jsonSchema;
+  private final Thinking thinking;
   private final JsonSchemaGrammar schemaGrammar;
 
   private SamplingParams(Builder b) {
@@ -52,6 +55,7 @@ public final class SamplingParams {
     this.biases = b.biases.clone();
     this.responseFormat = b.responseFormat;
     this.jsonSchema = b.jsonSchema;
+    this.thinking = b.thinking;
     this.schemaGrammar = b.schemaGrammar;
   }
 
@@ -73,7 +77,8 @@ public final class SamplingParams {
         .minTokens(minTokens)
         .logitBias(biasedTokens, biases)
         .responseFormat(responseFormat)
-        .jsonSchema(jsonSchema);
+        .jsonSchema(jsonSchema)
+        .thinking(thinking);
   }
 
   public float temperature() {
@@ -163,16 +168,23 @@ public final class SamplingParams {
     return jsonSchema;
   }
 
-  /** A new state at the start of the output's shape; null for free text. */
+  /** Whether a reasoning model's output may think before its shape holds. */
+  public Thinking thinking() {
+    return thinking;
+  }
+
+  /**
+   * A new state at the start of the output's shape (after a thought, where the output may think
+   * first); null for free text.
+   */
   public OutputState outputShape() {
-    switch (responseFormat) {
-      case JSON_OBJECT:
-        return new JsonPrefix();
-      case JSON_SCHEMA:
-        return schemaGrammar.start();
-      default:
-        return null;
-    }
+    OutputState shape =
+        switch (responseFormat) {
+          case JSON_OBJECT -> new JsonPrefix();
+          case JSON_SCHEMA -> schemaGrammar.start();
+          default -> null;
+        };
+    return shape == null || thinking == Thinking.NONE ? shape : new ThinkingPrefix(shape, thinking);
   }
 
   @Override
@@ -197,6 +209,8 @@ public final class SamplingParams {
         + topLogprobs
         + ", responseFormat="
         + responseFormat.wireName()
+        + ", thinking="
+        + thinking
         + "}";
   }
 
@@ -216,6 +230,7 @@ public final class SamplingParams {
     private float[] biases = new float[0];
     private ResponseFormat responseFormat = ResponseFormat.TEXT;
     private String jsonSchema;
+    private Thinking thinking = Thinking.NONE;
     private JsonSchemaGrammar schemaGrammar;
 
     public Builder temperature(float v) {
@@ -298,6 +313,12 @@ public final class SamplingParams {
     /** The schema of a {@link ResponseFormat#JSON_SCHEMA} request (null for the others). */
     public Builder jsonSchema(String v) {
       jsonSchema = v;
+      return this;
+    }
+
+    /** Whether the output may think before its shape holds (none by default). */
+    public Builder thinking(Thinking v) {
+      thinking = Objects.requireNonNull(v, "thinking");
       return this;
     }
 

@@ -3,6 +3,7 @@ package io.flinfer.runtime.chat;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flinfer.runtime.chat.ReasoningParser.Split;
+import io.flinfer.runtime.grammar.Thinking;
 import java.util.List;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
@@ -47,12 +48,14 @@ class ReasoningParserTest {
   @Test
   void qwen3sTemplateLeavesTheThoughtToTheModelUnlessSwitchedOff() throws Exception {
     ChatTemplate qwen3 = ChatTemplateThinkingTest.qwen3();
-    assertThat(ReasoningParser.forTemplate(qwen3, null).orElseThrow().startsInside()).isFalse();
-    assertThat(
-            ReasoningParser.forTemplate(qwen3, "{\"enable_thinking\": false}")
-                .orElseThrow()
-                .startsInside())
-        .isFalse();
+    ReasoningParser thinks = ReasoningParser.forTemplate(qwen3, null).orElseThrow();
+    assertThat(thinks.startsInside()).isFalse();
+    assertThat(thinks.thinking()).isEqualTo(Thinking.MAY_OPEN);
+    ReasoningParser answers =
+        ReasoningParser.forTemplate(qwen3, "{\"enable_thinking\": false}").orElseThrow();
+    assertThat(answers.startsInside()).isFalse();
+    // The prompt closed an empty thought: a constrained answer holds from its first token.
+    assertThat(answers.thinking()).isEqualTo(Thinking.NONE);
     // A template whose generation prompt opens the thought (as DeepSeek-R1's does).
     ChatTemplate opens =
         new ChatTemplate(
@@ -60,7 +63,8 @@ class ReasoningParserTest {
                 + "{% if add_generation_prompt %}<answer><think>\n{% endif %}"
                 + "{# </think> #}",
             "", "");
-    assertThat(ReasoningParser.forTemplate(opens, null).orElseThrow().startsInside()).isTrue();
+    assertThat(ReasoningParser.forTemplate(opens, null).orElseThrow().thinking())
+        .isEqualTo(Thinking.OPENED);
     assertThat(ReasoningParser.forTemplate(new ChatTemplate("{{ messages }}", "", ""), null))
         .isEmpty();
   }

@@ -537,8 +537,7 @@ class SchemaPrefixTest {
     for (int end = 1; end <= text.length(); end++) {
       String prefix = text.substring(0, end);
       boolean possible =
-          forms.stream().anyMatch(f -> f.startsWith(prefix))
-              || continuesWithin(prefix, within);
+          forms.stream().anyMatch(f -> f.startsWith(prefix)) || continuesWithin(prefix, within);
       byte[] b = ("{\"n\":" + prefix).getBytes(StandardCharsets.UTF_8);
       assertThat(g.start().accept(b, 0, b.length))
           .as("%s with %s", prefix, bounds)

@@ -5,10 +5,12 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.flinfer.job.model.ModelLocator;
 import io.flinfer.runtime.chat.ChatMessage;
 import io.flinfer.runtime.chat.ChatTemplate;
+import io.flinfer.runtime.chat.ReasoningParsers;
 import io.flinfer.runtime.chat.ToolCall;
 import io.flinfer.runtime.generate.BatchGenerator;
 import io.flinfer.runtime.generate.GenerationRequest;
 import io.flinfer.runtime.grammar.ResponseFormat;
+import io.flinfer.runtime.grammar.Thinking;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.sampling.SamplingParams;
 import io.flinfer.runtime.tokenizer.TextDecoder;
@@ -155,6 +157,7 @@ public final class GenerateCommand implements Callable<Integer> {
             .responseFormat(
                 jsonSchema != null ? ResponseFormat.JSON_SCHEMA : ResponseFormat.of(responseFormat))
             .jsonSchema(schemaText())
+            .thinking(thinking(model))
             .build();
     int[] ids = promptIds(model);
     if (ids.length == 0) {
@@ -208,6 +211,17 @@ public final class GenerateCommand implements Callable<Integer> {
           produced.length > 1 ? (produced.length - 1) / decodeSeconds : 0.0);
     }
     return 0;
+  }
+
+  /** Whether a constrained conversation may think first: as the job decides it. */
+  private Thinking thinking(LlamaModel model) {
+    boolean conversation = chat || system != null || messages != null;
+    boolean constrained =
+        jsonSchema != null || ResponseFormat.of(responseFormat) != ResponseFormat.TEXT;
+    if (!conversation || !constrained) {
+      return Thinking.NONE;
+    }
+    return new ReasoningParsers(model.chatTemplate().orElse(null)).thinking(chatTemplateKwargs);
   }
 
   /** The prompt's tokens: the text, or the conversation as the model's template renders it. */

@@ -195,4 +195,24 @@ class ReasoningGatewayITCase {
     assertThat(m.get("reasoning_content").isNull()).isTrue();
     assertThat(m.get("role").asText()).isEqualTo("assistant");
   }
+
+  /**
+   * JSON mode lets a thinking model think first, as vLLM's and SGLang's reasoning parsers do: the
+   * object is constrained from the end of the thought. With the thought closed by the template
+   * ({@code enable_thinking} false), the object is constrained from the first token, and the bias
+   * on {@code <think>} cannot open a thought.
+   */
+  @Test
+  void jsonModeHoldsAfterTheThought() throws Exception {
+    ObjectNode json = thinking(chat("Give me JSON"));
+    json.putObject("response_format").put("type", "json_object");
+    JsonNode m = answer(json).at("/choices/0/message");
+    assertThat(m.get("reasoning_content").asText()).isEqualTo("<think>".repeat(5));
+
+    json.putObject("chat_template_kwargs").put("enable_thinking", false);
+    JsonNode closed = answer(json).at("/choices/0/message");
+    assertThat(closed.get("reasoning_content").isNull()).isTrue();
+    // The object opens first (the bias then writes <think> inside its first key).
+    assertThat(closed.get("content").asText().strip()).startsWith("{\"<think>");
+  }
 }

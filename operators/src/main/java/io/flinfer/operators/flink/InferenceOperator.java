@@ -7,6 +7,7 @@ import io.flinfer.operators.engine.Req;
 import io.flinfer.operators.engine.TokenEvent;
 import io.flinfer.operators.flink.state.InFlightSerializer;
 import io.flinfer.operators.request.RequestValidator;
+import io.flinfer.runtime.chat.ReasoningParsers;
 import io.flinfer.runtime.forward.ModelRunners;
 import io.flinfer.runtime.model.LlamaModel;
 import java.util.ArrayDeque;
@@ -50,6 +51,7 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
 
   private final InferenceSettings settings;
   private transient Engine engine;
+  private transient ReasoningParsers reasoningParsers; // the model template's, by switches
   private transient MapState<String, InFlight> state;
   private transient Map<String, TokenizedPrompt> live;
   private transient Map<String, List<Integer>> generated;
@@ -75,6 +77,7 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
     LlamaModel model = settings.model().load();
     EngineConfig config = settings.engine();
     engine = new Engine(model, config, ModelRunners.byName(backend()));
+    reasoningParsers = new ReasoningParsers(model.chatTemplate().orElse(null));
     LOG.info(
         "{} engine on {}: KV pool of {} tokens in {} ({}), {} running requests at most",
         model.id(),
@@ -167,7 +170,13 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
   }
 
   private void submitToEngine(TokenizedPrompt p, int[] done) {
-    Req req = RequestValidator.toReq(p.request, p.promptIds, p.seed, done);
+    Req req =
+        RequestValidator.toReq(
+            p.request,
+            p.promptIds,
+            p.seed,
+            done,
+            RequestValidator.thinking(p.request, reasoningParsers));
     if (!engine.submit(req)) {
       throw new IllegalStateException("the engine refused " + req.id() + " after accepting input");
     }

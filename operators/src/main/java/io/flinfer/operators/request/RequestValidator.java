@@ -5,8 +5,10 @@ import io.flinfer.avro.PromptRequest;
 import io.flinfer.avro.SamplingOptions;
 import io.flinfer.operators.engine.Req;
 import io.flinfer.runtime.chat.ChatTemplate;
+import io.flinfer.runtime.chat.ReasoningParsers;
 import io.flinfer.runtime.chat.ToolCall;
 import io.flinfer.runtime.grammar.ResponseFormat;
+import io.flinfer.runtime.grammar.Thinking;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.sampling.SamplingParams;
 import io.flinfer.runtime.tokenizer.Tokenizer;
@@ -29,6 +31,7 @@ public final class RequestValidator {
 
   private final Tokenizer tokenizer;
   private final Optional<ChatTemplate> chatTemplate;
+  private final ReasoningParsers reasoningParsers;
   private final int contextLength;
   private final RequestLimits limits;
   private final int maxPromptBytes;
@@ -57,6 +60,7 @@ public final class RequestValidator {
       Set<String> tenants) {
     this.tokenizer = tokenizer;
     this.chatTemplate = chatTemplate;
+    this.reasoningParsers = new ReasoningParsers(chatTemplate.orElse(null));
     this.contextLength = contextLength;
     this.limits = limits;
     this.maxPromptBytes = limits.promptBytesFor(contextLength);
@@ -211,7 +215,7 @@ public final class RequestValidator {
     }
     Req req;
     try {
-      req = toReq(r, ids, seedOf(r), new int[0]);
+      req = toReq(r, ids, seedOf(r), new int[0], thinking(r, reasoningParsers));
     } catch (IllegalArgumentException e) {
       return invalid(e.getMessage());
     }
@@ -338,13 +342,27 @@ public final class RequestValidator {
   }
 
   /**
+   * Whether a constrained conversation may think before its shape holds: where the model's template
+   * writes thinking and the prompt did not close the thought, as a reasoning parser lets it in vLLM
+   * and SGLang. A prompt or free text never does.
+   */
+  public static Thinking thinking(PromptRequest r, ReasoningParsers parsers) {
+    if (r.getMessages() == null || ResponseFormat.TEXT.wireName().equals(r.getResponseFormat())) {
+      return Thinking.NONE;
+    }
+    return parsers.thinking(r.getChatTemplateKwargs());
+  }
+
+  /**
    * The engine request for a producer's record: its prompt tokens, sampling with {@code seed},
-   * limits and stops, the tenant as namespace, and the tokens already {@code generated} (a request
-   * restored from a checkpoint continues after them).
+   * limits and stops, the tenant as namespace, the tokens already {@code generated} (a request
+   * restored from a checkpoint continues after them), and whether its shape holds after a thought
+   * ({@link #thinking}).
    *
    * @throws IllegalArgumentException when a sampling option or limit is invalid
    */
-  public static Req toReq(PromptRequest r, int[] promptIds, long seed, int[] generated) {
+  public static Req toReq(
+      PromptRequest r, int[] promptIds, long seed, int[] generated, Thinking thinking) {
     SamplingOptions o = r.getSampling();
     SamplingParams params =
         SamplingParams.builder()
@@ -361,6 +379,7 @@ public final class RequestValidator {
             .logitBias(biasedTokens(r.getLogitBias()), biases(r.getLogitBias()))
             .responseFormat(ResponseFormat.of(r.getResponseFormat()))
             .jsonSchema(r.getJsonSchema())
+            .thinking(thinking)
             .build();
     int[] stopIds = r.getStopTokenIds().stream().mapToInt(Integer::intValue).toArray();
     return Req.builder(r.getRequestId(), promptIds)
