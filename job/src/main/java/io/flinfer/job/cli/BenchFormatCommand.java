@@ -11,6 +11,8 @@ import io.flinfer.runtime.grammar.JsonPrefix;
 import io.flinfer.runtime.grammar.JsonSchemaGrammar;
 import io.flinfer.runtime.grammar.JsonVocabulary;
 import io.flinfer.runtime.grammar.OutputState;
+import io.flinfer.runtime.grammar.Thinking;
+import io.flinfer.runtime.grammar.ThinkingPrefix;
 import io.flinfer.runtime.tokenizer.Tokenizer;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
@@ -20,7 +22,8 @@ import picocli.CommandLine.Option;
 /**
  * Times the token masks of structured output on a real vocabulary: building the vocabulary's table
  * once, then one mask at each of a few typical places in an output (inside a string, between
- * values, inside a number, inside a literal, and inside a schema's object), and prints JSON.
+ * values, inside a number, inside a literal, inside a schema's object, and inside a reasoning
+ * model's thought before its object), and prints JSON.
  */
 @Command(
     name = "bench-format",
@@ -63,7 +66,8 @@ public final class BenchFormatCommand implements Callable<Integer> {
       "{\"name\": \"Al\", \"tags\": [], \"code\": \"\", \"age\": 1, \"born\":"
           + " \"1999-12-31\", \"slug\": \"my-",
       "inside a string of pattern ^[a-z0-9-]+$"
-    }
+    },
+    {"thinking_json_object", "<think>\nThe user wants", "inside a thought before a JSON object"}
   };
 
   @Option(
@@ -98,7 +102,11 @@ public final class BenchFormatCommand implements Callable<Integer> {
     ArrayNode results = root.putArray("results");
     for (String[] c : CASES) {
       OutputState shape =
-          c[0].equals("json_schema") ? JsonSchemaGrammar.compile(SCHEMA).start() : new JsonPrefix();
+          switch (c[0]) {
+            case "json_schema" -> JsonSchemaGrammar.compile(SCHEMA).start();
+            case "thinking_json_object" -> new ThinkingPrefix(new JsonPrefix(), Thinking.MAY_OPEN);
+            default -> new JsonPrefix();
+          };
       JsonConstraint constraint = new JsonConstraint(table, shape);
       for (int t : tokenizer.encode(c[1], false)) {
         if (!constraint.advance(t)) {
