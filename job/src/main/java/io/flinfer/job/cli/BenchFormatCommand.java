@@ -67,7 +67,7 @@ public final class BenchFormatCommand implements Callable<Integer> {
           + " \"1999-12-31\", \"slug\": \"my-",
       "inside a string of pattern ^[a-z0-9-]+$"
     },
-    {"thinking_json_object", "<think>\nThe user wants", "inside a thought before a JSON object"}
+    {"thinking_json_object", "The user wants", "inside a thought before a JSON object"}
   };
 
   @Option(
@@ -104,7 +104,9 @@ public final class BenchFormatCommand implements Callable<Integer> {
       OutputState shape =
           switch (c[0]) {
             case "json_schema" -> JsonSchemaGrammar.compile(SCHEMA).start();
-            case "thinking_json_object" -> new ThinkingPrefix(new JsonPrefix(), Thinking.MAY_OPEN);
+            // The prompt opened the thought: <think> is a special token, not text, in most
+            // vocabularies.
+            case "thinking_json_object" -> new ThinkingPrefix(new JsonPrefix(), Thinking.OPENED);
             default -> new JsonPrefix();
           };
       JsonConstraint constraint = new JsonConstraint(table, shape);

@@ -24,7 +24,7 @@ class BenchFormatCommandTest {
     assertThat(root.get("vocab_size").asInt()).isEqualTo(32000);
     assertThat(root.get("cpu").asText()).isNotBlank();
     JsonNode results = root.get("results");
-    assertThat(results).hasSize(9);
+    assertThat(results).hasSize(10);
     for (JsonNode r : results) {
       assertThat(r.get("allowed_tokens").asInt()).as(r.toString()).isPositive();
       assertThat(r.get("micros_per_mask").asDouble()).isPositive();
@@ -32,5 +32,7 @@ class BenchFormatCommandTest {
     // Inside a string nearly every token fits; in "tr" only the ones that go on with "ue".
     assertThat(results.get(0).get("allowed_tokens").asInt()).isGreaterThan(20_000);
     assertThat(results.get(3).get("allowed_tokens").asInt()).isLessThan(10);
+    // Inside a thought every token with text fits: none of them closes it.
+    assertThat(results.get(9).get("allowed_tokens").asInt()).isGreaterThan(31_000);
   }
 }
