@@ -49,7 +49,7 @@ class RecordEncodingTest {
             .setRequestId("r1")
             .setText(", there was")
             .setFinishReason("length")
-            .setUsage(new Usage(5, 0, 3))
+            .setUsage(new Usage(5, 0, 3, 0))
             .setTimings(new Timings(1L, 20L, 90L, 15L))
             .setProvenance(Provenance.newBuilder().setModelId("stories260K").build())
             .build();

@@ -34,7 +34,7 @@ class CompletionsTest {
         .setRequestId("r")
         .setText("t")
         .setFinishReason("stop")
-        .setUsage(new Usage(1, 0, 1))
+        .setUsage(new Usage(1, 0, 1, 0))
         .setTimings(Timings.newBuilder().build())
         .setProvenance(Provenance.newBuilder().build())
         .setToolCalls(calls)

@@ -78,6 +78,23 @@ public final class ReasoningParser {
     return s.next(output).then(s.finish());
   }
 
+  /**
+   * How many characters at the start of {@code output} are its thought, tags included: up to the
+   * end of {@code </think>}, all of it when the thought never closed, 0 when there is none.
+   */
+  public int thoughtLength(String output) {
+    int from = 0;
+    if (!startsInside()) {
+      String rest = output.stripLeading();
+      if (!rest.startsWith(OPEN)) {
+        return 0;
+      }
+      from = output.length() - rest.length() + OPEN.length();
+    }
+    int close = output.indexOf(CLOSE, from);
+    return close < 0 ? output.length() : close + CLOSE.length();
+  }
+
   /** A parser of one output that arrives piece by piece. */
   public ReasoningStream stream() {
     return new ReasoningStream(startsInside());

@@ -93,6 +93,10 @@ class ReasoningParserTest {
     }
     sent = sent.then(s.finish());
     assertThat(sent).isEqualTo(p.split(whole)).isEqualTo(reference(whole, startsInside));
+    // The thought's length covers the thinking, and is 0 exactly when there is none.
+    int thought = p.thoughtLength(whole);
+    assertThat(thought == 0).isEqualTo(sent.reasoning() == null);
+    assertThat(whole.substring(thought)).endsWith(sent.content());
   }
 
   @Provide

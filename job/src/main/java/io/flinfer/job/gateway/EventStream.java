@@ -148,7 +148,9 @@ final class EventStream {
         }
       }
       if (left == 0 && request.includeUsage) {
-        send(OpenAiResponses.usageEvent(chat, id, model, created, List.of(finished)));
+        send(
+            OpenAiResponses.usageEvent(
+                chat, id, model, created, List.of(finished), reasoning != null));
       }
       out.write("data: [DONE]\n\n".getBytes(StandardCharsets.UTF_8));
       out.flush();

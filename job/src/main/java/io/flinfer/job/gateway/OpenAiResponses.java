@@ -26,9 +26,10 @@ final class OpenAiResponses {
 
   /**
    * The usage of a request's choices: the prompt counted once, as OpenAI counts it (its cached
-   * tokens those of the first choice), the completion tokens of every choice.
+   * tokens those of the first choice), the completion tokens of every choice, and, where the
+   * thinking is answered apart ({@code reasoning}), the thinking's share of them.
    */
-  static ObjectNode usage(List<Completion> choices) {
+  static ObjectNode usage(List<Completion> choices, boolean reasoning) {
     Completion first = choices.get(0);
     int prompt = first.getUsage().getPromptTokens();
     int completion = choices.stream().mapToInt(c -> c.getUsage().getCompletionTokens()).sum();
@@ -37,6 +38,12 @@ final class OpenAiResponses {
     u.put("completion_tokens", completion);
     u.put("total_tokens", prompt + completion);
     u.putObject("prompt_tokens_details").put("cached_tokens", first.getUsage().getCachedTokens());
+    if (reasoning) {
+      u.putObject("completion_tokens_details")
+          .put(
+              "reasoning_tokens",
+              choices.stream().mapToInt(c -> c.getUsage().getReasoningTokens()).sum());
+    }
     return u;
   }
 
@@ -95,7 +102,7 @@ final class OpenAiResponses {
       choice.putNull("logprobs");
       choice.put("finish_reason", finish);
     }
-    o.set("usage", usage(choices));
+    o.set("usage", usage(choices, reasoning != null));
     return o;
   }
 
@@ -183,10 +190,15 @@ final class OpenAiResponses {
 
   /** The last streamed event with {@code stream_options.include_usage}: no choices, the usage. */
   static ObjectNode usageEvent(
-      boolean chat, String id, String model, long created, List<Completion> choices) {
+      boolean chat,
+      String id,
+      String model,
+      long created,
+      List<Completion> choices,
+      boolean reasoning) {
     ObjectNode o = envelope(id, chat ? "chat.completion.chunk" : "text_completion", model, created);
     o.putArray("choices");
-    o.set("usage", usage(choices));
+    o.set("usage", usage(choices, reasoning));
     return o;
   }
 }

@@ -123,30 +123,41 @@ class ReasoningGatewayITCase {
 
   @Test
   void thinkingIsAnsweredApartFromTheContentUnlessTheRequestKeepsItIn() throws Exception {
-    JsonNode m = answer(thinking(chat("What is 17 * 3?"))).at("/choices/0/message");
+    JsonNode a = answer(thinking(chat("What is 17 * 3?")));
+    JsonNode m = a.at("/choices/0/message");
     // Six <think> tokens: the first opens the thought, the other five are its text.
     assertThat(m.get("reasoning_content").asText()).isEqualTo("<think>".repeat(5));
     assertThat(m.get("content").isNull()).isTrue();
+    // A thought that never closed: every token is the thinking's.
+    assertThat(a.at("/usage/completion_tokens_details/reasoning_tokens").asInt()).isEqualTo(6);
 
     ObjectNode kept = thinking(chat("What is 17 * 3?")).put("separate_reasoning", false);
-    JsonNode whole = answer(kept).at("/choices/0/message");
+    JsonNode keptAnswer = answer(kept);
+    JsonNode whole = keptAnswer.at("/choices/0/message");
     assertThat(whole.get("content").asText()).isEqualTo("<think>".repeat(6));
     assertThat(whole.has("reasoning_content")).isFalse();
+    assertThat(keptAnswer.at("/usage").has("completion_tokens_details")).isFalse();
   }
 
   @Test
   void streamedThinkingAddsUpToTheWholeAnswers() throws Exception {
     ObjectNode body = thinking(chat("What is 17 * 3?")).put("stream", true);
+    body.putObject("stream_options").put("include_usage", true);
     HttpResponse<String> r = post(body);
     assertThat(r.statusCode()).isEqualTo(200);
     StringBuilder reasoning = new StringBuilder();
     StringBuilder content = new StringBuilder();
     String finish = null;
+    int reasoningTokens = -1;
     for (String line : r.body().split("\n")) {
       if (!line.startsWith("data: {")) {
         continue;
       }
-      JsonNode choice = JSON.readTree(line.substring(6)).at("/choices/0");
+      JsonNode event = JSON.readTree(line.substring(6));
+      if (event.hasNonNull("usage")) {
+        reasoningTokens = event.at("/usage/completion_tokens_details/reasoning_tokens").asInt();
+      }
+      JsonNode choice = event.at("/choices/0");
       reasoning.append(choice.path("delta").path("reasoning_content").asText(""));
       content.append(choice.path("delta").path("content").asText(""));
       if (choice.hasNonNull("finish_reason")) {
@@ -156,6 +167,7 @@ class ReasoningGatewayITCase {
     assertThat(reasoning.toString()).isEqualTo("<think>".repeat(5));
     assertThat(content.toString()).isEmpty();
     assertThat(finish).isEqualTo("length");
+    assertThat(reasoningTokens).isEqualTo(6);
   }
 
   @Test

@@ -40,7 +40,7 @@ class ToolsTest {
         .setRequestId("oai-1")
         .setText(text)
         .setFinishReason(finish)
-        .setUsage(new Usage(1, 1, 0))
+        .setUsage(new Usage(1, 1, 0, 0))
         .setTimings(Timings.newBuilder().build())
         .setProvenance(Provenance.newBuilder().build())
         .build();

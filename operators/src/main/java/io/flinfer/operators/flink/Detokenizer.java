@@ -162,14 +162,21 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
     }
     long now = System.currentTimeMillis();
     TokenizedPrompt q = p.prompt;
-    ReasoningParser.Split answer = reasoning(q.request, d.text());
+    ReasoningParser parser = reasoningParser(q.request);
+    ReasoningParser.Split answer =
+        parser == null ? new ReasoningParser.Split(null, d.text()) : parser.split(d.text());
     out.collect(
         Completion.newBuilder()
             .setRequestId(id)
             .setText(d.text())
             .setFinishReason(d.stopped() ? "stop" : t.finishType)
             .setFinishDetail(t.finishDetail)
-            .setUsage(new Usage(q.promptIds.length, t.cachedTokens, p.tokens.length))
+            .setUsage(
+                new Usage(
+                    q.promptIds.length,
+                    t.cachedTokens,
+                    p.tokens.length,
+                    parser == null ? 0 : reasoningTokens(p, parser.thoughtLength(d.text()))))
             .setTimings(
                 new Timings(
                     Math.max(0, p.queuedMillis),
@@ -192,18 +199,30 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
     progress.clear();
   }
 
+  /** The parser of a conversation's thinking, where the model's template writes it; else null. */
+  private ReasoningParser reasoningParser(PromptRequest r) {
+    return r.getMessages() == null
+        ? null
+        : reasoningParsers.forKwargs(r.getChatTemplateKwargs()).orElse(null);
+  }
+
   /**
-   * A conversation's thinking and answer, where the model's template writes thinking; otherwise the
-   * text is all answer.
+   * How many of the request's tokens wrote the first {@code thoughtChars} characters of its text:
+   * up to the one that brought the last of them.
    */
-  private ReasoningParser.Split reasoning(PromptRequest r, String text) {
-    if (r.getMessages() == null) {
-      return new ReasoningParser.Split(null, text);
+  private int reasoningTokens(Progress p, int thoughtChars) {
+    if (thoughtChars == 0) {
+      return 0;
     }
-    return reasoningParsers
-        .forKwargs(r.getChatTemplateKwargs())
-        .map(p -> p.split(text))
-        .orElse(new ReasoningParser.Split(null, text));
+    IncrementalDetokenizer d = newDecoder(p);
+    int chars = 0;
+    for (int i = 0; i < p.tokens.length; i++) {
+      chars += d.next(p.tokens[i]).length();
+      if (chars >= thoughtChars) {
+        return i + 1;
+      }
+    }
+    return p.tokens.length;
   }
 
   /**

@@ -210,6 +210,18 @@ class DetokenizerTest {
     assertThat(c.getReasoningContent())
         .isEqualTo("Maybe <tool_call>\n{\"name\": \"no\", \"arguments\": {}}\n</tool_call>?");
     assertThat(c.getToolCalls()).extracting(t -> t.getName()).containsExactly("add");
+    // The thinking's tokens: up to </think> (one token in Qwen3's vocabulary), of all of them.
+    int[] ids =
+        new ModelSource(SharedFiles.root().resolve("models/zoo/qwen3-tiny.gguf").toString(), null)
+            .load()
+            .tokenizer()
+            .encode(text, false, true);
+    int close = 0;
+    while (ids[close] != 151668) {
+      close++;
+    }
+    assertThat(c.getUsage().getReasoningTokens()).isEqualTo(close + 1).isLessThan(ids.length);
+    assertThat(qwenCompletion(chat, "Adding.").getUsage().getReasoningTokens()).isZero();
 
     assertThat(qwenCompletion(chat, "Adding.").getReasoningContent()).isNull();
     PromptRequest prompted =

@@ -81,7 +81,7 @@ class JsonRecordsTest {
             .setRequestId("r")
             .setText("Hi")
             .setFinishReason("stop")
-            .setUsage(new Usage(3, 0, 1))
+            .setUsage(new Usage(3, 0, 1, 0))
             .setTimings(new Timings(1L, 2L, 3L, 4L))
             .setProvenance(Provenance.newBuilder().setSeed(9007199254740991L).build())
             .build();
