@@ -110,7 +110,7 @@ public final class Engine implements AutoCloseable {
       this.kvStoreType = kvType;
       int tokens =
           PoolSizing.poolTokens(
-              c, config, kvType, runner.memory(), runner.defaultMemFractionStatic(), warnings);
+              c, config, kvType, runner::memory, runner.defaultMemFractionStatic(), warnings);
       this.allocator =
           pageSize == 1
               ? new SimpleTokenToKvPoolAllocator(tokens)
