@@ -170,7 +170,7 @@ public final class GgufModelLoader {
   }
 
   /** The file's chat template, rendered with its own BOS and EOS texts, if it has one. */
-  static Optional<ChatTemplate> chatTemplate(GgufFile f) {
+  public static Optional<ChatTemplate> chatTemplate(GgufFile f) {
     String source = f.getString("tokenizer.chat_template", null);
     if (source == null || source.isBlank()) {
       return Optional.empty();

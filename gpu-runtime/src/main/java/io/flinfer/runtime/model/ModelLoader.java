@@ -1,11 +1,14 @@
 package io.flinfer.runtime.model;
 
+import io.flinfer.runtime.chat.ChatTemplate;
+import io.flinfer.runtime.gguf.GgufFile;
 import io.flinfer.runtime.gguf.GgufModelLoader;
 import io.flinfer.runtime.llama2c.Llama2cCheckpointLoader;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Optional;
 
 /** Loads a model file of either format, telling GGUF from llama2.c by its magic. */
 public final class ModelLoader {
@@ -30,6 +33,19 @@ public final class ModelLoader {
               : "a llama2.c checkpoint needs its tokenizer.bin; " + tokenizer + " is no file");
     }
     return Llama2cCheckpointLoader.load(model, tokenizer);
+  }
+
+  /**
+   * The model's chat template, read from the file's metadata alone (no weights are loaded); empty
+   * for a file without one and for llama2.c checkpoints, which have none.
+   */
+  public static Optional<ChatTemplate> chatTemplate(Path model) {
+    if (!Files.isRegularFile(model)) {
+      throw new ModelFormatException(model.toString(), "no such file");
+    }
+    return isGguf(model) || model.getFileName().toString().endsWith(".gguf")
+        ? GgufModelLoader.chatTemplate(GgufFile.open(model))
+        : Optional.empty();
   }
 
   public static boolean isGguf(Path file) {

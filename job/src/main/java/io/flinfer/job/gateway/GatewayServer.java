@@ -10,20 +10,24 @@ import io.flinfer.avro.CompletionChunk;
 import io.flinfer.avro.DeadLetter;
 import io.flinfer.avro.PromptRequest;
 import io.flinfer.operators.flink.ModelSource;
+import io.flinfer.runtime.chat.ChatTemplate;
 import io.flinfer.runtime.chat.ReasoningParser;
 import io.flinfer.runtime.chat.ReasoningParsers;
 import io.flinfer.runtime.chat.ToolCallFormat;
+import io.flinfer.runtime.model.ModelLoader;
 import io.flinfer.runtime.tokenizer.Tokenizer;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ExecutorService;
@@ -53,6 +57,7 @@ public final class GatewayServer implements AutoCloseable {
   private Tokenizer tokenizer;
   private ToolCallFormat toolCallFormat;
   private ReasoningParsers reasoningParsers;
+  private Optional<ChatTemplate> chatTemplate;
 
   private GatewayServer(GatewaySettings s) throws IOException {
     this.broker = new TopicBroker(s.pipeline(), s.lookback(), s.keep());
@@ -234,11 +239,18 @@ public final class GatewayServer implements AutoCloseable {
     }
   }
 
+  /** The model's chat template, read from its file's metadata on first use (no weights). */
+  private synchronized Optional<ChatTemplate> chatTemplate() {
+    if (chatTemplate == null) {
+      chatTemplate = ModelLoader.chatTemplate(Path.of(source.model()));
+    }
+    return chatTemplate;
+  }
+
   /** How the model writes tool calls, read from its template on the first request with tools. */
   private synchronized ToolCallFormat toolCallFormat() {
     if (toolCallFormat == null) {
-      toolCallFormat =
-          source.load().chatTemplate().map(ToolCallFormat::of).orElse(ToolCallFormat.UNKNOWN);
+      toolCallFormat = chatTemplate().map(ToolCallFormat::of).orElse(ToolCallFormat.UNKNOWN);
     }
     return toolCallFormat;
   }
@@ -246,7 +258,7 @@ public final class GatewayServer implements AutoCloseable {
   /** How the model's thinking is told from its answers, read from its template when first asked. */
   private synchronized ReasoningParsers reasoningParsers() {
     if (reasoningParsers == null) {
-      reasoningParsers = new ReasoningParsers(source.load().chatTemplate().orElse(null));
+      reasoningParsers = new ReasoningParsers(chatTemplate().orElse(null));
     }
     return reasoningParsers;
   }
