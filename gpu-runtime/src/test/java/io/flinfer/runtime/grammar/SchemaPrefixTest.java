@@ -491,8 +491,8 @@ class SchemaPrefixTest {
 
   /**
    * A bounded number: a prefix is taken exactly when some number within the bounds is written
-   * starting with it (on a grid of thousandths, trailing zeros and -0 included), and a whole one
-   * exactly when it is within them.
+   * starting with it (on a grid of thousandths, trailing zeros and -0 included, and with a fourth
+   * decimal after a prefix of three), and a whole one exactly when it is within them.
    */
   @Property(tries = 200)
   void boundedNumbersTakeExactlyThePrefixesOfNumbersWithinTheirBounds(

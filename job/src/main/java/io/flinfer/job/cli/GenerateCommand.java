@@ -213,12 +213,16 @@ public final class GenerateCommand implements Callable<Integer> {
     return 0;
   }
 
+  /** Whether the prompt is a conversation for the model's template, rather than text. */
+  private boolean conversation() {
+    return chat || system != null || messages != null;
+  }
+
   /** Whether a constrained conversation may think first: as the job decides it. */
   private Thinking thinking(LlamaModel model) {
-    boolean conversation = chat || system != null || messages != null;
     boolean constrained =
         jsonSchema != null || ResponseFormat.of(responseFormat) != ResponseFormat.TEXT;
-    if (!conversation || !constrained) {
+    if (!conversation() || !constrained) {
       return Thinking.NONE;
     }
     return new ReasoningParsers(model.chatTemplate().orElse(null)).thinking(chatTemplateKwargs);
@@ -226,7 +230,7 @@ public final class GenerateCommand implements Callable<Integer> {
 
   /** The prompt's tokens: the text, or the conversation as the model's template renders it. */
   private int[] promptIds(LlamaModel model) throws IOException {
-    boolean conversation = chat || system != null || messages != null;
+    boolean conversation = conversation();
     if (tools != null && !conversation) {
       throw new IllegalArgumentException("--tools needs --chat");
     }
