@@ -26,11 +26,19 @@ import org.apache.avro.specific.SpecificRecord;
  * one or a value of the wrong type is an error naming the field (an unknown field that is null, a
  * newer schema's optional field left unset, is skipped). A union with null is the value or null; a
  * {@code long} may also be a string of digits (a JavaScript client cannot write every 64-bit
- * number). Writing gives every field, with {@code long}s as JSON numbers: the values the job writes
- * stay within 2^53, where every JSON reader reads them exactly.
+ * number), and a field marked {@link #JSON_TEXT} may be the JSON value itself rather than its text
+ * (written back compactly, members in their order). Writing gives every field, with {@code long}s
+ * as JSON numbers: the values the job writes stay within 2^53, where every JSON reader reads them
+ * exactly.
  */
 public final class JsonRecords {
   private static final ObjectMapper JSON = new ObjectMapper();
+
+  /**
+   * A string field's property saying that it holds JSON text (a schema, tools, arguments): a JSON
+   * client may give that value as it is, an object or an array, instead of as a string.
+   */
+  public static final String JSON_TEXT = "json_text";
 
   private JsonRecords() {}
 
@@ -60,6 +68,14 @@ public final class JsonRecords {
     }
   }
 
+  private static JsonNode jsonText(JsonNode v) {
+    try {
+      return JsonNodeFactory.instance.textNode(JSON.writeValueAsString(v));
+    } catch (JsonProcessingException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
   private static Object value(JsonNode n, Schema s, String path) throws JsonRecordException {
     switch (s.getType()) {
       case RECORD:
@@ -84,6 +100,8 @@ public final class JsonRecords {
                     "missing required field '" + join(path, f.name()) + "'");
               }
               r.put(f.name(), GenericData.get().getDefaultValue(f));
+            } else if (v.isContainerNode() && Boolean.TRUE.equals(f.getObjectProp(JSON_TEXT))) {
+              r.put(f.name(), value(jsonText(v), f.schema(), join(path, f.name())));
             } else {
               r.put(f.name(), value(v, f.schema(), join(path, f.name())));
             }

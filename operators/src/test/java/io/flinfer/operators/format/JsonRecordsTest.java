@@ -50,6 +50,42 @@ class JsonRecordsTest {
   }
 
   @Test
+  void jsonTextFieldsTakeTheValueItself() throws Exception {
+    String schema =
+        "{\"type\":\"object\",\"properties\":{\"z\":{\"type\":\"number\",\"maximum\":1.5},"
+            + "\"a\":{\"type\":\"string\"}},\"required\":[\"z\"]}";
+    String tools = "[{\"type\":\"function\",\"function\":{\"name\":\"get\",\"parameters\":{}}}]";
+    PromptRequest asValues =
+        read(
+            "{\"request_id\": \"v\", \"response_format\": \"json_schema\", \"json_schema\": "
+                + schema
+                + ", \"messages\": [{\"role\": \"assistant\", \"content\": \"\", \"tool_calls\":"
+                + " [{\"name\": \"get\", \"arguments\": {\"city\": \"Paris\", \"days\": [1, 2]}}]}],"
+                + " \"tools\": "
+                + tools
+                + ", \"chat_template_kwargs\": {\"enable_thinking\": false}}");
+    // Compact, members in their order (a schema's property order is its output's order).
+    assertThat(asValues.getJsonSchema()).isEqualTo(schema);
+    assertThat(asValues.getTools()).isEqualTo(tools);
+    assertThat(asValues.getChatTemplateKwargs()).isEqualTo("{\"enable_thinking\":false}");
+    assertThat(asValues.getMessages().get(0).getToolCalls().get(0).getArguments())
+        .isEqualTo("{\"city\":\"Paris\",\"days\":[1,2]}");
+    // The same as text, as before.
+    PromptRequest asText =
+        read(
+            "{\"request_id\": \"t\", \"json_schema\": \""
+                + schema.replace("\"", "\\\"")
+                + "\", \"chat_template_kwargs\": \"{\\\"enable_thinking\\\": false}\"}");
+    assertThat(asText.getJsonSchema()).isEqualTo(schema);
+    assertThat(asText.getChatTemplateKwargs()).isEqualTo("{\"enable_thinking\": false}");
+    // Other string fields still want strings.
+    assertThatThrownBy(() -> read("{\"request_id\": \"a\", \"prompt\": {\"x\": 1}}"))
+        .hasMessage("field 'prompt' must be a string, not object");
+    assertThatThrownBy(() -> read("{\"request_id\": \"a\", \"tools\": 3}"))
+        .hasMessage("field 'tools' must be a string, not number");
+  }
+
+  @Test
   void everyMistakeIsNamed() {
     assertThatThrownBy(() -> read("{\"prompt\": \"x\"}"))
         .hasMessage("missing required field 'request_id'");
