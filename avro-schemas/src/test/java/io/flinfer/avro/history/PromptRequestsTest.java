@@ -198,4 +198,15 @@ class PromptRequestsTest {
     assertThat(turns.get(0).get("content").toString()).isEqualTo("51.");
     assertThat(turns.get(0).hasField("reasoning_content")).isFalse();
   }
+
+  @Test
+  void theThinkingBudgetCrossesTheSchemaVersionsBothWays() throws Exception {
+    Schema v7 = PromptRequests.history().get(6);
+    assertThat(writtenWith(v7).getThinkingTokenBudget()).isNull();
+    PromptRequest now =
+        PromptRequest.newBuilder().setRequestId("cap").setThinkingTokenBudget(64).build();
+    GenericRecord seen = readWith(v7, now);
+    assertThat(seen.get("request_id").toString()).isEqualTo("cap");
+    assertThat(seen.hasField("thinking_token_budget")).isFalse();
+  }
 }

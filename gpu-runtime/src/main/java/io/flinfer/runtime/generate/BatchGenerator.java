@@ -9,6 +9,7 @@ import io.flinfer.runtime.forward.Logits;
 import io.flinfer.runtime.forward.ModelRunner;
 import io.flinfer.runtime.forward.ModelRunnerFactory;
 import io.flinfer.runtime.grammar.JsonConstraint;
+import io.flinfer.runtime.grammar.ThoughtBudget;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.sampling.Sampler;
 import io.flinfer.runtime.sampling.TokenMasks;
@@ -67,8 +68,10 @@ public final class BatchGenerator implements AutoCloseable {
     boolean[] done = new boolean[n];
     int[][] kvSlots = new int[n][];
     JsonConstraint[] constraints = new JsonConstraint[n];
+    ThoughtBudget[] budgets = new ThoughtBudget[n];
     for (int r = 0; r < n; r++) {
       constraints[r] = masks.constraint(requests.get(r).params());
+      budgets[r] = masks.budget(requests.get(r).params());
     }
     try {
       batch.reset();
@@ -109,7 +112,8 @@ public final class BatchGenerator implements AutoCloseable {
           GenerationRequest q = requests.get(r);
           JsonConstraint c = constraints[r];
           long[] allowed =
-              masks.allowed(q.params(), c, produced[r], q.stopAtEos() ? endTokens : NONE, NONE);
+              masks.allowed(
+                  q.params(), c, budgets[r], produced[r], q.stopAtEos() ? endTokens : NONE, NONE);
           if (allowed != null && TokenMasks.isEmpty(allowed)) {
             done[r] = true; // no token of the vocabulary continues the format
             continue;
@@ -125,6 +129,9 @@ public final class BatchGenerator implements AutoCloseable {
                   produced[r],
                   allowed);
           history[r][len[r]++] = tok;
+          if (budgets[r] != null) {
+            budgets[r].advance(tok);
+          }
           listener.onToken(r, produced[r], tok, sampler.lastLogprob());
           produced[r]++;
           boolean eos = q.stopAtEos() && isEnd(tok);

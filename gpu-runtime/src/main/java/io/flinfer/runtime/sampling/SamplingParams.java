@@ -20,6 +20,9 @@ public final class SamplingParams {
   /** The largest bias, either way, that {@code logitBias} may add to a token's logit. */
   public static final float MAX_LOGIT_BIAS = 100f;
 
+  /** {@link #thinkingBudget()} of a request whose thought has no cap. */
+  public static final int NO_THINKING_BUDGET = -1;
+
   /** The most alternatives a request may ask to be reported with each token. */
   public static final int MAX_TOP_LOGPROBS = 20;
 
@@ -38,6 +41,7 @@ public final class SamplingParams {
   private final ResponseFormat responseFormat;
   private final String jsonSchema;
   private final Thinking thinking;
+  private final int thinkingBudget;
   private final JsonSchemaGrammar schemaGrammar;
 
   private SamplingParams(Builder b) {
@@ -56,6 +60,7 @@ public final class SamplingParams {
     this.responseFormat = b.responseFormat;
     this.jsonSchema = b.jsonSchema;
     this.thinking = b.thinking;
+    this.thinkingBudget = b.thinkingBudget;
     this.schemaGrammar = b.schemaGrammar;
   }
 
@@ -78,7 +83,8 @@ public final class SamplingParams {
         .logitBias(biasedTokens, biases)
         .responseFormat(responseFormat)
         .jsonSchema(jsonSchema)
-        .thinking(thinking);
+        .thinking(thinking)
+        .thinkingBudget(thinkingBudget);
   }
 
   public float temperature() {
@@ -174,6 +180,15 @@ public final class SamplingParams {
   }
 
   /**
+   * The most tokens a thought may have before it is closed ({@link
+   * io.flinfer.runtime.grammar.ThoughtBudget}); {@link #NO_THINKING_BUDGET} for no cap. It applies
+   * where the output may think ({@link #thinking()}).
+   */
+  public int thinkingBudget() {
+    return thinkingBudget;
+  }
+
+  /**
    * A new state at the start of the output's shape (after a thought, where the output may think
    * first); null for free text.
    */
@@ -211,6 +226,8 @@ public final class SamplingParams {
         + responseFormat.wireName()
         + ", thinking="
         + thinking
+        + ", thinkingBudget="
+        + thinkingBudget
         + "}";
   }
 
@@ -231,6 +248,7 @@ public final class SamplingParams {
     private ResponseFormat responseFormat = ResponseFormat.TEXT;
     private String jsonSchema;
     private Thinking thinking = Thinking.NONE;
+    private int thinkingBudget = NO_THINKING_BUDGET;
     private JsonSchemaGrammar schemaGrammar;
 
     public Builder temperature(float v) {
@@ -322,6 +340,15 @@ public final class SamplingParams {
       return this;
     }
 
+    /**
+     * The most tokens a thought may have ({@link #NO_THINKING_BUDGET}, the default: no cap); it
+     * applies where {@link #thinking} lets the output think.
+     */
+    public Builder thinkingBudget(int v) {
+      thinkingBudget = v;
+      return this;
+    }
+
     public SamplingParams build() {
       check(
           Float.isFinite(temperature) && temperature >= 0f,
@@ -342,6 +369,9 @@ public final class SamplingParams {
           topLogprobs >= 0 && topLogprobs <= MAX_TOP_LOGPROBS,
           "top_logprobs must be in [0, " + MAX_TOP_LOGPROBS + "], got " + topLogprobs);
       check(minTokens >= 0, "min_tokens must be >= 0, got " + minTokens);
+      check(
+          thinkingBudget >= NO_THINKING_BUDGET,
+          "thinking_token_budget must be >= 0, got " + thinkingBudget);
       for (int i = 0; i < biasedTokens.length; i++) {
         check(
             biasedTokens[i] >= 0 && (i == 0 || biasedTokens[i] != biasedTokens[i - 1]),

@@ -3,6 +3,8 @@ package io.flinfer.runtime.sampling;
 import io.flinfer.runtime.grammar.JsonConstraint;
 import io.flinfer.runtime.grammar.JsonVocabulary;
 import io.flinfer.runtime.grammar.OutputState;
+import io.flinfer.runtime.grammar.Thinking;
+import io.flinfer.runtime.grammar.ThoughtBudget;
 import io.flinfer.runtime.tokenizer.Tokenizer;
 import java.util.Arrays;
 
@@ -13,10 +15,14 @@ import java.util.Arrays;
  * fills in turn right before its token is chosen. Not thread-safe: one per engine or generator.
  */
 public final class TokenMasks {
+  /** A closed thought's end as the templates write it. */
+  private static final String CLOSE_THOUGHT = "\n</think>\n\n";
+
   private final Tokenizer tokenizer;
   private final int vocab;
   private final long[] mask;
   private JsonVocabulary json;
+  private int[] closeThought;
 
   /** For a model of {@code vocab} tokens whose text {@code tokenizer} gives. */
   public TokenMasks(Tokenizer tokenizer, int vocab) {
@@ -32,10 +38,28 @@ public final class TokenMasks {
     if (shape == null) {
       return null;
     }
+    return new JsonConstraint(vocabulary(), shape);
+  }
+
+  /**
+   * A new cap on the thought of a request sampled with {@code p}, or null where it has none (no
+   * budget, or an output that does not think).
+   */
+  public ThoughtBudget budget(SamplingParams p) {
+    if (p.thinkingBudget() == SamplingParams.NO_THINKING_BUDGET || p.thinking() == Thinking.NONE) {
+      return null;
+    }
+    if (closeThought == null) {
+      closeThought = tokenizer.encode(CLOSE_THOUGHT, false, true);
+    }
+    return new ThoughtBudget(vocabulary(), p.thinking(), p.thinkingBudget(), closeThought);
+  }
+
+  private JsonVocabulary vocabulary() {
     if (json == null) {
       json = JsonVocabulary.of(tokenizer);
     }
-    return new JsonConstraint(json, shape);
+    return json;
   }
 
   /**
@@ -46,6 +70,26 @@ public final class TokenMasks {
    */
   public long[] allowed(
       SamplingParams p, JsonConstraint constraint, long index, int[] endTokens, int[] stopTokens) {
+    return allowed(p, constraint, null, index, endTokens, stopTokens);
+  }
+
+  /**
+   * As {@link #allowed(SamplingParams, JsonConstraint, long, int[], int[])}, where a spent {@code
+   * budget} (null: none) leaves only the token that closes the thought.
+   */
+  public long[] allowed(
+      SamplingParams p,
+      JsonConstraint constraint,
+      ThoughtBudget budget,
+      long index,
+      int[] endTokens,
+      int[] stopTokens) {
+    int forced = budget == null ? -1 : budget.forced();
+    if (forced >= 0) {
+      Arrays.fill(mask, 0L);
+      mask[forced >>> 6] = 1L << forced;
+      return mask;
+    }
     boolean early = index < p.minTokens();
     if (constraint == null && !early) {
       return null;

@@ -88,4 +88,31 @@ class TokenMasksTest {
       }
     }
   }
+
+  /**
+   * The generator closes a thought at its budget (the zoo's Qwen3, a bias on {@code <think>} making
+   * it think on), in a batch beside an uncapped request that is left alone.
+   */
+  @Test
+  void theGeneratorClosesAThoughtAtItsBudget() {
+    LlamaModel qwen3 =
+        io.flinfer.runtime.gguf.GgufModelLoader.load(
+            io.flinfer.runtime.testing.SharedFiles.root().resolve("models/zoo/qwen3-tiny.gguf"));
+    int think = 151667;
+    int[] prompt = qwen3.tokenizer().encode("<|im_start|>user\nHi<|im_end|>\n", false, true);
+    SamplingParams.Builder p =
+        SamplingParams.builder()
+            .logitBias(new int[] {think}, new float[] {100f})
+            .thinking(io.flinfer.runtime.grammar.Thinking.MAY_OPEN);
+    List<GenerationRequest> reqs =
+        List.of(
+            new GenerationRequest(prompt, p.thinkingBudget(1).build(), 6, true),
+            new GenerationRequest(
+                prompt, p.thinkingBudget(SamplingParams.NO_THINKING_BUDGET).build(), 6, true));
+    try (BatchGenerator g = new BatchGenerator(qwen3, 2, 256, 1)) {
+      int[][] out = g.generate(reqs, (r, i, token, logprob) -> {});
+      assertThat(out[0]).containsExactly(think, think, 198, 151668, 271, think);
+      assertThat(out[1]).containsOnly(think).hasSize(6);
+    }
+  }
 }

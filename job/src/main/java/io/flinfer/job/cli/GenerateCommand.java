@@ -118,6 +118,15 @@ public final class GenerateCommand implements Callable<Integer> {
               + " vLLM's chat_template_kwargs (Qwen3: {\"enable_thinking\": false}).")
   String chatTemplateKwargs;
 
+  @Option(
+      names = "--thinking-token-budget",
+      paramLabel = "N",
+      description =
+          "With --chat and a reasoning model: the most tokens its thought may have; then the"
+              + " thought is closed (\\n</think>\\n\\n) and the answer follows, as vLLM's"
+              + " thinking_token_budget.")
+  Integer thinkingBudget;
+
   private static boolean isEnd(int token, int[] ends) {
     for (int e : ends) {
       if (e == token) {
@@ -158,6 +167,8 @@ public final class GenerateCommand implements Callable<Integer> {
                 jsonSchema != null ? ResponseFormat.JSON_SCHEMA : ResponseFormat.of(responseFormat))
             .jsonSchema(schemaText())
             .thinking(thinking(model))
+            .thinkingBudget(
+                thinkingBudget == null ? SamplingParams.NO_THINKING_BUDGET : thinkingBudget)
             .build();
     int[] ids = promptIds(model);
     if (ids.length == 0) {
@@ -218,11 +229,11 @@ public final class GenerateCommand implements Callable<Integer> {
     return chat || system != null || messages != null;
   }
 
-  /** Whether a constrained conversation may think first: as the job decides it. */
+  /** Whether a constrained or capped conversation may think first: as the job decides it. */
   private Thinking thinking(LlamaModel model) {
     boolean constrained =
         jsonSchema != null || ResponseFormat.of(responseFormat) != ResponseFormat.TEXT;
-    if (!conversation() || !constrained) {
+    if (!conversation() || !(constrained || thinkingBudget != null)) {
       return Thinking.NONE;
     }
     return new ReasoningParsers(model.chatTemplate().orElse(null)).thinking(chatTemplateKwargs);
@@ -233,6 +244,9 @@ public final class GenerateCommand implements Callable<Integer> {
     boolean conversation = conversation();
     if (tools != null && !conversation) {
       throw new IllegalArgumentException("--tools needs --chat");
+    }
+    if (thinkingBudget != null && (!conversation || thinkingBudget < 0)) {
+      throw new IllegalArgumentException("--thinking-token-budget needs --chat and N >= 0");
     }
     if (chatTemplateKwargs != null && !conversation) {
       throw new IllegalArgumentException("--chat-template-kwargs needs --chat");

@@ -30,9 +30,9 @@ import java.util.function.Supplier;
  * repetition_penalty}, {@code ignore_eos}, {@code stop_token_ids} and {@code min_tokens}; chat's
  * {@code tools}, {@code tool_choice} and {@code parallel_tool_calls} ({@link Tools}), with tool
  * messages and assistant messages' {@code tool_calls}; and for reasoning models vLLM's and SGLang's
- * {@code chat_template_kwargs}, SGLang's {@code separate_reasoning}, and assistant messages' {@code
- * reasoning_content} (or {@code reasoning}). A parameter the engine cannot honour is a 400 naming
- * it, never silently ignored.
+ * {@code chat_template_kwargs}, vLLM's {@code thinking_token_budget}, SGLang's {@code
+ * separate_reasoning}, and assistant messages' {@code reasoning_content} (or {@code reasoning}). A
+ * parameter the engine cannot honour is a 400 naming it, never silently ignored.
  */
 final class OpenAiRequest {
   private static final Set<String> COMMON =
@@ -68,7 +68,8 @@ final class OpenAiRequest {
           "tool_choice",
           "parallel_tool_calls",
           "chat_template_kwargs",
-          "separate_reasoning");
+          "separate_reasoning",
+          "thinking_token_budget");
 
   /** The most choices ({@code n}) one request may ask for. */
   static final int MAX_CHOICES = 16;
@@ -213,6 +214,11 @@ final class OpenAiRequest {
     if (chat) {
       r.setMessages(messages(body.get("messages")));
       r.setChatTemplateKwargs(chatTemplateKwargs(body.get("chat_template_kwargs")));
+      Integer budget = integer(body, "thinking_token_budget");
+      if (budget != null && budget < 0) {
+        throw ApiError.badParameter("thinking_token_budget", "must be at least 0");
+      }
+      r.setThinkingTokenBudget(budget);
     } else {
       r.setPrompt(prompt(body.get("prompt")));
     }

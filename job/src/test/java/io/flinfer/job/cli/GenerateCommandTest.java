@@ -217,5 +217,9 @@ class GenerateCommandTest {
     assertThat(generate("--prompt", "x", "--chat-template-kwargs", "{}")).isEqualTo(2);
     assertThat(err.toString(StandardCharsets.UTF_8))
         .contains("--chat-template-kwargs needs --chat");
+    err.reset();
+    assertThat(generate("--prompt", "x", "--thinking-token-budget", "4")).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .contains("--thinking-token-budget needs --chat and N >= 0");
   }
 }

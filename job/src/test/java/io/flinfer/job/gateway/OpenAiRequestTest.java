@@ -303,11 +303,19 @@ class OpenAiRequestTest {
     String hi = "{\"model\": \"m\", \"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]";
     assertThat(parse(hi + ", \"separate_reasoning\": false}", true).separateReasoning).isFalse();
     assertThat(parse(hi + "}", true).record("id", "", 0).getChatTemplateKwargs()).isNull();
+    assertThat(parse(hi + "}", true).record("id", "", 0).getThinkingTokenBudget()).isNull();
+    assertThat(
+            parse(hi + ", \"thinking_token_budget\": 64}", true)
+                .record("id", "", 0)
+                .getThinkingTokenBudget())
+        .isEqualTo(64);
 
     String[][] refused = {
       {", \"chat_template_kwargs\": [1]}", "chat_template_kwargs"},
       {", \"chat_template_kwargs\": {\"tools\": []}}", "chat_template_kwargs"},
       {", \"separate_reasoning\": \"yes\"}", "separate_reasoning"},
+      {", \"thinking_token_budget\": -1}", "thinking_token_budget"},
+      {", \"thinking_token_budget\": 1.5}", "thinking_token_budget"},
     };
     for (String[] c : refused) {
       assertThatThrownBy(() -> parse(hi + c[0], true))

@@ -227,4 +227,26 @@ class ReasoningGatewayITCase {
     // The object opens first (the bias then writes <think> inside its first key).
     assertThat(closed.get("content").asText().strip()).startsWith("{\"<think>");
   }
+
+  /**
+   * vLLM's {@code thinking_token_budget}: after two tokens of thought the thought is closed, as the
+   * template writes a closed one, and the answer follows (the bias writes {@code <think>} on).
+   */
+  @Test
+  void aThinkingBudgetClosesTheThought() throws Exception {
+    ObjectNode capped = thinking(chat("What is 17 * 3?")).put("thinking_token_budget", 2);
+    capped.put("max_tokens", 8);
+    JsonNode a = answer(capped);
+    JsonNode m = a.at("/choices/0/message");
+    assertThat(m.get("reasoning_content").asText()).isEqualTo("<think>".repeat(2));
+    assertThat(m.get("content").asText()).isEqualTo("<think>".repeat(2));
+    // <think>, two tokens of thought, then \n and </think> (the \n\n after it is the answer's).
+    assertThat(a.at("/usage/completion_tokens_details/reasoning_tokens").asInt()).isEqualTo(5);
+
+    ObjectNode negative = chat("Hi").put("thinking_token_budget", -1);
+    HttpResponse<String> refused = post(negative);
+    assertThat(refused.statusCode()).isEqualTo(400);
+    assertThat(JSON.readTree(refused.body()).at("/error/param").asText())
+        .isEqualTo("thinking_token_budget");
+  }
 }

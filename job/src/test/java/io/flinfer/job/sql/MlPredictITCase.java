@@ -205,7 +205,13 @@ class MlPredictITCase {
     String conversation = " INPUT (messages ARRAY<ROW<role STRING, content STRING>>)";
     String columns =
         " OUTPUT (text STRING, reasoning_content STRING, content STRING," + " prompt_tokens INT)";
-    t.executeSql("CREATE MODEL thinker" + conversation + columns + with + ")");
+    // A budget caps a thought; this random-weight model opens none, so it changes nothing here.
+    t.executeSql(
+        "CREATE MODEL thinker"
+            + conversation
+            + columns
+            + with
+            + ", 'thinking-token-budget' = '8')");
     t.executeSql(
         "CREATE MODEL answerer"
             + conversation
@@ -244,6 +250,15 @@ class MlPredictITCase {
                 t.executeSql(
                     "SELECT text FROM ML_PREDICT(TABLE lines, MODEL misused, DESCRIPTOR(prompt))"))
         .hasStackTraceContaining("chat-template-kwargs go with messages");
+    t.executeSql(
+        "CREATE MODEL capped INPUT (prompt STRING) OUTPUT (text STRING)"
+            + with
+            + ", 'thinking-token-budget' = '8')");
+    assertThatThrownBy(
+            () ->
+                t.executeSql(
+                    "SELECT text FROM ML_PREDICT(TABLE lines, MODEL capped, DESCRIPTOR(prompt))"))
+        .hasStackTraceContaining("thinking-token-budget goes with messages");
   }
 
   /**

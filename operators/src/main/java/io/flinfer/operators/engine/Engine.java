@@ -244,6 +244,10 @@ public final class Engine implements AutoCloseable {
       endBeforeStart(r, FinishReason.stop("json"));
       return true;
     }
+    r.budget = masks.budget(r.params());
+    for (int i = prompt; i < r.len && r.budget != null; i++) {
+      r.budget.advance(r.tokens[i]);
+    }
     if (!r.stopStrings().isEmpty()) {
       r.decoder = new TextDecoder(model.tokenizer(), r.tokens[prompt - 1]);
       r.text = new StringBuilder();
@@ -696,6 +700,7 @@ public final class Engine implements AutoCloseable {
           masks.allowed(
               r.params(),
               r.constraint,
+              r.budget,
               index,
               r.ignoreEos() ? NO_TOKENS : endTokens,
               r.stopTokenIds());
@@ -719,6 +724,9 @@ public final class Engine implements AutoCloseable {
       r.append(token);
       if (r.constraint != null) {
         r.constraint.advance(token);
+      }
+      if (r.budget != null) {
+        r.budget.advance(token);
       }
       if (r.firstTokenNanos == 0) {
         r.firstTokenNanos = now;

@@ -2,6 +2,7 @@ package io.flinfer.operators.engine;
 
 import io.flinfer.memcache.prefix.CacheRequest;
 import io.flinfer.runtime.grammar.JsonConstraint;
+import io.flinfer.runtime.grammar.ThoughtBudget;
 import io.flinfer.runtime.sampling.SamplingParams;
 import io.flinfer.runtime.tokenizer.TextDecoder;
 import java.util.Arrays;
@@ -53,6 +54,9 @@ public final class Req {
 
   /** The response format's state after the output so far; null for free text. */
   JsonConstraint constraint;
+
+  /** The cap on the output's thought after the output so far; null where it has none. */
+  ThoughtBudget budget;
 
   StringBuilder text;
   int retractions;

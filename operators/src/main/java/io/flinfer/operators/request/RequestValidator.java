@@ -155,6 +155,8 @@ public final class RequestValidator {
       return invalid("tools are given to the model with messages, not with a prompt");
     } else if (r.getChatTemplateKwargs() != null) {
       return invalid("chat_template_kwargs go with messages, not with a prompt");
+    } else if (r.getThinkingTokenBudget() != null) {
+      return invalid("thinking_token_budget goes with messages, not with a prompt");
     } else if (hasText) {
       if (r.getPrompt().isEmpty()) {
         return invalid("the prompt is empty");
@@ -203,6 +205,9 @@ public final class RequestValidator {
               + limits.maxNewTokens()
               + "], got "
               + r.getMaxNewTokens());
+    }
+    if (r.getThinkingTokenBudget() != null && r.getThinkingTokenBudget() < 0) {
+      return invalid("thinking_token_budget must be >= 0, got " + r.getThinkingTokenBudget());
     }
     for (String s : r.getStop()) {
       if (s.isEmpty()) {
@@ -342,12 +347,14 @@ public final class RequestValidator {
   }
 
   /**
-   * Whether a constrained conversation may think before its shape holds: where the model's template
-   * writes thinking and the prompt did not close the thought, as a reasoning parser lets it in vLLM
-   * and SGLang. A prompt or free text never does.
+   * Whether a conversation's output may think before its shape holds (or, with a thinking budget,
+   * before its free text): where the model's template writes thinking and the prompt did not close
+   * the thought, as a reasoning parser lets it in vLLM and SGLang. A prompt never does, and free
+   * text without a budget needs no answer.
    */
   public static Thinking thinking(PromptRequest r, ReasoningParsers parsers) {
-    if (r.getMessages() == null || ResponseFormat.TEXT.wireName().equals(r.getResponseFormat())) {
+    boolean text = ResponseFormat.TEXT.wireName().equals(r.getResponseFormat());
+    if (r.getMessages() == null || (text && r.getThinkingTokenBudget() == null)) {
       return Thinking.NONE;
     }
     return parsers.thinking(r.getChatTemplateKwargs());
@@ -380,6 +387,10 @@ public final class RequestValidator {
             .responseFormat(ResponseFormat.of(r.getResponseFormat()))
             .jsonSchema(r.getJsonSchema())
             .thinking(thinking)
+            .thinkingBudget(
+                r.getThinkingTokenBudget() == null
+                    ? SamplingParams.NO_THINKING_BUDGET
+                    : r.getThinkingTokenBudget())
             .build();
     int[] stopIds = r.getStopTokenIds().stream().mapToInt(Integer::intValue).toArray();
     return Req.builder(r.getRequestId(), promptIds)

@@ -70,4 +70,12 @@ public final class FlinferModelOptions {
           .withDescription(
               "With messages: a JSON object whose members the chat template reads as variables"
                   + " (Qwen3: {\"enable_thinking\": false}).");
+
+  public static final ConfigOption<Integer> THINKING_TOKEN_BUDGET =
+      ConfigOptions.key("thinking-token-budget")
+          .intType()
+          .noDefaultValue()
+          .withDescription(
+              "With messages to a reasoning model: the most tokens its thought may have; then"
+                  + " the thought is closed and the answer follows.");
 }

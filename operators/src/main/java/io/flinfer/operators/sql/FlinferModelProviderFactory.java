@@ -50,7 +50,8 @@ public final class FlinferModelProviderFactory implements ModelProviderFactory {
         SEED,
         RESPONSE_FORMAT,
         JSON_SCHEMA,
-        CHAT_TEMPLATE_KWARGS);
+        CHAT_TEMPLATE_KWARGS,
+        THINKING_TOKEN_BUDGET);
   }
 
   @Override
@@ -85,6 +86,11 @@ public final class FlinferModelProviderFactory implements ModelProviderFactory {
     } catch (IllegalArgumentException e) {
       throw new org.apache.flink.table.api.ValidationException(e.getMessage(), e);
     }
+    Integer budget = o.getOptional(THINKING_TOKEN_BUDGET).orElse(null);
+    if (budget != null && budget < 0) {
+      throw new org.apache.flink.table.api.ValidationException(
+          "thinking-token-budget must be >= 0, got " + budget);
+    }
     PredictionEngine.Key key =
         new PredictionEngine.Key(
             new ModelSource(o.get(MODEL_PATH), o.getOptional(TOKENIZER_PATH).orElse(null)),
@@ -102,6 +108,7 @@ public final class FlinferModelProviderFactory implements ModelProviderFactory {
                     .setResponseFormat(format)
                     .setJsonSchema(schema)
                     .setChatTemplateKwargs(kwargs)
+                    .setThinkingTokenBudget(budget)
                     .setSampling(
                         SamplingOptions.newBuilder()
                             .setTemperature(o.get(TEMPERATURE).floatValue())

@@ -57,6 +57,11 @@ final class PromptColumn implements Serializable {
           "chat-template-kwargs go with messages ARRAY<ROW<role STRING, content STRING>>, not"
               + " with a prompt STRING");
     }
+    if (text && settings.getThinkingTokenBudget() != null) {
+      throw new ValidationException(
+          "thinking-token-budget goes with messages ARRAY<ROW<role STRING, content STRING>>, not"
+              + " with a prompt STRING");
+    }
     return new PromptColumn(conversation, settings);
   }
 

@@ -590,6 +590,49 @@ class EngineTest {
   }
 
   /**
+   * A thought capped at three tokens (the zoo's Qwen3, a logit bias on {@code <think>} making it
+   * think on): the closing tokens follow the third, and a request restored anywhere, inside the
+   * thought or between its closing tokens, continues with the same tokens.
+   */
+  @Test
+  void aCappedThoughtIsClosedAndRestoredAlike() {
+    LlamaModel qwen3 =
+        io.flinfer.runtime.gguf.GgufModelLoader.load(
+            SharedFiles.root().resolve("models/zoo/qwen3-tiny.gguf"));
+    int think = 151667;
+    int[] close = qwen3.tokenizer().encode("\n</think>\n\n", false, true);
+    assertThat(close).containsExactly(198, 151668, 271);
+    SamplingParams p =
+        SamplingParams.builder()
+            .temperature(0.9f)
+            .seed(5)
+            .logitBias(new int[] {think}, new float[] {100f})
+            .thinking(io.flinfer.runtime.grammar.Thinking.MAY_OPEN)
+            .thinkingBudget(3)
+            .build();
+    int[] prompt = qwen3.tokenizer().encode("<|im_start|>user\nHi<|im_end|>\n", false, true);
+    EngineConfig cfg = EngineConfig.builder().maxTotalTokens(1024).threads(1).build();
+    try (Engine e = new Engine(qwen3, cfg, io.flinfer.runtime.forward.CpuModelRunner::new)) {
+      List<Integer> alone =
+          runAll(e, List.of(Req.builder("t", prompt).params(p).maxNewTokens(9).build()))
+              .get("t")
+              .stream()
+              .map(TokenEvent::tokenId)
+              .toList();
+      assertThat(alone).containsExactly(think, think, think, think, 198, 151668, 271, think, think);
+      for (int k : new int[] {2, 5, 7}) {
+        int[] head = alone.subList(0, k).stream().mapToInt(Integer::intValue).toArray();
+        Req restored =
+            Req.builder("t" + k, prompt).params(p).maxNewTokens(9).generated(head).build();
+        assertThat(runAll(e, List.of(restored)).get("t" + k))
+            .extracting(TokenEvent::tokenId)
+            .as("restored after %d tokens", k)
+            .containsExactlyElementsOf(alone.subList(k, alone.size()));
+      }
+    }
+  }
+
+  /**
    * A random-weight model over a byte vocabulary spreads its choices, so its JSON requests close
    * their objects: each ends with the closing brace, as {@code stop(json)}, and its text is one
    * object to Jackson.

@@ -139,6 +139,25 @@ class PredictionEngineTest {
       assertThat(closed.promptTokens()).isEqualTo(plain.promptTokens() + 4);
       assertThat(closed.reasoningContent()).isNull();
       assertThat(closed.content()).isEqualTo(closed.text());
+
+      // A budget of two tokens: the thought is closed after them, and the answer goes on.
+      PromptRequest capped =
+          PromptRequest.newBuilder(thinking).setMaxNewTokens(8).setThinkingTokenBudget(2).build();
+      Prediction c = e.submit(capped).get();
+      assertThat(c.text()).isEqualTo("<think>".repeat(3) + "\n</think>\n\n" + "<think>".repeat(2));
+      assertThat(c.reasoningContent()).isEqualTo("<think>".repeat(2));
+      assertThat(c.content()).isEqualTo("<think>".repeat(2));
+      // Before a JSON object too: the closing tokens keep to the shape, which then holds.
+      Prediction json =
+          e.submit(
+                  PromptRequest.newBuilder(capped)
+                      .setResponseFormat("json_object")
+                      .setThinkingTokenBudget(1)
+                      .build())
+              .get();
+      assertThat(json.text()).startsWith("<think><think>\n</think>\n\n");
+      assertThat(json.reasoningContent()).isEqualTo("<think>");
+      assertThat(json.content()).startsWith("{");
     } finally {
       e.release();
     }

@@ -8,6 +8,7 @@ import io.flinfer.avro.PromptRequest;
 import io.flinfer.avro.SamplingOptions;
 import io.flinfer.runtime.chat.ChatTemplate;
 import io.flinfer.runtime.grammar.ResponseFormat;
+import io.flinfer.runtime.grammar.Thinking;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.sampling.SamplingParams;
 import io.flinfer.runtime.testing.SharedFiles;
@@ -376,5 +377,27 @@ class RequestValidatorTest {
         PromptRequest.newBuilder(chat).setMessages(null).setPrompt("Once").build();
     assertThat(v.validate(prompted, 0).error())
         .isEqualTo("chat_template_kwargs go with messages, not with a prompt");
+
+    // A thinking budget: free text may then think (the template opens no thought here), and
+    // the cap reaches the sampler; without messages or below 0 it is refused.
+    PromptRequest capped =
+        PromptRequest.newBuilder(chat)
+            .setChatTemplateKwargs(null)
+            .setThinkingTokenBudget(16)
+            .build();
+    SamplingParams params = v.validate(capped, 0).request().req().params();
+    assertThat(params.thinkingBudget()).isEqualTo(16);
+    assertThat(params.thinking()).isEqualTo(Thinking.MAY_OPEN);
+    assertThat(params.outputShape()).isNull();
+    assertThat(v.validate(chat, 0).request().req().params().thinking()).isEqualTo(Thinking.NONE);
+    assertThat(
+            v.validate(PromptRequest.newBuilder(capped).setThinkingTokenBudget(-1).build(), 0)
+                .error())
+        .isEqualTo("thinking_token_budget must be >= 0, got -1");
+    assertThat(
+            v.validate(
+                    PromptRequest.newBuilder(capped).setMessages(null).setPrompt("Once").build(), 0)
+                .error())
+        .isEqualTo("thinking_token_budget goes with messages, not with a prompt");
   }
 }
