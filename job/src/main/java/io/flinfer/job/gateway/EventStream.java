@@ -1,6 +1,7 @@
 package io.flinfer.job.gateway;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import io.flinfer.avro.Completion;
@@ -15,6 +16,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -43,6 +45,7 @@ final class EventStream {
   private final ReasoningParser reasoning; // null: the text is all content
   private final ReasoningStream[] thinking;
   private final StringBuilder[] sentReasoning;
+  private final List<List<Integer>> sentArguments; // per choice, per call: the characters sent
   private Tools tools; // the request's, when they shape its answers
   private OutputStream out;
 
@@ -74,7 +77,9 @@ final class EventStream {
     this.reasoning = reasoning;
     this.thinking = new ReasoningStream[n];
     this.sentReasoning = new StringBuilder[n];
+    this.sentArguments = new ArrayList<>();
     for (int i = 0; i < n; i++) {
+      sentArguments.add(new ArrayList<>());
       thinking[i] = reasoning == null ? null : reasoning.stream();
       sentReasoning[i] = new StringBuilder();
       generated[i] = new StringBuilder();
@@ -231,24 +236,41 @@ final class EventStream {
   /** The event that sends what of choice {@code i}'s text may go out now and has not, or null. */
   private ObjectNode release(int i) {
     String text = generated[i].toString();
-    int upTo = tools.streamsArguments() ? text.length() : tools.holdFrom(text);
+    if (tools.streamsArguments()) {
+      return releaseCalls(i, text);
+    }
+    int upTo = tools.holdFrom(text);
     int from = sent[i].length();
     if (upTo <= from || !text.startsWith(sent[i].toString())) {
       return null;
     }
     String more = text.substring(from, upTo);
     sent[i].append(more);
-    if (!tools.streamsArguments()) {
-      return OpenAiResponses.delta(chat, id, model, created, i, more, false, null);
+    return OpenAiResponses.delta(chat, id, model, created, i, more, false, null);
+  }
+
+  /**
+   * The event that sends choice {@code i}'s forced calls as far as {@code text} has them and they
+   * have not gone out: a call when its name is known, then its arguments as they grow; or null.
+   */
+  private ObjectNode releaseCalls(int i, String text) {
+    List<Integer> sentLengths = sentArguments.get(i);
+    ArrayNode deltas = JSON.createArrayNode();
+    List<ToolCall> calls = tools.callsSoFar(text);
+    for (int k = 0; k < calls.size(); k++) {
+      String arguments = calls.get(k).arguments();
+      if (k == sentLengths.size()) {
+        ObjectNode call = deltas.addObject().put("index", k);
+        call.put("id", ToolCall.idFor(choices.ids().get(i), k)).put("type", "function");
+        call.putObject("function").put("name", calls.get(k).name()).put("arguments", arguments);
+        sentLengths.add(arguments.length());
+      } else if (arguments.length() > sentLengths.get(k)) {
+        ObjectNode call = deltas.addObject().put("index", k);
+        call.putObject("function").put("arguments", arguments.substring(sentLengths.get(k)));
+        sentLengths.set(k, arguments.length());
+      }
     }
-    ObjectNode call = JSON.createObjectNode().put("index", 0);
-    if (from == 0) {
-      call.put("id", ToolCall.idFor(choices.ids().get(i), 0)).put("type", "function");
-      call.putObject("function").put("name", tools.named()).put("arguments", more);
-    } else {
-      call.putObject("function").put("arguments", more);
-    }
-    return OpenAiResponses.toolCallsDelta(id, model, created, i, JSON.createArrayNode().add(call));
+    return deltas.isEmpty() ? null : OpenAiResponses.toolCallsDelta(id, model, created, i, deltas);
   }
 
   /**

@@ -193,7 +193,7 @@ final class Tools {
     List<ToolCall> calls =
         switch (choice) {
           case NAMED -> List.of(new ToolCall(null, named, text));
-          case REQUIRED -> requiredCalls(text);
+          case REQUIRED -> callsSoFar(text); // cut short: the calls so far, as streamed
           case AUTO -> parsed.calls();
           default -> List.of();
         };
@@ -219,27 +219,27 @@ final class Tools {
     return choice == Choice.AUTO ? format.holdFrom(text) : 0;
   }
 
-  /** A named function's arguments stream as they come; other calls when whole. */
+  /**
+   * Forced calls stream as they come (each when its name is known, then its arguments as they
+   * grow); {@code auto}'s calls go out whole.
+   */
   boolean streamsArguments() {
-    return choice == Choice.NAMED;
+    return choice == Choice.NAMED || choice == Choice.REQUIRED;
   }
 
-  String named() {
-    return named;
-  }
-
-  private List<ToolCall> requiredCalls(String text) {
-    try {
-      JsonNode a = JSON.readTree(text);
-      List<ToolCall> out = new ArrayList<>();
-      for (JsonNode call : a) {
-        JsonNode args = call.get(format.argumentsKey());
-        out.add(
-            new ToolCall(null, call.path("name").asText(), args == null ? "{}" : args.toString()));
-      }
-      return out;
-    } catch (Exception e) {
-      return List.of(); // cut short by the token limit: the text is the answer
+  /**
+   * The forced calls in a start of the answer (without ids): a named function's arguments are the
+   * answer itself; {@code required}'s calls are those whose name the answer has, each with its
+   * arguments' text so far. A whole answer's are its calls.
+   */
+  List<ToolCall> callsSoFar(String text) {
+    if (choice == Choice.NAMED) {
+      return text.isEmpty() ? List.of() : List.of(new ToolCall(null, named, text));
     }
+    List<ToolCall> calls = new ArrayList<>();
+    for (RequiredCalls.Call c : RequiredCalls.of(text, format.argumentsKey())) {
+      calls.add(c.toolCall());
+    }
+    return parallel || calls.size() <= 1 ? calls : calls.subList(0, 1);
   }
 }
