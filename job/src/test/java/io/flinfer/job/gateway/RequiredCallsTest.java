@@ -51,21 +51,11 @@ class RequiredCallsTest {
       text.append(c == 0 ? blanks(rnd) : blanks(rnd) + "," + blanks(rnd));
       text.append("{")
           .append(blanks(rnd))
-          .append("\"name\"")
-          .append(blanks(rnd))
-          .append(":")
-          .append(blanks(rnd))
-          .append('"')
-          .append(name)
-          .append('"')
+          .append(member(rnd, "name", '"' + name + '"'))
           .append(blanks(rnd))
           .append(",")
           .append(blanks(rnd))
-          .append("\"arguments\"")
-          .append(blanks(rnd))
-          .append(":")
-          .append(blanks(rnd))
-          .append(arguments)
+          .append(member(rnd, "arguments", arguments))
           .append(blanks(rnd))
           .append("}");
     }
@@ -86,6 +76,11 @@ class RequiredCallsTest {
       }
       before = now;
     }
+  }
+
+  /** {@code "key": value}, with blanks around the colon. */
+  private static String member(Random rnd, String key, String value) {
+    return '"' + key + '"' + blanks(rnd) + ":" + blanks(rnd) + value;
   }
 
   private static String blanks(Random rnd) {
@@ -121,13 +116,7 @@ class RequiredCallsTest {
           int n = rnd.nextInt(3);
           for (int i = 0; i < n; i++) {
             o.append(i == 0 ? blanks(rnd) : blanks(rnd) + "," + blanks(rnd))
-                .append("\"k")
-                .append(i)
-                .append("\"")
-                .append(blanks(rnd))
-                .append(":")
-                .append(blanks(rnd))
-                .append(value(rnd, depth + 1));
+                .append(member(rnd, "k" + i, value(rnd, depth + 1)));
           }
           return o.append(blanks(rnd)).append("}").toString();
         }
