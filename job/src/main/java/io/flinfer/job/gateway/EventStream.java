@@ -48,6 +48,40 @@ final class EventStream {
   private final List<List<Integer>> sentArguments; // per choice, per call: the characters sent
   private Tools tools; // the request's, when they shape its answers
   private OutputStream out;
+  private Sink sink = Sink.CHAT;
+
+  /**
+   * Where the stream's events go: each chat (or completion) chunk, error or usage event as the chat
+   * API sends it, then the end. The Responses API translates them into its own events.
+   */
+  interface Sink {
+    Sink CHAT =
+        new Sink() {
+          @Override
+          public void send(OutputStream out, ObjectNode event) throws IOException {
+            out.write(
+                ("data: " + JSON.writeValueAsString(event) + "\n\n")
+                    .getBytes(StandardCharsets.UTF_8));
+            out.flush();
+          }
+
+          @Override
+          public void end(OutputStream out) throws IOException {
+            out.write("data: [DONE]\n\n".getBytes(StandardCharsets.UTF_8));
+            out.flush();
+          }
+        };
+
+    void send(OutputStream out, ObjectNode event) throws IOException;
+
+    void end(OutputStream out) throws IOException;
+  }
+
+  /** Sends the stream's events to {@code s} instead of as chat chunks. */
+  EventStream to(Sink s) {
+    this.sink = s;
+    return this;
+  }
 
   /**
    * @param tokens the tokenizer that names each token, when the tokens' log-probabilities go with
@@ -157,8 +191,7 @@ final class EventStream {
             OpenAiResponses.usageEvent(
                 chat, id, model, created, List.of(finished), reasoning != null));
       }
-      out.write("data: [DONE]\n\n".getBytes(StandardCharsets.UTF_8));
-      out.flush();
+      sink.end(out);
     } catch (InterruptedException ie) {
       Thread.currentThread().interrupt();
     } finally {
@@ -320,8 +353,6 @@ final class EventStream {
   }
 
   private void send(ObjectNode event) throws IOException {
-    out.write(
-        ("data: " + JSON.writeValueAsString(event) + "\n\n").getBytes(StandardCharsets.UTF_8));
-    out.flush();
+    sink.send(out, event);
   }
 }

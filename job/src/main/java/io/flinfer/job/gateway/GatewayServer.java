@@ -73,8 +73,9 @@ public final class GatewayServer implements AutoCloseable {
     this.source = s.pipeline().model();
     this.http = HttpServer.create(new InetSocketAddress(s.host(), s.port()), 64);
     http.setExecutor(threads);
-    http.createContext("/v1/completions", x -> serve(x, false));
-    http.createContext("/v1/chat/completions", x -> serve(x, true));
+    http.createContext("/v1/completions", x -> serve(x, false, false));
+    http.createContext("/v1/chat/completions", x -> serve(x, true, false));
+    http.createContext("/v1/responses", x -> serve(x, true, true));
     http.createContext("/v1/models", this::models);
     http.createContext("/health", this::health);
     http.createContext(
@@ -103,7 +104,11 @@ public final class GatewayServer implements AutoCloseable {
     return http.getAddress().getPort();
   }
 
-  private void serve(HttpExchange x, boolean chat) throws IOException {
+  /**
+   * A completion, a chat completion, or ({@code responses}) a Responses API request, which is
+   * served as the chat completion it amounts to and answered in its own form.
+   */
+  private void serve(HttpExchange x, boolean chat, boolean responses) throws IOException {
     try {
       if (!x.getRequestMethod().equals("POST")) {
         throw new ApiError(405, "invalid_request_error", null, "method_not_allowed", "Use POST.");
@@ -116,7 +121,9 @@ public final class GatewayServer implements AutoCloseable {
         throw new ApiError(
             400, "invalid_request_error", null, "invalid_json", "The body is not valid JSON.");
       }
-      OpenAiRequest request = OpenAiRequest.parse(body, chat, model, this::toolCallFormat);
+      ResponsesRequest asked = responses ? ResponsesRequest.parse(body) : null;
+      OpenAiRequest request =
+          OpenAiRequest.parse(responses ? asked.chat : body, chat, model, this::toolCallFormat);
       if (keys.open() && request.user != null) {
         tenant = request.user; // without keys, the client's user names the cache namespace
       }
@@ -162,8 +169,12 @@ public final class GatewayServer implements AutoCloseable {
                 ? reasoningParsers().forKwargs(request.chatTemplateKwargs()).orElse(null)
                 : null;
         if (request.stream) {
-          new EventStream(x, chat, responseId, model, created, choices, tokens, reasoning)
-              .serve(request, events, timeout);
+          EventStream stream =
+              new EventStream(x, chat, responseId, model, created, choices, tokens, reasoning);
+          if (responses) {
+            stream.to(new ResponsesEvents(id, created, model, asked.body));
+          }
+          stream.serve(request, events, timeout);
         } else {
           InOrder[] chunks = new InOrder[choices.size()];
           for (int i = 0; i < chunks.length; i++) {
@@ -190,7 +201,10 @@ public final class GatewayServer implements AutoCloseable {
               ((ObjectNode) answer.at("/choices/" + i)).set("logprobs", lp);
             }
           }
-          reply(x, 200, answer);
+          reply(
+              x,
+              200,
+              responses ? ResponsesAnswer.fromChat(answer, id, created, asked.body) : answer);
         }
       } finally {
         choices.ids().forEach(c -> broker.unsubscribe(c, events));

@@ -26,6 +26,15 @@ import com.openai.models.chat.completions.ChatCompletionToolChoiceOption;
 import com.openai.models.chat.completions.ChatCompletionToolMessageParam;
 import com.openai.models.completions.Completion;
 import com.openai.models.completions.CompletionCreateParams;
+import com.openai.models.responses.EasyInputMessage;
+import com.openai.models.responses.FunctionTool;
+import com.openai.models.responses.Response;
+import com.openai.models.responses.ResponseCreateParams;
+import com.openai.models.responses.ResponseFunctionToolCall;
+import com.openai.models.responses.ResponseInputItem;
+import com.openai.models.responses.ResponseOutputItem;
+import com.openai.models.responses.ResponseStreamEvent;
+import com.openai.models.responses.ToolChoiceFunction;
 import io.flinfer.job.cli.BackgroundRun;
 import io.flinfer.job.pipeline.PipelineSettings;
 import io.flinfer.operators.flink.ModelSource;
@@ -750,5 +759,145 @@ class OpenAiGatewayITCase {
       assertThat(retried).isNotEmpty().isEqualTo(fresh);
       assertThat(streamed.toString()).isEqualTo(fresh);
     }
+  }
+
+  // ---- the Responses API ----
+
+  private static ResponseCreateParams.Builder respond(String input) {
+    return ResponseCreateParams.builder()
+        .model(MODEL)
+        .instructions("You are terse.")
+        .input(input)
+        .maxOutputTokens(12)
+        .temperature(0.0);
+  }
+
+  private static String outputText(Response r) {
+    StringBuilder text = new StringBuilder();
+    for (ResponseOutputItem item : r.output()) {
+      item.message()
+          .ifPresent(
+              m -> m.content().forEach(c -> c.outputText().ifPresent(t -> text.append(t.text()))));
+    }
+    return text.toString();
+  }
+
+  /**
+   * The Responses API answers as the chat completion of the same conversation (instructions as the
+   * system turn): the same text and token counts, whole and streamed alike, the stream ending with
+   * the whole response.
+   */
+  @Test
+  void aResponseIsTheChatAnswerOfItsConversationWholeAndStreamed() {
+    ChatCompletion chat = client.chat().completions().create(chat("Tell me a story"));
+    Response whole = client.responses().create(respond("Tell me a story").build());
+    assertThat(whole.id()).startsWith("resp_");
+    assertThat(outputText(whole)).isEqualTo(chat.choices().get(0).message().content().orElse(""));
+    assertThat(whole.usage().orElseThrow().inputTokens())
+        .isEqualTo(chat.usage().orElseThrow().promptTokens());
+    assertThat(whole.usage().orElseThrow().outputTokens())
+        .isEqualTo(chat.usage().orElseThrow().completionTokens());
+    // Twelve tokens of a random model: the limit ends it.
+    assertThat(whole.status().orElseThrow().asString()).isEqualTo("incomplete");
+
+    StringBuilder deltas = new StringBuilder();
+    List<Response> last = new ArrayList<>();
+    List<Long> sequence = new ArrayList<>();
+    try (StreamResponse<ResponseStreamEvent> s =
+        client.responses().createStreaming(respond("Tell me a story").build())) {
+      s.stream()
+          .forEach(
+              e -> {
+                e.outputTextDelta().ifPresent(d -> deltas.append(d.delta()));
+                e.outputTextDelta().ifPresent(d -> sequence.add(d.sequenceNumber()));
+                e.incomplete().ifPresent(d -> last.add(d.response()));
+                e.completed().ifPresent(d -> last.add(d.response()));
+              });
+    }
+    assertThat(deltas.toString()).isEqualTo(outputText(whole));
+    assertThat(sequence).isSorted();
+    assertThat(last).hasSize(1);
+    assertThat(outputText(last.get(0))).isEqualTo(outputText(whole));
+    assertThat(last.get(0).usage().orElseThrow().outputTokens())
+        .isEqualTo(whole.usage().orElseThrow().outputTokens());
+  }
+
+  /**
+   * A named function tool: the output is its call, whose arguments are an instance of its
+   * parameters, streamed in pieces that add up to them; the call and its output, sent back as input
+   * items, carry the conversation on.
+   */
+  @Test
+  void aResponseCallsAFunctionAndTakesItsOutputBack() throws Exception {
+    FunctionTool.Parameters.Builder p = FunctionTool.Parameters.builder();
+    new ObjectMapper()
+        .readTree(UNIT_PARAMETERS)
+        .properties()
+        .forEach(e -> p.putAdditionalProperty(e.getKey(), JsonValue.fromJsonNode(e.getValue())));
+    ResponseCreateParams params =
+        respond("Use celsius.")
+            .maxOutputTokens(200)
+            .temperature(1.0)
+            .putAdditionalBodyProperty("seed", JsonValue.from(11)) // vLLM's extension, as chat's
+            .addTool(
+                FunctionTool.builder()
+                    .name("set_unit")
+                    .description("Sets the unit.")
+                    .parameters(p.build())
+                    .strict(true)
+                    .build())
+            .toolChoice(ToolChoiceFunction.builder().name("set_unit").build())
+            .build();
+    Response whole = client.responses().create(params);
+    ResponseFunctionToolCall call =
+        whole.output().stream().flatMap(i -> i.functionCall().stream()).findFirst().orElseThrow();
+    assertThat(call.name()).isEqualTo("set_unit");
+    assertThat(call.callId()).startsWith("call_");
+    var args = new ObjectMapper().readTree(call.arguments());
+    assertThat(args.get("unit").asText()).isIn("c", "f");
+
+    StringBuilder arguments = new StringBuilder();
+    try (StreamResponse<ResponseStreamEvent> s = client.responses().createStreaming(params)) {
+      s.stream()
+          .forEach(e -> e.functionCallArgumentsDelta().ifPresent(d -> arguments.append(d.delta())));
+    }
+    assertThat(arguments.toString()).isEqualTo(call.arguments());
+
+    ResponseInputItem ask =
+        ResponseInputItem.ofEasyInputMessage(
+            EasyInputMessage.builder()
+                .role(EasyInputMessage.Role.USER)
+                .content("Use celsius.")
+                .build());
+    Response asked = client.responses().create(respond("").inputOfResponse(List.of(ask)).build());
+    Response next =
+        client
+            .responses()
+            .create(
+                respond("")
+                    .inputOfResponse(
+                        List.of(
+                            ask,
+                            ResponseInputItem.ofFunctionCall(call),
+                            ResponseInputItem.ofFunctionCallOutput(
+                                ResponseInputItem.FunctionCallOutput.builder()
+                                    .callId(call.callId())
+                                    .output("done")
+                                    .build())))
+                    .build());
+    // The call and its output reach the template: the prompt grows by them.
+    assertThat(next.usage().orElseThrow().inputTokens())
+        .isGreaterThan(asked.usage().orElseThrow().inputTokens() + 5);
+    assertThat(next.output()).isNotEmpty();
+  }
+
+  /** What the gateway cannot honour is a 400 naming it: nothing is stored to continue from. */
+  @Test
+  void aResponseParameterThatCannotBeHonouredIsRefused() {
+    assertThatThrownBy(
+            () ->
+                client.responses().create(respond("Hi").previousResponseId("resp_earlier").build()))
+        .isInstanceOf(BadRequestException.class)
+        .hasMessageContaining("previous_response_id");
   }
 }

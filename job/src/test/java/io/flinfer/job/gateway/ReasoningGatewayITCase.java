@@ -89,8 +89,12 @@ class ReasoningGatewayITCase {
   }
 
   private HttpResponse<String> post(ObjectNode body) throws Exception {
+    return post("/v1/chat/completions", body);
+  }
+
+  private HttpResponse<String> post(String path, ObjectNode body) throws Exception {
     return http.send(
-        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/chat/completions"))
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
             .header("Content-Type", "application/json")
             .POST(HttpRequest.BodyPublishers.ofString(body.toString()))
             .build(),
@@ -248,5 +252,54 @@ class ReasoningGatewayITCase {
     assertThat(refused.statusCode()).isEqualTo(400);
     assertThat(JSON.readTree(refused.body()).at("/error/param").asText())
         .isEqualTo("thinking_token_budget");
+  }
+
+  /**
+   * The Responses API: the thought is a reasoning item before the message, whole and streamed (its
+   * {@code response.reasoning_text.delta} events add up to it), and its tokens are counted as
+   * reasoning tokens.
+   */
+  @Test
+  void aResponseGivesTheThoughtAsAReasoningItem() throws Exception {
+    ObjectNode body = JSON.createObjectNode().put("model", MODEL).put("input", "What is 17 * 3?");
+    body.put("max_output_tokens", 8).put("temperature", 0.0).put("thinking_token_budget", 2);
+    body.putObject("logit_bias").put(String.valueOf(THINK), 100);
+    HttpResponse<String> r = post("/v1/responses", body);
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+    JsonNode whole = JSON.readTree(r.body());
+    assertThat(whole.at("/output/0/type").asText()).isEqualTo("reasoning");
+    assertThat(whole.at("/output/0/content/0/text").asText()).isEqualTo("<think>".repeat(2));
+    assertThat(whole.at("/output/1/type").asText()).isEqualTo("message");
+    assertThat(whole.at("/output/1/content/0/text").asText()).isEqualTo("<think>".repeat(2));
+    assertThat(whole.at("/usage/output_tokens_details/reasoning_tokens").asInt()).isEqualTo(5);
+    assertThat(whole.at("/status").asText()).isEqualTo("incomplete");
+
+    HttpResponse<String> streamed = post("/v1/responses", body.put("stream", true));
+    StringBuilder reasoning = new StringBuilder();
+    StringBuilder text = new StringBuilder();
+    JsonNode last = null;
+    for (String line : streamed.body().split("\n")) {
+      if (!line.startsWith("data: {")) {
+        continue;
+      }
+      JsonNode event = JSON.readTree(line.substring(6));
+      switch (event.path("type").asText()) {
+        case "response.reasoning_text.delta" -> reasoning.append(event.get("delta").asText());
+        case "response.output_text.delta" -> text.append(event.get("delta").asText());
+        case "response.incomplete", "response.completed" -> last = event.get("response");
+        default -> {}
+      }
+    }
+    assertThat(reasoning.toString()).isEqualTo("<think>".repeat(2));
+    assertThat(text.toString()).isEqualTo("<think>".repeat(2));
+    assertThat(withoutIds(last.get("output"))).isEqualTo(withoutIds(whole.get("output")));
+    assertThat(last.get("usage")).isEqualTo(whole.get("usage"));
+  }
+
+  /** Output items without their ids, which name each request apart. */
+  private static JsonNode withoutIds(JsonNode output) {
+    JsonNode copy = output.deepCopy();
+    copy.forEach(item -> ((ObjectNode) item).remove("id"));
+    return copy;
   }
 }
