@@ -122,8 +122,13 @@ public final class GatewayServer implements AutoCloseable {
             400, "invalid_request_error", null, "invalid_json", "The body is not valid JSON.");
       }
       ResponsesRequest asked = responses ? ResponsesRequest.parse(body) : null;
-      OpenAiRequest request =
-          OpenAiRequest.parse(responses ? asked.chat : body, chat, model, this::toolCallFormat);
+      OpenAiRequest request;
+      try {
+        request =
+            OpenAiRequest.parse(responses ? asked.chat : body, chat, model, this::toolCallFormat);
+      } catch (ApiError e) {
+        throw responses ? ResponsesRequest.inResponsesTerms(e) : e;
+      }
       if (keys.open() && request.user != null) {
         tenant = request.user; // without keys, the client's user names the cache namespace
       }

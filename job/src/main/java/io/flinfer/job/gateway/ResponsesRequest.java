@@ -108,6 +108,29 @@ final class ResponsesRequest {
     return new ResponsesRequest(chat, body);
   }
 
+  /**
+   * An error about the chat request, in the Responses API's names ({@code max_output_tokens},
+   * {@code text.format}, a tool's {@code parameters}), so that it names what the client sent.
+   */
+  static ApiError inResponsesTerms(ApiError e) {
+    if (e.param == null) {
+      return e;
+    }
+    String p =
+        e.param
+            .replace("max_completion_tokens", "max_output_tokens")
+            .replace("response_format", "text.format")
+            .replace(".function.", ".");
+    return p.equals(e.param)
+        ? e
+        : new ApiError(
+            e.status,
+            e.type,
+            p,
+            e.code,
+            e.getMessage().replace("'" + e.param + "'", "'" + p + "'"));
+  }
+
   /** The input as chat messages: text is a user turn; items in order. */
   private static void input(JsonNode input, ArrayNode messages) throws ApiError {
     if (input == null || input.isNull()) {

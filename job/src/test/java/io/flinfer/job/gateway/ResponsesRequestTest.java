@@ -80,4 +80,21 @@ class ResponsesRequestTest {
         .isInstanceOfSatisfying(
             ApiError.class, e -> assertThat(e.param).isEqualTo("input[0].content[0].type"));
   }
+
+  @Test
+  void chatErrorsNameTheResponsesParameters() {
+    ApiError e =
+        ResponsesRequest.inResponsesTerms(
+            ApiError.badParameter("max_completion_tokens", "must be at least 1"));
+    assertThat(e.param).isEqualTo("max_output_tokens");
+    assertThat(e.getMessage())
+        .isEqualTo("Invalid value for 'max_output_tokens': must be at least 1");
+    assertThat(
+            ResponsesRequest.inResponsesTerms(
+                    ApiError.badParameter("tools[1].function.parameters", "bad"))
+                .param)
+        .isEqualTo("tools[1].parameters");
+    ApiError other = ApiError.unsupported("top_logprobs");
+    assertThat(ResponsesRequest.inResponsesTerms(other)).isSameAs(other);
+  }
 }
