@@ -10,10 +10,13 @@ import io.flinfer.avro.CompletionChunk;
 import io.flinfer.avro.DeadLetter;
 import io.flinfer.avro.PromptRequest;
 import io.flinfer.operators.flink.ModelSource;
+import io.flinfer.operators.request.RequestLimits;
+import io.flinfer.operators.request.RequestValidator;
 import io.flinfer.runtime.chat.ChatTemplate;
 import io.flinfer.runtime.chat.ReasoningParser;
 import io.flinfer.runtime.chat.ReasoningParsers;
 import io.flinfer.runtime.chat.ToolCallFormat;
+import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.model.ModelLoader;
 import io.flinfer.runtime.tokenizer.Tokenizer;
 import java.io.IOException;
@@ -28,6 +31,7 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ExecutorService;
@@ -54,7 +58,8 @@ public final class GatewayServer implements AutoCloseable {
   private final String model;
   private final Duration timeout;
   private final ModelSource source;
-  private Tokenizer tokenizer;
+  private LlamaModel loaded;
+  private RequestValidator validator;
   private ToolCallFormat toolCallFormat;
   private ReasoningParsers reasoningParsers;
   private Optional<ChatTemplate> chatTemplate;
@@ -77,6 +82,8 @@ public final class GatewayServer implements AutoCloseable {
     http.createContext("/v1/chat/completions", x -> serve(x, true, false));
     http.createContext("/v1/responses", x -> serve(x, true, true));
     http.createContext("/v1/models", this::models);
+    http.createContext("/tokenize", x -> tokens(x, true));
+    http.createContext("/detokenize", x -> tokens(x, false));
     http.createContext("/health", this::health);
     http.createContext(
         "/",
@@ -282,12 +289,55 @@ public final class GatewayServer implements AutoCloseable {
     return reasoningParsers;
   }
 
-  /** The model's tokenizer, loaded on the first request for log-probabilities (tokens' text). */
-  private synchronized Tokenizer tokenizer() {
-    if (tokenizer == null) {
-      tokenizer = source.load().tokenizer();
+  /**
+   * The model, loaded on the first request that needs its tokenizer (log-probabilities' token text,
+   * tokenizing).
+   */
+  private synchronized LlamaModel loaded() {
+    if (loaded == null) {
+      loaded = source.load();
     }
-    return tokenizer;
+    return loaded;
+  }
+
+  private Tokenizer tokenizer() {
+    return loaded().tokenizer();
+  }
+
+  /** The job's own validator, whose prompt tokens {@code /tokenize} answers with. */
+  private synchronized RequestValidator validator() {
+    if (validator == null) {
+      validator = RequestValidator.forModel(loaded(), RequestLimits.defaults(), Set.of());
+    }
+    return validator;
+  }
+
+  /** {@code POST /tokenize} and {@code /detokenize}, as vLLM serves them. */
+  private void tokens(HttpExchange x, boolean tokenize) throws IOException {
+    try {
+      if (!x.getRequestMethod().equals("POST")) {
+        throw new ApiError(405, "invalid_request_error", null, "method_not_allowed", "Use POST.");
+      }
+      keys.tenant(x.getRequestHeaders().getFirst("Authorization"));
+      JsonNode body;
+      try {
+        body = JSON.readTree(x.getRequestBody());
+      } catch (IOException e) {
+        throw new ApiError(
+            400, "invalid_request_error", null, "invalid_json", "The body is not valid JSON.");
+      }
+      reply(
+          x,
+          200,
+          tokenize
+              ? TokenizeApi.tokenize(
+                  body, model, this::toolCallFormat, validator(), loaded().config().contextLength())
+              : TokenizeApi.detokenize(body, model, tokenizer()));
+    } catch (ApiError e) {
+      fail(x, e);
+    } finally {
+      x.close();
+    }
   }
 
   static ApiError timedOut(Duration timeout) {

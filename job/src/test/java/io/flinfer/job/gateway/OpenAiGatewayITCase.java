@@ -3,6 +3,7 @@ package io.flinfer.job.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.openai.client.OpenAIClient;
 import com.openai.client.okhttp.OpenAIOkHttpClient;
@@ -899,5 +900,64 @@ class OpenAiGatewayITCase {
                 client.responses().create(respond("Hi").previousResponseId("resp_earlier").build()))
         .isInstanceOf(BadRequestException.class)
         .hasMessageContaining("previous_response_id");
+  }
+
+  // ---- vLLM's /tokenize and /detokenize ----
+
+  private JsonNode post(String path, String body) throws Exception {
+    HttpResponse<String> r =
+        HttpClient.newHttpClient()
+            .send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gatewayPort + path))
+                    .header("Authorization", "Bearer " + KEY)
+                    .POST(HttpRequest.BodyPublishers.ofString(body))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
+    JsonNode json = new ObjectMapper().readTree(r.body());
+    return json instanceof com.fasterxml.jackson.databind.node.ObjectNode o
+        ? o.put("status", r.statusCode())
+        : json;
+  }
+
+  /**
+   * A conversation or a prompt tokenizes to as many tokens as the job counts for it (the chat's and
+   * the completion's prompt tokens), and the ids decode back to the rendered prompt.
+   */
+  @Test
+  void tokenizeGivesThePromptTokensTheJobCounts() throws Exception {
+    ChatCompletion chat = client.chat().completions().create(chat("Tell me a story"));
+    JsonNode conversation =
+        post(
+            "/tokenize",
+            "{\"model\": \""
+                + MODEL
+                + "\", \"messages\": [{\"role\": \"system\", \"content\": \"You are terse.\"},"
+                + " {\"role\": \"user\", \"content\": \"Tell me a story\"}]}");
+    assertThat(conversation.get("status").asInt()).as(conversation.toString()).isEqualTo(200);
+    assertThat(conversation.get("count").asLong())
+        .isEqualTo(chat.usage().orElseThrow().promptTokens());
+    assertThat(conversation.get("tokens")).hasSize(conversation.get("count").asInt());
+    JsonNode text =
+        post(
+            "/detokenize",
+            "{\"model\": \"" + MODEL + "\", \"tokens\": " + conversation.get("tokens") + "}");
+    // The turns' control tokens write no text, as in a completion's.
+    assertThat(text.get("prompt").asText())
+        .isEqualTo("system\nYou are terse.\nuser\nTell me a story\nassistant\n");
+
+    Completion done = client.completions().create(completion("Once upon a time", 2));
+    JsonNode prompt =
+        post("/tokenize", "{\"model\": \"" + MODEL + "\", \"prompt\": \"Once upon a time\"}");
+    assertThat(prompt.get("count").asLong()).isEqualTo(done.usage().orElseThrow().promptTokens());
+
+    JsonNode refused =
+        post(
+            "/tokenize",
+            "{\"model\": \"" + MODEL + "\", \"prompt\": \"x\", \"add_special_tokens\": false}");
+    assertThat(refused.get("status").asInt()).isEqualTo(400);
+    assertThat(refused.at("/error/param").asText()).isEqualTo("add_special_tokens");
+    JsonNode outside =
+        post("/detokenize", "{\"model\": \"" + MODEL + "\", \"tokens\": [1, 99999999]}");
+    assertThat(outside.at("/error/param").asText()).isEqualTo("tokens[1]");
   }
 }
