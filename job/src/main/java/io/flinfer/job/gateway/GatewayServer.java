@@ -117,17 +117,8 @@ public final class GatewayServer implements AutoCloseable {
    */
   private void serve(HttpExchange x, boolean chat, boolean responses) throws IOException {
     try {
-      if (!x.getRequestMethod().equals("POST")) {
-        throw new ApiError(405, "invalid_request_error", null, "method_not_allowed", "Use POST.");
-      }
+      JsonNode body = postedJson(x);
       String tenant = keys.tenant(x.getRequestHeaders().getFirst("Authorization"));
-      JsonNode body;
-      try {
-        body = JSON.readTree(x.getRequestBody());
-      } catch (IOException e) {
-        throw new ApiError(
-            400, "invalid_request_error", null, "invalid_json", "The body is not valid JSON.");
-      }
       ResponsesRequest asked = responses ? ResponsesRequest.parse(body) : null;
       OpenAiRequest request;
       try {
@@ -312,20 +303,24 @@ public final class GatewayServer implements AutoCloseable {
     return validator;
   }
 
+  /** The body of a POST, as JSON; a 405 for another method, a 400 for a body that is not JSON. */
+  private static JsonNode postedJson(HttpExchange x) throws ApiError {
+    if (!x.getRequestMethod().equals("POST")) {
+      throw new ApiError(405, "invalid_request_error", null, "method_not_allowed", "Use POST.");
+    }
+    try {
+      return JSON.readTree(x.getRequestBody());
+    } catch (IOException e) {
+      throw new ApiError(
+          400, "invalid_request_error", null, "invalid_json", "The body is not valid JSON.");
+    }
+  }
+
   /** {@code POST /tokenize} and {@code /detokenize}, as vLLM serves them. */
   private void tokens(HttpExchange x, boolean tokenize) throws IOException {
     try {
-      if (!x.getRequestMethod().equals("POST")) {
-        throw new ApiError(405, "invalid_request_error", null, "method_not_allowed", "Use POST.");
-      }
+      JsonNode body = postedJson(x);
       keys.tenant(x.getRequestHeaders().getFirst("Authorization"));
-      JsonNode body;
-      try {
-        body = JSON.readTree(x.getRequestBody());
-      } catch (IOException e) {
-        throw new ApiError(
-            400, "invalid_request_error", null, "invalid_json", "The body is not valid JSON.");
-      }
       reply(
           x,
           200,
