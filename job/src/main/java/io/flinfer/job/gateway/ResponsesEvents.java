@@ -54,12 +54,7 @@ final class ResponsesEvents implements EventStream.Sink {
     if (failed) {
       return;
     }
-    if (!started) {
-      started = true;
-      ObjectNode r = response(null);
-      emit(out, event("response.created").set("response", r));
-      emit(out, event("response.in_progress").set("response", r));
-    }
+    start(out);
     if (chunk.has("error")) {
       failed = true;
       JsonNode e = chunk.get("error");
@@ -90,7 +85,8 @@ final class ResponsesEvents implements EventStream.Sink {
       String arguments = call.at("/function/arguments").asText("");
       if (call.has("id")) {
         more(out, Kind.FUNCTION_CALL, arguments, call);
-      } else if (!arguments.isEmpty()) {
+      } else if (!arguments.isEmpty() && open == Kind.FUNCTION_CALL) {
+        // More of the open call: a call's arguments follow its first delta, before anything else.
         more(out, Kind.FUNCTION_CALL, arguments, null);
       }
     }
@@ -104,10 +100,21 @@ final class ResponsesEvents implements EventStream.Sink {
     if (failed) {
       return;
     }
+    start(out);
     close(out);
     String last = finish != null && finish.equals("length") ? "incomplete" : "completed";
     emit(
         out, event("response." + last).set("response", response(finish == null ? "stop" : finish)));
+  }
+
+  /** The stream's first events, once. */
+  private void start(OutputStream out) throws IOException {
+    if (!started) {
+      started = true;
+      ObjectNode r = response(null);
+      emit(out, event("response.created").set("response", r));
+      emit(out, event("response.in_progress").set("response", r));
+    }
   }
 
   /**
