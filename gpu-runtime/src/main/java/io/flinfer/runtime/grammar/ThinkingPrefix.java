@@ -54,13 +54,9 @@ public final class ThinkingPrefix extends OutputState {
         phase = SHAPE;
         return inner.accept(value);
       case THOUGHT:
-        // No proper prefix of CLOSE ends with its own start, so a mismatch restarts at '<'.
-        if (value == CLOSE[matched]) {
-          if (++matched == CLOSE.length) {
-            phase = BLANKS;
-          }
-        } else {
-          matched = value == CLOSE[0] ? 1 : 0;
+        matched = closing(matched, value);
+        if (matched == CLOSE.length) {
+          phase = BLANKS;
         }
         return true;
       case BLANKS:
@@ -73,6 +69,18 @@ public final class ThinkingPrefix extends OutputState {
       default:
         return inner.accept(value);
     }
+  }
+
+  /**
+   * Inside a thought whose text ends with {@code CLOSE}'s first {@code matched} bytes: how many end
+   * it after {@code value} ({@code CLOSE.length}: the thought is closed).
+   */
+  static int closing(int matched, byte value) {
+    // No proper prefix of CLOSE ends with its own start, so a mismatch restarts at '<'.
+    if (value == CLOSE[matched]) {
+      return matched + 1;
+    }
+    return value == CLOSE[0] ? 1 : 0;
   }
 
   @Override

@@ -94,13 +94,9 @@ public final class ThoughtBudget {
       }
       return;
     }
-    // No proper prefix of CLOSE ends with its own start, so a mismatch restarts at '<'.
-    if (value == CLOSE[matched]) {
-      if (++matched == CLOSE.length) {
-        phase = ANSWER;
-      }
-    } else {
-      matched = value == CLOSE[0] ? 1 : 0;
+    matched = ThinkingPrefix.closing(matched, value);
+    if (matched == CLOSE.length) {
+      phase = ANSWER;
     }
   }
 

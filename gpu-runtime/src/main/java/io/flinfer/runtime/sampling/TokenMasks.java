@@ -64,18 +64,10 @@ public final class TokenMasks {
 
   /**
    * The tokens a request may choose as its token number {@code index}, in the shared mask (valid
-   * until the next call); null when it may choose any. {@code constraint} (null: none) restricts
-   * them to its format; below {@code p}'s min_tokens, {@code endTokens} and {@code stopTokens} (the
+   * until the next call); null when it may choose any. A spent {@code budget} (null: none) leaves
+   * only the token that closes the thought; else {@code constraint} (null: none) restricts them to
+   * its format, and below {@code p}'s min_tokens, {@code endTokens} and {@code stopTokens} (the
    * tokens that would end the request) are out too. The mask may allow nothing ({@link #isEmpty}).
-   */
-  public long[] allowed(
-      SamplingParams p, JsonConstraint constraint, long index, int[] endTokens, int[] stopTokens) {
-    return allowed(p, constraint, null, index, endTokens, stopTokens);
-  }
-
-  /**
-   * As {@link #allowed(SamplingParams, JsonConstraint, long, int[], int[])}, where a spent {@code
-   * budget} (null: none) leaves only the token that closes the thought.
    */
   public long[] allowed(
       SamplingParams p,

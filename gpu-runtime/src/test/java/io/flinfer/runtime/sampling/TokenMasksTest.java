@@ -31,10 +31,10 @@ class TokenMasksTest {
     TokenMasks masks = new TokenMasks(tok, 310);
     int[] ends = {2};
     int[] stops = {50};
-    assertThat(masks.allowed(SamplingParams.GREEDY, null, 0, ends, stops)).isNull();
+    assertThat(masks.allowed(SamplingParams.GREEDY, null, null, 0, ends, stops)).isNull();
     SamplingParams min3 = SamplingParams.builder().minTokens(3).build();
-    assertThat(masks.allowed(min3, null, 3, ends, stops)).isNull();
-    long[] m = masks.allowed(min3, null, 2, ends, stops);
+    assertThat(masks.allowed(min3, null, null, 3, ends, stops)).isNull();
+    long[] m = masks.allowed(min3, null, null, 2, ends, stops);
     List<Integer> out = new ArrayList<>();
     for (int t = 0; t < m.length * 64; t++) {
       if (!allows(m, t)) {
@@ -49,7 +49,7 @@ class TokenMasksTest {
 
     SamplingParams json = min3.toBuilder().responseFormat(ResponseFormat.JSON_OBJECT).build();
     JsonConstraint c = masks.constraint(json);
-    m = masks.allowed(json, c, 0, ends, stops);
+    m = masks.allowed(json, c, null, 0, ends, stops);
     int brace = tok.encode("{", false)[0];
     assertThat(allows(m, brace)).isTrue();
     assertThat(allows(m, 2)).isFalse();

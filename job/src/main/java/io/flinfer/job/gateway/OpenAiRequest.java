@@ -142,6 +142,19 @@ final class OpenAiRequest {
     return r.build();
   }
 
+  /** A 404 unless the request names the served model (a 400 when it names none). */
+  static void checkModel(JsonNode body, String servedModel) throws ApiError {
+    String model = text(body, "model", true);
+    if (!model.equals(servedModel)) {
+      throw new ApiError(
+          404,
+          "invalid_request_error",
+          "model",
+          "model_not_found",
+          "The model '" + model + "' does not exist; this server serves '" + servedModel + "'.");
+    }
+  }
+
   static OpenAiRequest parse(JsonNode body, boolean chat, String servedModel) throws ApiError {
     return parse(body, chat, servedModel, () -> ToolCallFormat.UNKNOWN);
   }
@@ -162,15 +175,7 @@ final class OpenAiRequest {
         throw ApiError.unsupported(name);
       }
     }
-    String model = text(body, "model", true);
-    if (!model.equals(servedModel)) {
-      throw new ApiError(
-          404,
-          "invalid_request_error",
-          "model",
-          "model_not_found",
-          "The model '" + model + "' does not exist; this server serves '" + servedModel + "'.");
-    }
+    checkModel(body, servedModel);
     int n = choices(body);
     // Chat: logprobs true, and top_logprobs alternatives (0-20); completions: logprobs N, the
     // chosen tokens with N alternatives each (0-5, as OpenAI's legacy API allows).

@@ -96,14 +96,7 @@ final class TokenizeApi {
         throw ApiError.unsupported(name);
       }
     }
-    if (!servedModel.equals(body.path("model").asText())) {
-      throw new ApiError(
-          404,
-          "invalid_request_error",
-          "model",
-          "model_not_found",
-          "The model '" + body.path("model").asText() + "' does not exist.");
-    }
+    OpenAiRequest.checkModel(body, servedModel);
     JsonNode tokens = body.get("tokens");
     if (tokens == null || !tokens.isArray()) {
       throw ApiError.badParameter("tokens", "must be an array of token ids");
