@@ -2,7 +2,6 @@ package io.flinfer.runtime.chat;
 
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -61,9 +60,32 @@ public enum ToolCallFormat {
 
   /**
    * The calls in {@code text}, and the text around them as content. Text whose calls do not read as
-   * JSON objects with a name and arguments is all content, as the model wrote it.
+   * JSON objects with a name and arguments is all content, as the model wrote it. A call's
+   * arguments are the text the model wrote (an object), or the string it wrote them as.
    */
   public Answer parse(String text) {
+    return parse(text, false);
+  }
+
+  /**
+   * As {@link #parse(String)}; an answer {@code cutShort} by the token limit whose calls do not
+   * read whole gives the calls it has begun, as far as they got ({@link #callsSoFar}), as a stream
+   * gave them.
+   */
+  public Answer parse(String text, boolean cutShort) {
+    Answer whole = wholeCalls(text);
+    if (!cutShort || !whole.calls().isEmpty()) {
+      return whole;
+    }
+    List<ToolCall> soFar = callsSoFar(text);
+    if (soFar.isEmpty()) {
+      return whole;
+    }
+    String content = this == HERMES ? text.substring(0, holdFrom(text)).strip() : "";
+    return new Answer(content.isEmpty() ? null : content, soFar);
+  }
+
+  private Answer wholeCalls(String text) {
     List<ToolCall> calls = new ArrayList<>();
     switch (this) {
       case HERMES -> {
@@ -89,15 +111,11 @@ public enum ToolCallFormat {
         return new Answer(c.isEmpty() ? null : c, List.copyOf(calls));
       }
       case LLAMA3_JSON -> {
-        String body = text.strip();
-        if (body.startsWith(PYTHON_TAG)) {
-          body = body.substring(PYTHON_TAG.length());
-        }
+        String body = llamaBody(text);
         // Objects one after another, a ';' between them (not inside them: arguments keep theirs).
         for (String rest = body; !rest.isEmpty(); ) {
           try (JsonParser p = JSON.createParser(rest)) {
-            ToolCall c =
-                p.nextToken() == JsonToken.START_OBJECT ? call((JsonNode) JSON.readTree(p)) : null;
+            ToolCall c = p.nextToken() == JsonToken.START_OBJECT ? call(p, rest) : null;
             if (c == null) {
               return new Answer(text, List.of());
             }
@@ -116,6 +134,59 @@ public enum ToolCallFormat {
         return new Answer(text, List.of());
       }
     }
+  }
+
+  /**
+   * While {@code text} streams: the calls it has begun, in order, each once its name is whole and
+   * its arguments have begun, with its arguments as far as the model wrote them (arguments written
+   * as a JSON string stay "" until the whole answer decodes them). Every start of an answer gives a
+   * start of the calls that {@link #parse} reads from the whole of it, so that streamed pieces add
+   * up to them.
+   */
+  public List<ToolCall> callsSoFar(String text) {
+    List<ToolCall> calls = new ArrayList<>();
+    switch (this) {
+      case HERMES -> {
+        for (int open = text.indexOf(OPEN); open >= 0; ) {
+          int close = text.indexOf(CLOSE, open);
+          int bodyEnd = close < 0 ? text.length() : close;
+          List<CallScanner.Call> in =
+              CallScanner.of(text.substring(open + OPEN.length(), bodyEnd), argumentsKey, 1);
+          if (in.isEmpty() || !add(in.get(0), calls) || close < 0) {
+            break; // a block is one call: the next can only follow a whole one
+          }
+          open = text.indexOf(OPEN, close + CLOSE.length());
+        }
+      }
+      case LLAMA3_JSON -> {
+        String body = llamaBody(text);
+        if (body.startsWith("{")) {
+          for (CallScanner.Call c : CallScanner.of(body, argumentsKey, 1)) {
+            if (!add(c, calls)) {
+              break;
+            }
+          }
+        }
+      }
+      default -> {}
+    }
+    return calls;
+  }
+
+  /** Adds {@code c} to {@code calls} if its arguments have begun; whether it did. */
+  private static boolean add(CallScanner.Call c, List<ToolCall> calls) {
+    if (!c.begun()) {
+      return false;
+    }
+    String arguments = c.arguments().startsWith("\"") ? "" : c.arguments();
+    calls.add(new ToolCall(null, c.name(), arguments));
+    return true;
+  }
+
+  /** A Llama 3.1 answer without the blanks before it and its {@code <|python_tag|>}. */
+  private static String llamaBody(String text) {
+    String body = text.strip();
+    return body.startsWith(PYTHON_TAG) ? body.substring(PYTHON_TAG.length()).stripLeading() : body;
   }
 
   /**
@@ -154,22 +225,45 @@ public enum ToolCallFormat {
   }
 
   private ToolCall call(String json) {
-    try {
-      return call((JsonNode) JSON.readTree(json));
+    try (JsonParser p = JSON.createParser(json)) {
+      return p.nextToken() == JsonToken.START_OBJECT ? call(p, json) : null;
     } catch (IOException e) {
       return null;
     }
   }
 
-  private ToolCall call(JsonNode n) {
-    if (n == null || !n.isObject() || !n.path("name").isTextual()) {
-      return null;
+  /**
+   * The call whose object {@code p} has just opened, in {@code source}, or null if it is not one
+   * (no name string, or no object or string arguments); {@code p} is left after the object. The
+   * first {@code name}, and the first member named as the family names arguments or {@code
+   * arguments}, count, as {@link CallScanner} reads them.
+   */
+  private ToolCall call(JsonParser p, String source) throws IOException {
+    String name = null;
+    String arguments = null;
+    boolean namedYet = false;
+    boolean argumentsYet = false;
+    JsonToken t;
+    while ((t = p.nextToken()) == JsonToken.FIELD_NAME) {
+      String member = p.getCurrentName();
+      JsonToken v = p.nextToken();
+      if (member.equals("name") && !namedYet) {
+        namedYet = true;
+        name = v == JsonToken.VALUE_STRING ? p.getText() : null;
+      } else if (!argumentsYet && (member.equals(argumentsKey) || member.equals("arguments"))) {
+        argumentsYet = true;
+        if (v == JsonToken.START_OBJECT) {
+          int from = (int) p.getTokenLocation().getCharOffset();
+          p.skipChildren();
+          arguments = source.substring(from, (int) p.getCurrentLocation().getCharOffset());
+        } else if (v == JsonToken.VALUE_STRING) {
+          arguments = p.getText();
+        }
+      }
+      p.skipChildren();
     }
-    JsonNode args = n.has(argumentsKey) ? n.get(argumentsKey) : n.get("arguments");
-    if (args == null || !(args.isObject() || args.isTextual())) {
-      return null;
-    }
-    return new ToolCall(
-        null, n.get("name").asText(), args.isTextual() ? args.asText() : args.toString());
+    return t == JsonToken.END_OBJECT && name != null && arguments != null
+        ? new ToolCall(null, name, arguments)
+        : null;
   }
 }

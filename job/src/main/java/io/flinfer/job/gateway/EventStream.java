@@ -42,6 +42,7 @@ final class EventStream {
   private final InOrder[] chunks;
   private final StringBuilder[] sent;
   private final StringBuilder[] generated;
+  private final int[] released; // with auto tools: where the content sent so far ends
   private final ReasoningParser reasoning; // null: the text is all content
   private final ReasoningStream[] thinking;
   private final StringBuilder[] sentReasoning;
@@ -108,6 +109,7 @@ final class EventStream {
     this.chunks = new InOrder[n];
     this.sent = new StringBuilder[n];
     this.generated = new StringBuilder[n];
+    this.released = new int[n];
     this.reasoning = reasoning;
     this.thinking = new ReasoningStream[n];
     this.sentReasoning = new StringBuilder[n];
@@ -266,30 +268,42 @@ final class EventStream {
     }
   }
 
-  /** The event that sends what of choice {@code i}'s text may go out now and has not, or null. */
+  /**
+   * The event that sends what of choice {@code i}'s answer may go out now and has not, or null: its
+   * content as far as it is surely content (none with a forced call), then its calls as far as the
+   * text has them.
+   */
   private ObjectNode release(int i) {
     String text = generated[i].toString();
-    if (tools.streamsArguments()) {
-      return releaseCalls(i, text);
+    ObjectNode event = null;
+    if (!tools.forced()) {
+      // Content without the blanks at its ends (cut when calls follow) until more content comes.
+      int end = tools.holdFrom(text);
+      while (end > 0 && Character.isWhitespace(text.charAt(end - 1))) {
+        end--;
+      }
+      int from = released[i];
+      while (from < end && released[i] == 0 && Character.isWhitespace(text.charAt(from))) {
+        from++;
+      }
+      if (end > from) {
+        String more = text.substring(from, end);
+        sent[i].append(more);
+        released[i] = end;
+        event = OpenAiResponses.delta(chat, id, model, created, i, more, false, null);
+      }
     }
-    int upTo = tools.holdFrom(text);
-    int from = sent[i].length();
-    if (upTo <= from || !text.startsWith(sent[i].toString())) {
-      return null;
-    }
-    String more = text.substring(from, upTo);
-    sent[i].append(more);
-    return OpenAiResponses.delta(chat, id, model, created, i, more, false, null);
+    return withCalls(event, i, tools.callsSoFar(text));
   }
 
   /**
-   * The event that sends choice {@code i}'s forced calls as far as {@code text} has them and they
-   * have not gone out: a call when its name is known, then its arguments as they grow; or null.
+   * {@code event} (null: a new one, if there is anything to send) with what of choice {@code i}'s
+   * {@code calls} has not gone out: a call first with its index, id and name, then its arguments as
+   * they grow; or null if nothing.
    */
-  private ObjectNode releaseCalls(int i, String text) {
+  private ObjectNode withCalls(ObjectNode event, int i, List<ToolCall> calls) {
     List<Integer> sentLengths = sentArguments.get(i);
     ArrayNode deltas = JSON.createArrayNode();
-    List<ToolCall> calls = tools.callsSoFar(text);
     for (int k = 0; k < calls.size(); k++) {
       String arguments = calls.get(k).arguments();
       if (k == sentLengths.size()) {
@@ -303,11 +317,19 @@ final class EventStream {
         sentLengths.set(k, arguments.length());
       }
     }
-    return deltas.isEmpty() ? null : OpenAiResponses.toolCallsDelta(id, model, created, i, deltas);
+    if (deltas.isEmpty()) {
+      return event;
+    }
+    if (event == null) {
+      event = OpenAiResponses.delta(chat, id, model, created, i, null, false, null);
+    }
+    ((ObjectNode) event.at("/choices/0/delta")).set("tool_calls", deltas);
+    return event;
   }
 
   /**
-   * With tools: the rest of the content, the calls (a named function's: the rest of its arguments).
+   * With tools: what of the answer did not go out. Content that follows streamed calls goes after
+   * the rest of them.
    */
   private void toolFinish(int i, Completion c, String thought) throws IOException {
     if (!thought.isEmpty()) {
@@ -316,7 +338,7 @@ final class EventStream {
               OpenAiResponses.delta(chat, id, model, created, i, null, false, null), i, thought));
     }
     Tools.Answer a = tools.answer(c);
-    if (tools.streamsArguments()) {
+    if (tools.forced()) {
       generated[i].setLength(0);
       generated[i].append(c.getText());
       ObjectNode rest = release(i);
@@ -324,14 +346,17 @@ final class EventStream {
         send(rest);
       }
     } else {
+      boolean callsFirst = !sentArguments.get(i).isEmpty();
       String content = rest(sent[i], a.content());
+      ObjectNode calls = withCalls(null, i, a.calls());
+      if (calls != null && callsFirst) {
+        send(calls);
+      }
       if (!content.isEmpty()) {
         send(OpenAiResponses.delta(chat, id, model, created, i, content, false, null));
       }
-      if (!a.calls().isEmpty()) {
-        send(
-            OpenAiResponses.toolCallsDelta(
-                id, model, created, i, OpenAiResponses.toolCalls(a.calls(), true)));
+      if (calls != null && !callsFirst) {
+        send(calls);
       }
     }
     send(OpenAiResponses.delta(chat, id, model, created, i, null, false, a.finishReason()));

@@ -93,7 +93,7 @@ final class OpenAiResponses {
           m.put("reasoning_content", thought.reasoning());
         }
         if (!a.calls().isEmpty()) {
-          m.set("tool_calls", toolCalls(a.calls(), false));
+          m.set("tool_calls", toolCalls(a.calls()));
         }
         finish = a.finishReason();
       } else {
@@ -157,18 +157,11 @@ final class OpenAiResponses {
     return o;
   }
 
-  /**
-   * Calls in OpenAI's form; streamed ({@code indexed}), each also carries its place among the
-   * choice's calls.
-   */
-  static ArrayNode toolCalls(List<ToolCall> calls, boolean indexed) {
+  /** Calls in OpenAI's form. */
+  static ArrayNode toolCalls(List<ToolCall> calls) {
     ArrayNode a = JSON.arrayNode();
-    for (int k = 0; k < calls.size(); k++) {
-      ToolCall c = calls.get(k);
+    for (ToolCall c : calls) {
       ObjectNode call = a.addObject();
-      if (indexed) {
-        call.put("index", k);
-      }
       call.put("id", c.id());
       call.put("type", "function");
       ObjectNode f = call.putObject("function");
@@ -176,16 +169,6 @@ final class OpenAiResponses {
       f.put("arguments", c.arguments());
     }
     return a;
-  }
-
-  /**
-   * A streamed chat event of choice {@code index} with calls, or more of its one call's arguments.
-   */
-  static ObjectNode toolCallsDelta(
-      String id, String model, long created, int index, ArrayNode calls) {
-    ObjectNode o = delta(true, id, model, created, index, null, false, null);
-    ((ObjectNode) o.at("/choices/0/delta")).set("tool_calls", calls);
-    return o;
   }
 
   /** The last streamed event with {@code stream_options.include_usage}: no choices, the usage. */

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.flinfer.avro.Completion;
+import io.flinfer.runtime.chat.CallScanner;
 import io.flinfer.runtime.chat.ToolCall;
 import io.flinfer.runtime.chat.ToolCallFormat;
 import io.flinfer.runtime.grammar.JsonSchemaGrammar;
@@ -189,7 +190,8 @@ final class Tools {
   Answer answer(Completion c) {
     String text = c.getText();
     String finish = OpenAiResponses.finishReason(c);
-    ToolCallFormat.Answer parsed = choice == Choice.AUTO ? format.parse(text) : null;
+    ToolCallFormat.Answer parsed =
+        choice == Choice.AUTO ? format.parse(text, finish.equals("length")) : null;
     List<ToolCall> calls =
         switch (choice) {
           case NAMED -> List.of(new ToolCall(null, named, text));
@@ -198,7 +200,8 @@ final class Tools {
           default -> List.of();
         };
     if (calls.isEmpty()) {
-      return new Answer(text, List.of(), finish);
+      // With auto, the content as a stream gives it: without the blanks at its ends.
+      return new Answer(choice == Choice.AUTO ? text.strip() : text, List.of(), finish);
     }
     if (!parallel && calls.size() > 1) {
       calls = calls.subList(0, 1); // the client takes one call at a time
@@ -214,31 +217,36 @@ final class Tools {
     return new Answer(content, List.copyOf(withIds), reason);
   }
 
-  /** While streaming: from where the answer so far may be a call (held back until the end). */
+  /** While streaming: from where the answer so far may be a call (not sent as content). */
   int holdFrom(String text) {
     return choice == Choice.AUTO ? format.holdFrom(text) : 0;
   }
 
   /**
-   * Forced calls stream as they come (each when its name is known, then its arguments as they
-   * grow); {@code auto}'s calls go out whole.
+   * Whether the answer is only calls (a forced call): else content streams as far as it cannot be
+   * the start of a call ({@link #holdFrom}), and the calls after it.
    */
-  boolean streamsArguments() {
+  boolean forced() {
     return choice == Choice.NAMED || choice == Choice.REQUIRED;
   }
 
   /**
-   * The forced calls in a start of the answer (without ids): a named function's arguments are the
-   * answer itself; {@code required}'s calls are those whose name the answer has, each with its
-   * arguments' text so far. A whole answer's are its calls.
+   * The calls in a start of the answer (without ids), each as soon as it is known, with its
+   * arguments' text so far: a named function's arguments are the answer itself; {@code required}'s
+   * calls are those whose name the answer has; {@code auto}'s those it has begun in its family's
+   * form ({@link ToolCallFormat#callsSoFar}). A whole answer's are its calls.
    */
   List<ToolCall> callsSoFar(String text) {
     if (choice == Choice.NAMED) {
       return text.isEmpty() ? List.of() : List.of(new ToolCall(null, named, text));
     }
     List<ToolCall> calls = new ArrayList<>();
-    for (RequiredCalls.Call c : RequiredCalls.of(text, format.argumentsKey())) {
-      calls.add(c.toolCall());
+    if (choice == Choice.AUTO) {
+      calls.addAll(format.callsSoFar(text));
+    } else {
+      for (CallScanner.Call c : CallScanner.of(text, format.argumentsKey(), 2)) {
+        calls.add(c.toolCall());
+      }
     }
     return parallel || calls.size() <= 1 ? calls : calls.subList(0, 1);
   }

@@ -66,10 +66,20 @@ class ToolsTest {
                 "stop"));
     assertThat(a.content()).isEqualTo("Sure.");
     assertThat(a.calls())
-        .containsExactly(new ToolCall(ToolCall.idFor("oai-1", 0), "add", "{\"a\":1}"));
+        .containsExactly(new ToolCall(ToolCall.idFor("oai-1", 0), "add", "{\"a\": 1}"));
     assertThat(a.finishReason()).isEqualTo("tool_calls");
     assertThat(r.tools.answer(completion("Just text", "length")))
         .isEqualTo(new Tools.Answer("Just text", List.of(), "length"));
+    // Cut short by the token limit: the call as far as it got, as it streamed.
+    assertThat(
+            r.tools.answer(
+                completion(
+                    "Sure.\n<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\"", "length")))
+        .isEqualTo(
+            new Tools.Answer(
+                "Sure.",
+                List.of(new ToolCall(ToolCall.idFor("oai-1", 0), "add", "{\"a\"")),
+                "length"));
     // Without parallel calls, the first call only.
     String two =
         "<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1}}\n</tool_call>\n"

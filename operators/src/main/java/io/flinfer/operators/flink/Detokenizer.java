@@ -165,11 +165,12 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
     ReasoningParser parser = reasoningParser(q.request);
     ReasoningParser.Split answer =
         parser == null ? new ReasoningParser.Split(null, d.text()) : parser.split(d.text());
+    String finish = d.stopped() ? "stop" : t.finishType;
     out.collect(
         Completion.newBuilder()
             .setRequestId(id)
             .setText(d.text())
-            .setFinishReason(d.stopped() ? "stop" : t.finishType)
+            .setFinishReason(finish)
             .setFinishDetail(t.finishDetail)
             .setUsage(
                 new Usage(
@@ -185,7 +186,7 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
                     Math.max(0, p.engineFirstTokenMillis)))
             .setMetadata(q.request.getMetadata())
             .setReasoningContent(answer.reasoning())
-            .setToolCalls(toolCalls(id, q.request, answer.content()))
+            .setToolCalls(toolCalls(id, q.request, answer.content(), finish.equals("length")))
             .setProvenance(
                 Provenance.newBuilder()
                     .setModelId(modelId)
@@ -227,14 +228,16 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
 
   /**
    * The calls in the answer of a request with tools and a text response, read in the model family's
-   * own form, each id derived from the request id; none otherwise.
+   * own form, each id derived from the request id (an answer {@code cutShort} by the token limit:
+   * the calls it began, as far as they got); none otherwise.
    */
-  private List<io.flinfer.avro.ToolCall> toolCalls(String id, PromptRequest r, String text) {
+  private List<io.flinfer.avro.ToolCall> toolCalls(
+      String id, PromptRequest r, String text, boolean cutShort) {
     if (r.getTools() == null || !ResponseFormat.TEXT.wireName().equals(r.getResponseFormat())) {
       return List.of();
     }
     List<io.flinfer.avro.ToolCall> out = new ArrayList<>();
-    for (ToolCall c : toolCalls.parse(text).calls()) {
+    for (ToolCall c : toolCalls.parse(text, cutShort).calls()) {
       out.add(
           new io.flinfer.avro.ToolCall(ToolCall.idFor(id, out.size()), c.name(), c.arguments()));
     }

@@ -138,6 +138,12 @@ class DetokenizerTest {
 
   /** The completion of {@code text}, as qwen3-tiny's tokens, for {@code request}. */
   private static Completion qwenCompletion(PromptRequest request, String text) throws Exception {
+    return qwenCompletion(request, text, "stop");
+  }
+
+  /** The completion of {@code text} that ended with {@code finish}. */
+  private static Completion qwenCompletion(PromptRequest request, String text, String finish)
+      throws Exception {
     ModelSource source =
         new ModelSource(SharedFiles.root().resolve("models/zoo/qwen3-tiny.gguf").toString(), null);
     TokenizedPrompt prompt = new TokenizedPrompt();
@@ -158,7 +164,7 @@ class DetokenizerTest {
       t.topIds = new int[0];
       t.topLogprobs = new float[0];
       t.prompt = prompt;
-      t.finishType = "stop";
+      t.finishType = finish;
       h.processElement(t, 0);
       return h.extractOutputValues().get(0);
     }
@@ -182,8 +188,14 @@ class DetokenizerTest {
             call -> {
               assertThat(call.getId()).isEqualTo(ToolCall.idFor("t1", 0));
               assertThat(call.getName()).isEqualTo("add");
-              assertThat(call.getArguments()).isEqualTo("{\"a\":1}");
+              assertThat(call.getArguments()).isEqualTo("{\"a\": 1}");
             });
+    // Cut short by the token limit: the call as far as it got, as the gateway streams it.
+    Completion cut = qwenCompletion(withTools, text.substring(0, text.length() - 18), "length");
+    assertThat(cut.getFinishReason()).isEqualTo("length");
+    assertThat(cut.getToolCalls())
+        .singleElement()
+        .satisfies(call -> assertThat(call.getArguments()).isEqualTo("{\"a\""));
     PromptRequest plain = PromptRequest.newBuilder(withTools).setTools(null).build();
     assertThat(qwenCompletion(plain, text).getToolCalls()).isEmpty();
   }
