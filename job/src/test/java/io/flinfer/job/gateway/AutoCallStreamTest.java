@@ -4,16 +4,23 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.openai.client.OpenAIClient;
 import com.openai.client.okhttp.OpenAIOkHttpClient;
 import com.openai.core.JsonValue;
 import com.openai.core.http.StreamResponse;
 import com.openai.helpers.ChatCompletionAccumulator;
+import com.openai.helpers.ResponseAccumulator;
 import com.openai.models.FunctionDefinition;
 import com.openai.models.FunctionParameters;
 import com.openai.models.chat.completions.ChatCompletion;
 import com.openai.models.chat.completions.ChatCompletionChunk;
 import com.openai.models.chat.completions.ChatCompletionCreateParams;
+import com.openai.models.responses.FunctionTool;
+import com.openai.models.responses.Response;
+import com.openai.models.responses.ResponseCreateParams;
+import com.openai.models.responses.ResponseOutputItem;
+import com.openai.models.responses.ResponseStreamEvent;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.flinfer.avro.Completion;
@@ -61,6 +68,7 @@ class AutoCallStreamTest {
     format = f;
     server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
     server.createContext("/v1/chat/completions", this::answer);
+    server.createContext("/v1/responses", this::respond);
     server.start();
     return OpenAIOkHttpClient.builder()
         .apiKey("none")
@@ -86,6 +94,31 @@ class AutoCallStreamTest {
             200,
             OpenAiResponses.answer(
                 true, "chatcmpl-1", "m", 1, List.of(done), request.tools, null, null));
+      }
+    } catch (ApiError e) {
+      GatewayServer.reply(x, e.status, JSON.readTree("{}"));
+    } finally {
+      x.close();
+    }
+  }
+
+  /** The answer {@link #text} as the gateway gives a Responses API request, whole or streamed. */
+  private void respond(HttpExchange x) throws IOException {
+    try {
+      ResponsesRequest asked = ResponsesRequest.parse(JSON.readTree(x.getRequestBody()));
+      OpenAiRequest request = OpenAiRequest.parse(asked.chat, true, "m", () -> format);
+      Completion done = completion();
+      if (request.stream) {
+        BlockingQueue<Object> events = new LinkedBlockingQueue<>(chunks(new Random(seed)));
+        events.add(done);
+        new EventStream(x, true, "chatcmpl-1", "m", 1, new Choices(ID, 1), null, null)
+            .to(new ResponsesEvents(ID, 1, "m", asked.body))
+            .serve(request, events, Duration.ofSeconds(10));
+      } else {
+        ObjectNode chat =
+            OpenAiResponses.answer(
+                true, "chatcmpl-1", "m", 1, List.of(done), request.tools, null, null);
+        GatewayServer.reply(x, 200, ResponsesAnswer.fromChat(chat, ID, 1, asked.body));
       }
     } catch (ApiError e) {
       GatewayServer.reply(x, e.status, JSON.readTree("{}"));
@@ -234,5 +267,74 @@ class AutoCallStreamTest {
         "stop");
     streamsAsTheWholeAnswer(client, params(true), "{\"name\": \"set_unit\", \"param", "length");
     streamsAsTheWholeAnswer(client, params(true), "{\"answer\": 42}", "stop");
+  }
+
+  /** A response's items: each message's text, each call's id, name and arguments. */
+  private static List<String> items(Response r) {
+    List<String> out = new ArrayList<>();
+    for (ResponseOutputItem item : r.output()) {
+      item.message()
+          .ifPresent(
+              m ->
+                  out.add(
+                      "message "
+                          + m.content().stream()
+                              .flatMap(c -> c.outputText().stream())
+                              .map(t -> t.text())
+                              .reduce("", String::concat)));
+      item.functionCall()
+          .ifPresent(c -> out.add(c.callId() + " " + c.name() + " " + c.arguments()));
+    }
+    out.add("status=" + r.status().map(Object::toString).orElse(""));
+    return out;
+  }
+
+  /**
+   * The Responses API streams auto calls alike: the stream's own events accumulate to the whole
+   * response's items, each call's arguments arriving in more than one delta.
+   */
+  @Test
+  void responsesStreamAutoCallsAsTheModelWritesThem() throws Exception {
+    OpenAIClient client = serve(ToolCallFormat.HERMES);
+    text =
+        "Both.\n<tool_call>\n{\"name\": \"set_unit\", \"arguments\": {\"unit\": \"c\"}}\n"
+            + "</tool_call>\n<tool_call>\n{\"name\": \"set_mode\", \"arguments\": {\"mode\":"
+            + " \"on\"}}\n</tool_call>";
+    finish = "stop";
+    ResponseCreateParams params =
+        ResponseCreateParams.builder()
+            .model("m")
+            .input("Use celsius, then switch it on.")
+            .addTool(
+                FunctionTool.builder().name("set_unit").parameters(objects()).strict(false).build())
+            .addTool(
+                FunctionTool.builder().name("set_mode").parameters(objects()).strict(false).build())
+            .build();
+    List<String> whole = items(client.responses().create(params));
+    assertThat(whole)
+        .containsExactly(
+            "message Both.",
+            ToolCall.idFor(ID, 0) + " set_unit {\"unit\": \"c\"}",
+            ToolCall.idFor(ID, 1) + " set_mode {\"mode\": \"on\"}",
+            "status=completed");
+    for (long s = 0; s < 6; s++) {
+      seed = s;
+      ResponseAccumulator acc = ResponseAccumulator.create();
+      int pieces = 0;
+      try (StreamResponse<ResponseStreamEvent> st = client.responses().createStreaming(params)) {
+        for (ResponseStreamEvent e : st.stream().toList()) {
+          acc.accumulate(e);
+          pieces += e.functionCallArgumentsDelta().isPresent() ? 1 : 0;
+        }
+      }
+      assertThat(items(acc.response())).as("pieces cut by seed %d", s).isEqualTo(whole);
+      assertThat(pieces).isGreaterThan(2);
+    }
+  }
+
+  private static FunctionTool.Parameters objects() {
+    return FunctionTool.Parameters.builder()
+        .putAdditionalProperty("type", JsonValue.from("object"))
+        .build();
   }
 }
