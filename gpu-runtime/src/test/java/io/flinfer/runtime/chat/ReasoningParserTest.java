@@ -100,6 +100,34 @@ class ReasoningParserTest {
     assertThat(whole.substring(thought)).endsWith(sent.content());
   }
 
+  /**
+   * What a stream has sent depends on the text so far alone, not on its pieces: a stream fed the
+   * text so far at once (as one rebuilt after a restore is) has sent the same, and goes on alike.
+   */
+  @Property(tries = 2000)
+  void whatAStreamSentDependsOnTheTextAlone(
+      @ForAll("outputs") List<String> pieces, @ForAll boolean startsInside) {
+    ReasoningParser p = ReasoningParser.of(startsInside);
+    ReasoningStream s = p.stream();
+    Split sent = new Split(null, "");
+    StringBuilder soFar = new StringBuilder();
+    for (int k = 0; k < pieces.size(); k++) {
+      sent = sent.then(s.next(pieces.get(k)));
+      soFar.append(pieces.get(k));
+      ReasoningStream rebuilt = p.stream();
+      assertThat(rebuilt.next(soFar.toString())).isEqualTo(sent);
+      // Both go on alike from here.
+      Split rebuiltRest = new Split(null, "");
+      ReasoningStream again = p.stream();
+      again.next(soFar.toString());
+      for (String piece : pieces.subList(k + 1, pieces.size())) {
+        rebuiltRest = rebuiltRest.then(again.next(piece));
+      }
+      assertThat(sent.then(rebuiltRest.then(again.finish())))
+          .isEqualTo(p.split(String.join("", pieces)));
+    }
+  }
+
   @Provide
   Arbitrary<List<String>> outputs() {
     return Arbitraries.of("<think>", "</think>", "\n", "\n\n", "a", " ", "<", "</th", "ink>", "<th")

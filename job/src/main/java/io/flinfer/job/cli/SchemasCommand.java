@@ -7,6 +7,7 @@ import io.flinfer.avro.Completion;
 import io.flinfer.avro.CompletionChunk;
 import io.flinfer.avro.DeadLetter;
 import io.flinfer.avro.PromptRequest;
+import io.flinfer.avro.history.CompletionChunks;
 import io.flinfer.avro.history.Completions;
 import io.flinfer.avro.history.PromptRequests;
 import java.util.LinkedHashMap;
@@ -79,6 +80,7 @@ public final class SchemasCommand implements Callable<Integer> {
           switch (e.getKey()) {
             case "PromptRequest" -> PromptRequests.history();
             case "Completion" -> Completions.history();
+            case "CompletionChunk" -> CompletionChunks.history();
             default -> null;
           };
       if (history != null) {

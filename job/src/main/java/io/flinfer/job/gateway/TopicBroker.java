@@ -72,7 +72,7 @@ final class TopicBroker implements AutoCloseable {
     SchemaRegistryClient registry =
         s.schemaRegistryUrl() == null ? null : new SchemaRegistryClient(s.schemaRegistryUrl());
     completions = RecordReader.completions(registry);
-    chunks = RecordReader.of(CompletionChunk.getClassSchema(), registry);
+    chunks = RecordReader.chunks(registry);
     deadLetters = RecordReader.of(DeadLetter.getClassSchema(), registry);
     producer =
         new KafkaProducer<>(

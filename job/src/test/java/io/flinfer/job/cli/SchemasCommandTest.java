@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.flinfer.avro.PromptRequest;
+import io.flinfer.avro.history.CompletionChunks;
 import io.flinfer.avro.history.Completions;
 import io.flinfer.avro.history.PromptRequests;
 import java.nio.ByteBuffer;
@@ -33,6 +34,11 @@ class SchemasCommandTest {
         .singleElement()
         .satisfies(
             r -> assertThat(r.get("earlier_fingerprints")).hasSize(Completions.VERSIONS - 1));
+    assertThat(all)
+        .filteredOn(r -> r.get("record").asText().equals("CompletionChunk"))
+        .singleElement()
+        .satisfies(
+            r -> assertThat(r.get("earlier_fingerprints")).hasSize(CompletionChunks.VERSIONS - 1));
   }
 
   @Test

@@ -11,6 +11,7 @@ import io.flinfer.operators.detokenize.IncrementalDetokenizer;
 import io.flinfer.operators.flink.state.ProgressSerializer;
 import io.flinfer.runtime.chat.ReasoningParser;
 import io.flinfer.runtime.chat.ReasoningParsers;
+import io.flinfer.runtime.chat.ReasoningStream;
 import io.flinfer.runtime.chat.ToolCall;
 import io.flinfer.runtime.chat.ToolCallFormat;
 import io.flinfer.runtime.grammar.ResponseFormat;
@@ -72,6 +73,7 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
   private transient ReasoningParsers reasoningParsers;
   private transient ValueState<Progress> progress;
   private transient Map<String, IncrementalDetokenizer> decoders;
+  private transient Map<String, ReasoningStream> thoughts;
 
   public Detokenizer(ModelSource modelSource, String modelId) {
     this.modelSource = modelSource;
@@ -88,6 +90,7 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
         getRuntimeContext()
             .getState(new ValueStateDescriptor<>("progress", new ProgressSerializer()));
     decoders = new HashMap<>();
+    thoughts = new HashMap<>();
   }
 
   @Override
@@ -112,6 +115,7 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
       }
       decoders.put(id, d);
     }
+    ReasoningStream thought = thought(id, p, d);
     // Tokens already taken (a repeat after a restore) are skipped; the rest are consecutive.
     int skip = Math.max(0, p.tokens.length - t.index);
     int fresh = t.tokenIds.length - Math.min(skip, t.tokenIds.length);
@@ -146,7 +150,9 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
           System.arraycopy(t.topLogprobs, skip * k, p.unsentTopLogprobs, held * k, fresh * k);
         }
         if (complete > 0) {
-          ctx.output(CHUNKS, chunk(id, p, delta.toString(), complete));
+          String text = delta.toString();
+          ctx.output(
+              CHUNKS, chunk(id, p, text, complete, thought == null ? null : thought.next(text)));
         }
       }
     } else if (t.index >= 0 && t.finishType == null) {
@@ -157,8 +163,13 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
       return;
     }
     String tail = d.finish();
-    if (p.prompt.request.getStream() && (!tail.isEmpty() || p.unsentLogprobs.length > 0)) {
-      ctx.output(CHUNKS, chunk(id, p, tail, p.unsentLogprobs.length));
+    // The thinking's last piece may have been held (a possible tag) with no text after it.
+    ReasoningParser.Split last = thought == null ? null : thought.next(tail).then(thought.finish());
+    boolean lastSplit =
+        last != null && !(last.content().isEmpty() && isNullOrEmpty(last.reasoning()));
+    if (p.prompt.request.getStream()
+        && (!tail.isEmpty() || p.unsentLogprobs.length > 0 || lastSplit)) {
+      ctx.output(CHUNKS, chunk(id, p, tail, p.unsentLogprobs.length, last));
     }
     long now = System.currentTimeMillis();
     TokenizedPrompt q = p.prompt;
@@ -197,6 +208,7 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
                     .build())
             .build());
     decoders.remove(id);
+    thoughts.remove(id);
     progress.clear();
   }
 
@@ -245,10 +257,35 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
   }
 
   /**
+   * The thinking stream of a streamed conversation with a reasoning model, or null. One rebuilt
+   * after a restore is fed the text so far at once: what a stream lets out depends on the text
+   * alone, not on its pieces, so the chunks after it split as they would have.
+   */
+  private ReasoningStream thought(String id, Progress p, IncrementalDetokenizer d) {
+    ReasoningStream s = thoughts.get(id);
+    if (s == null && p.prompt.request.getStream()) {
+      ReasoningParser parser = reasoningParser(p.prompt.request);
+      if (parser != null) {
+        s = parser.stream();
+        s.next(d.text());
+        thoughts.put(id, s);
+      }
+    }
+    return s;
+  }
+
+  private static boolean isNullOrEmpty(String s) {
+    return s == null || s.isEmpty();
+  }
+
+  /**
    * A chunk of {@code text} with the first {@code n} tokens not yet sent; its index is its first
    * token's (or, with none, one past the last), so a consumer drops repeats by (request id, index).
+   * {@code split} is what the text adds to the thinking and to the answer, or null where the output
+   * is not split.
    */
-  private static CompletionChunk chunk(String id, Progress p, String text, int n) {
+  private static CompletionChunk chunk(
+      String id, Progress p, String text, int n, ReasoningParser.Split split) {
     int first = p.tokens.length - p.unsentLogprobs.length;
     int k = p.unsentLogprobs.length == 0 ? 0 : p.unsentTopIds.length / p.unsentLogprobs.length;
     List<Integer> ids = new ArrayList<>(n);
@@ -278,6 +315,9 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
         .setTokenIds(ids)
         .setLogprobs(logprobs)
         .setTopLogprobs(tops)
+        .setReasoningDelta(
+            split == null ? null : split.reasoning() == null ? "" : split.reasoning())
+        .setContentDelta(split == null ? null : split.content())
         .build();
   }
 

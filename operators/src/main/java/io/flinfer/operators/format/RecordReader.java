@@ -1,7 +1,9 @@
 package io.flinfer.operators.format;
 
 import io.flinfer.avro.Completion;
+import io.flinfer.avro.CompletionChunk;
 import io.flinfer.avro.PromptRequest;
+import io.flinfer.avro.history.CompletionChunks;
 import io.flinfer.avro.history.Completions;
 import io.flinfer.avro.history.PromptRequests;
 import java.io.IOException;
@@ -49,6 +51,12 @@ public final class RecordReader<T extends SpecificRecord> {
   /** Completions of every published schema. */
   public static RecordReader<Completion> completions(SchemaRegistryClient registry) {
     return new RecordReader<>(Completion.getClassSchema(), Completions.decoder(), registry);
+  }
+
+  /** Completion chunks of every published schema. */
+  public static RecordReader<CompletionChunk> chunks(SchemaRegistryClient registry) {
+    return new RecordReader<>(
+        CompletionChunk.getClassSchema(), CompletionChunks.decoder(), registry);
   }
 
   /** Records of a generated class, Avro single-object in its current schema. */

@@ -11,7 +11,10 @@ import io.flinfer.runtime.testing.SharedFiles;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
@@ -239,5 +242,126 @@ class DetokenizerTest {
     PromptRequest prompted =
         PromptRequest.newBuilder(chat).setMessages(null).setTools(null).setPrompt("x").build();
     assertThat(qwenCompletion(prompted, text).getReasoningContent()).isNull();
+  }
+
+  /**
+   * A streamed conversation with a thinking model, one token an output: its chunks carry the text
+   * as written, and apart what each adds to the thinking and to the answer, adding up to the
+   * completion's; a detokenizer restored from a snapshot at any token goes on splitting alike.
+   */
+  @Test
+  void streamedThinkingIsSplitInTheChunksAcrossARestore() throws Exception {
+    String text = "<think>\nFirst a, then b.\n</think>\n\nThe answer: 42.";
+    ChatMessage user = ChatMessage.newBuilder().setRole("user").setContent("Why?").build();
+    PromptRequest chat =
+        PromptRequest.newBuilder()
+            .setRequestId("r2")
+            .setMessages(List.of(user))
+            .setStream(true)
+            .build();
+    ModelSource source =
+        new ModelSource(SharedFiles.root().resolve("models/zoo/qwen3-tiny.gguf").toString(), null);
+    int[] ids = source.load().tokenizer().encode(text, false, true);
+    Result whole = streamQwen(source, chat, ids, -1);
+    StringBuilder reasoning = new StringBuilder();
+    StringBuilder content = new StringBuilder();
+    StringBuilder written = new StringBuilder();
+    for (CompletionChunk c : whole.chunks()) {
+      reasoning.append(c.getReasoningDelta());
+      content.append(c.getContentDelta());
+      written.append(c.getTextDelta());
+    }
+    assertThat(written.toString()).isEqualTo(text).isEqualTo(whole.done().getText());
+    assertThat(reasoning.toString())
+        .isEqualTo(whole.done().getReasoningContent())
+        .isEqualTo("First a, then b.");
+    assertThat(content.toString()).isEqualTo("The answer: 42.");
+    // The thinking went out as it came, not at the end.
+    assertThat(whole.chunks().stream().filter(c -> !c.getReasoningDelta().isEmpty()).count())
+        .isGreaterThan(1);
+    for (int at = 1; at < ids.length; at++) {
+      Result restored = streamQwen(source, chat, ids, at);
+      // A chunk repeated after the restore is the same chunk; consumers drop repeats by index.
+      Map<Integer, CompletionChunk> byIndex = new TreeMap<>();
+      for (CompletionChunk c : restored.chunks()) {
+        CompletionChunk before = byIndex.putIfAbsent(c.getIndex(), c);
+        assertThat(before == null || before.equals(c)).isTrue();
+      }
+      assertThat(List.copyOf(byIndex.values()))
+          .as("restored at token %d", at)
+          .isEqualTo(whole.chunks());
+    }
+    // A prompt's output is not split.
+    PromptRequest prompted =
+        PromptRequest.newBuilder(chat).setMessages(null).setPrompt("x").build();
+    assertThat(streamQwen(source, prompted, ids, -1).chunks())
+        .allSatisfy(
+            c -> {
+              assertThat(c.getReasoningDelta()).isNull();
+              assertThat(c.getContentDelta()).isNull();
+            });
+  }
+
+  /**
+   * qwen3-tiny's {@code ids} for {@code request}, one token an output, the last finishing; with
+   * {@code restoreAt} at least 0, the detokenizer is snapshotted before that token and a new one
+   * restored from the snapshot goes on, the token before it delivered again (as after a failover).
+   */
+  private static Result streamQwen(
+      ModelSource source, PromptRequest request, int[] ids, int restoreAt) throws Exception {
+    TokenizedPrompt prompt = new TokenizedPrompt();
+    prompt.request = request;
+    prompt.promptIds = new int[] {9707};
+    prompt.routingKey = "k";
+    List<CompletionChunk> chunks = new ArrayList<>();
+    var h = qwenHarness(source);
+    h.open();
+    int k = 0;
+    while (k < ids.length) {
+      if (k == restoreAt) {
+        OperatorSubtaskState snapshot = h.snapshot(0, 0);
+        collect(h, chunks);
+        h.close();
+        h = qwenHarness(source);
+        h.initializeState(snapshot);
+        h.open();
+        restoreAt = -1;
+        k = Math.max(0, k - 1);
+      }
+      TokenOutput t = new TokenOutput();
+      t.requestId = request.getRequestId();
+      t.index = k;
+      t.tokenIds = new int[] {ids[k]};
+      t.logprobs = new float[1];
+      t.topIds = new int[0];
+      t.topLogprobs = new float[0];
+      t.prompt = k == 0 ? prompt : null;
+      t.finishType = k == ids.length - 1 ? "stop" : null;
+      h.processElement(t, 0);
+      k++;
+    }
+    collect(h, chunks);
+    Completion done = h.extractOutputValues().get(0);
+    h.close();
+    return new Result(chunks, done);
+  }
+
+  private static KeyedOneInputStreamOperatorTestHarness<String, TokenOutput, Completion>
+      qwenHarness(ModelSource source) throws Exception {
+    return new KeyedOneInputStreamOperatorTestHarness<>(
+        new KeyedProcessOperator<>(new Detokenizer(source, "qwen")),
+        t -> t.requestId,
+        Types.STRING);
+  }
+
+  private static void collect(
+      KeyedOneInputStreamOperatorTestHarness<String, TokenOutput, Completion> h,
+      List<CompletionChunk> into) {
+    var side = h.getSideOutput(Detokenizer.CHUNKS);
+    if (side != null) {
+      for (StreamRecord<CompletionChunk> r : side) {
+        into.add(r.getValue());
+      }
+    }
   }
 }
