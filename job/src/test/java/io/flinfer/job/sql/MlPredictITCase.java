@@ -172,6 +172,7 @@ class MlPredictITCase {
             + qwen
             + "',"
             + " 'temperature' = '0', 'max-tokens' = '8')");
+    int promptTokens;
     t.executeSql(
         "CREATE TEMPORARY VIEW chats AS SELECT * FROM (VALUES"
             + " (ARRAY[ROW('system', 'Be brief.'), ROW('user', 'Hi')])) AS v(messages)");
@@ -185,7 +186,42 @@ class MlPredictITCase {
       assertThat((String) r.getField(0)).isNotNull();
       // The template's role markers make the prompt longer than the two messages' words.
       assertThat((Integer) r.getField(1)).isGreaterThan(10);
+      promptTokens = (Integer) r.getField(1);
     }
+    // Tools reach the template (the prompt grows by them); the answer's calls are a column.
+    String tools =
+        "[{\"type\": \"function\", \"function\": {\"name\": \"add\", \"parameters\":"
+            + " {\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"integer\"}}}}}]";
+    t.executeSql(
+        "CREATE MODEL caller INPUT (messages ARRAY<ROW<role STRING, content STRING>>)"
+            + " OUTPUT (prompt_tokens INT, error STRING,"
+            + " tool_calls ARRAY<ROW<id STRING, name STRING, arguments STRING>>)"
+            + " WITH ('provider' = 'flinfer', 'model-path' = '"
+            + qwen
+            + "', 'temperature' = '0', 'max-tokens' = '8', 'tools' = '"
+            + tools
+            + "')");
+    try (CloseableIterator<Row> rows =
+        t.executeSql(
+                "SELECT prompt_tokens, error, tool_calls FROM ML_PREDICT(TABLE chats, MODEL"
+                    + " caller, DESCRIPTOR(messages))")
+            .collect()) {
+      Row r = rows.next();
+      assertThat(r.getField(1)).isNull();
+      assertThat((Integer) r.getField(0)).isGreaterThan(promptTokens + 20);
+      // The random-weight model's answer makes no call.
+      assertThat((Object[]) r.getField(2)).isEmpty();
+    }
+    t.executeSql(
+        "CREATE MODEL loose INPUT (messages ARRAY<ROW<role STRING, content STRING>>)"
+            + " OUTPUT (text STRING) WITH ('provider' = 'flinfer', 'model-path' = '"
+            + qwen
+            + "', 'tools' = '{\"type\": \"function\"}')");
+    assertThatThrownBy(
+            () ->
+                t.executeSql(
+                    "SELECT text FROM ML_PREDICT(TABLE chats, MODEL loose, DESCRIPTOR(messages))"))
+        .hasStackTraceContaining("tools must be a JSON array");
   }
 
   /**

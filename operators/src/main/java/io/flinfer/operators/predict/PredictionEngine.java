@@ -11,7 +11,9 @@ import io.flinfer.operators.request.RequestLimits;
 import io.flinfer.operators.request.RequestValidator;
 import io.flinfer.runtime.chat.ReasoningParser;
 import io.flinfer.runtime.chat.ReasoningParsers;
+import io.flinfer.runtime.chat.ToolCallFormat;
 import io.flinfer.runtime.forward.ModelRunners;
+import io.flinfer.runtime.grammar.ResponseFormat;
 import io.flinfer.runtime.model.LlamaModel;
 import java.util.ArrayDeque;
 import java.util.HashMap;
@@ -52,6 +54,8 @@ public final class PredictionEngine {
     final IncrementalDetokenizer text;
     final int promptTokens;
     final ReasoningParser reasoning; // null: the text is all answer
+    final ToolCallFormat calls; // null: no tools
+    final String callIds;
     final CompletableFuture<Prediction> result;
     int tokens;
 
@@ -59,10 +63,14 @@ public final class PredictionEngine {
         IncrementalDetokenizer text,
         int promptTokens,
         ReasoningParser reasoning,
+        ToolCallFormat calls,
+        String callIds,
         CompletableFuture<Prediction> result) {
       this.text = text;
       this.promptTokens = promptTokens;
       this.reasoning = reasoning;
+      this.calls = calls;
+      this.callIds = callIds;
       this.result = result;
     }
   }
@@ -121,6 +129,8 @@ public final class PredictionEngine {
     }
     RequestValidator validator = RequestValidator.forModel(model, key.limits(), Set.of());
     ReasoningParsers parsers = new ReasoningParsers(model.chatTemplate().orElse(null));
+    ToolCallFormat calls =
+        model.chatTemplate().map(ToolCallFormat::of).orElse(ToolCallFormat.UNKNOWN);
     Map<String, Running> running = new HashMap<>();
     ArrayDeque<Submitted> held = new ArrayDeque<>();
     try (engine) {
@@ -133,7 +143,7 @@ public final class PredictionEngine {
           held.add(s);
         }
         while (!held.isEmpty() && engine.canAccept()) {
-          admit(held.poll(), engine, validator, model, parsers, running);
+          admit(held.poll(), engine, validator, model, parsers, calls, running);
         }
         if (engine.hasWork()) {
           for (TokenEvent t : engine.step()) {
@@ -157,6 +167,7 @@ public final class PredictionEngine {
       RequestValidator validator,
       LlamaModel model,
       ReasoningParsers parsers,
+      ToolCallFormat calls,
       Map<String, Running> running) {
     RequestValidator.Outcome o = validator.validate(s.request(), System.currentTimeMillis());
     if (!o.ok()) {
@@ -164,6 +175,12 @@ public final class PredictionEngine {
       return;
     }
     int[] ids = o.request().promptIds();
+    PromptRequest r = s.request();
+    boolean withCalls =
+        r.getTools() != null && ResponseFormat.TEXT.wireName().equals(r.getResponseFormat());
+    // Call ids from what the row asked, not from its request id, which is fresh every time.
+    String callIds =
+        Long.toString(RequestValidator.seedOf(r.getMessages() + "\n" + r.getTools()), 16);
     running.put(
         s.request().getRequestId(),
         new Running(
@@ -173,6 +190,8 @@ public final class PredictionEngine {
             s.request().getMessages() == null
                 ? null
                 : parsers.forKwargs(s.request().getChatTemplateKwargs()).orElse(null),
+            withCalls ? calls : null,
+            callIds,
             s.result()));
     engine.submit(o.request().req());
   }
@@ -197,12 +216,9 @@ public final class PredictionEngine {
     }
     r.text.finish();
     String reason = r.text.stopped() || f.type() == FinishReason.Type.STOP ? "stop" : "length";
-    String text = r.text.text();
-    ReasoningParser.Split answer =
-        r.reasoning == null ? new ReasoningParser.Split(null, text) : r.reasoning.split(text);
     r.result.complete(
-        new Prediction(
-            text, reason, r.promptTokens, r.tokens, null, answer.reasoning(), answer.content()));
+        Prediction.of(
+            r.text.text(), reason, r.promptTokens, r.tokens, r.reasoning, r.calls, r.callIds));
   }
 
   private void failAll(String error) {

@@ -78,4 +78,13 @@ public final class FlinferModelOptions {
           .withDescription(
               "With messages to a reasoning model: the most tokens its thought may have; then"
                   + " the thought is closed and the answer follows.");
+
+  public static final ConfigOption<String> TOOLS =
+      ConfigOptions.key("tools")
+          .stringType()
+          .noDefaultValue()
+          .withDescription(
+              "With messages: the functions the model may call, as an OpenAI tools array (JSON),"
+                  + " handed to the chat template; the calls an answer makes come in the output"
+                  + " column tool_calls.");
 }

@@ -2,6 +2,8 @@ package io.flinfer.operators.sql;
 
 import static io.flinfer.operators.sql.FlinferModelOptions.*;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.flinfer.avro.PromptRequest;
 import io.flinfer.avro.SamplingOptions;
 import io.flinfer.operators.engine.EngineConfig;
@@ -51,7 +53,8 @@ public final class FlinferModelProviderFactory implements ModelProviderFactory {
         RESPONSE_FORMAT,
         JSON_SCHEMA,
         CHAT_TEMPLATE_KWARGS,
-        THINKING_TOKEN_BUDGET);
+        THINKING_TOKEN_BUDGET,
+        TOOLS);
   }
 
   @Override
@@ -91,6 +94,11 @@ public final class FlinferModelProviderFactory implements ModelProviderFactory {
       throw new org.apache.flink.table.api.ValidationException(
           "thinking-token-budget must be >= 0, got " + budget);
     }
+    String tools = o.getOptional(TOOLS).orElse(null);
+    if (tools != null && !isArray(tools)) {
+      throw new org.apache.flink.table.api.ValidationException(
+          "tools must be a JSON array of tools, as OpenAI's API takes them");
+    }
     PredictionEngine.Key key =
         new PredictionEngine.Key(
             new ModelSource(o.get(MODEL_PATH), o.getOptional(TOKENIZER_PATH).orElse(null)),
@@ -109,6 +117,7 @@ public final class FlinferModelProviderFactory implements ModelProviderFactory {
                     .setJsonSchema(schema)
                     .setChatTemplateKwargs(kwargs)
                     .setThinkingTokenBudget(budget)
+                    .setTools(tools)
                     .setSampling(
                         SamplingOptions.newBuilder()
                             .setTemperature(o.get(TEMPERATURE).floatValue())
@@ -117,5 +126,13 @@ public final class FlinferModelProviderFactory implements ModelProviderFactory {
                             .build())
                     .build()),
             PredictionColumns.of(model.getResolvedOutputSchema())));
+  }
+
+  private static boolean isArray(String json) {
+    try {
+      return new ObjectMapper().readTree(json).isArray();
+    } catch (JsonProcessingException e) {
+      return false;
+    }
   }
 }

@@ -1,15 +1,19 @@
 package io.flinfer.operators.sql;
 
 import io.flinfer.operators.predict.Prediction;
+import io.flinfer.runtime.chat.ToolCall;
 import java.io.Serializable;
 import java.util.List;
 import java.util.Set;
 import org.apache.flink.table.api.ValidationException;
 import org.apache.flink.table.catalog.Column;
 import org.apache.flink.table.catalog.ResolvedSchema;
+import org.apache.flink.table.data.ArrayData;
+import org.apache.flink.table.data.GenericArrayData;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
+import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.LogicalTypeRoot;
 
 /**
@@ -17,8 +21,9 @@ import org.apache.flink.table.types.logical.LogicalTypeRoot;
  * (STRING: length, stop or error), {@code prompt_tokens} and {@code completion_tokens} (INT),
  * {@code error} (STRING, null unless the row could not be answered), and for conversations with a
  * thinking model {@code reasoning_content} (STRING, the thinking, null where there is none) and
- * {@code content} (STRING, the answer after it; the text where there is none). Any subset, in any
- * order.
+ * {@code content} (STRING, the answer after it; the text where there is none), and for
+ * conversations with tools {@code tool_calls} ({@code ARRAY<ROW<id STRING, name STRING, arguments
+ * STRING>>}, the calls the answer makes; empty where it makes none). Any subset, in any order.
  */
 final class PredictionColumns implements Serializable {
   private static final Set<String> STRINGS =
@@ -38,9 +43,9 @@ final class PredictionColumns implements Serializable {
       Column c = columns.get(i);
       LogicalTypeRoot root = c.getDataType().getLogicalType().getTypeRoot();
       boolean ok =
-          STRINGS.contains(c.getName())
-                  && (root == LogicalTypeRoot.VARCHAR || root == LogicalTypeRoot.CHAR)
-              || INTS.contains(c.getName()) && root == LogicalTypeRoot.INTEGER;
+          STRINGS.contains(c.getName()) && isString(c.getDataType().getLogicalType())
+              || INTS.contains(c.getName()) && root == LogicalTypeRoot.INTEGER
+              || c.getName().equals("tool_calls") && isCalls(c.getDataType().getLogicalType());
       if (!ok) {
         throw new ValidationException(
             "flinfer model output column '"
@@ -48,7 +53,8 @@ final class PredictionColumns implements Serializable {
                 + "' "
                 + c.getDataType()
                 + ": the columns are text, finish_reason, error, reasoning_content and content"
-                + " (STRING), prompt_tokens and completion_tokens (INT)");
+                + " (STRING), prompt_tokens and completion_tokens (INT), and tool_calls"
+                + " (ARRAY<ROW<id STRING, name STRING, arguments STRING>>)");
       }
       names[i] = c.getName();
     }
@@ -67,10 +73,39 @@ final class PredictionColumns implements Serializable {
             case "reasoning_content" -> string(p.reasoningContent());
             case "content" -> string(p.content());
             case "prompt_tokens" -> p.promptTokens();
+            case "tool_calls" -> calls(p.toolCalls());
             default -> p.completionTokens();
           });
     }
     return row;
+  }
+
+  private static boolean isString(LogicalType t) {
+    return t.getTypeRoot() == LogicalTypeRoot.VARCHAR || t.getTypeRoot() == LogicalTypeRoot.CHAR;
+  }
+
+  /** {@code ARRAY<ROW<id STRING, name STRING, arguments STRING>>}, the fields by position. */
+  private static boolean isCalls(LogicalType t) {
+    if (t.getTypeRoot() != LogicalTypeRoot.ARRAY) {
+      return false;
+    }
+    LogicalType row = t.getChildren().get(0);
+    return row.getTypeRoot() == LogicalTypeRoot.ROW
+        && row.getChildren().size() == 3
+        && row.getChildren().stream().allMatch(PredictionColumns::isString);
+  }
+
+  /** The calls as rows of (id, name, arguments); null for a row that failed. */
+  private static ArrayData calls(List<ToolCall> calls) {
+    if (calls == null) {
+      return null;
+    }
+    RowData[] rows = new RowData[calls.size()];
+    for (int i = 0; i < rows.length; i++) {
+      ToolCall c = calls.get(i);
+      rows[i] = GenericRowData.of(string(c.id()), string(c.name()), string(c.arguments()));
+    }
+    return new GenericArrayData(rows);
   }
 
   private static StringData string(String s) {

@@ -62,6 +62,11 @@ final class PromptColumn implements Serializable {
           "thinking-token-budget goes with messages ARRAY<ROW<role STRING, content STRING>>, not"
               + " with a prompt STRING");
     }
+    if (text && settings.getTools() != null) {
+      throw new ValidationException(
+          "tools go with messages ARRAY<ROW<role STRING, content STRING>>, not with a prompt"
+              + " STRING");
+    }
     return new PromptColumn(conversation, settings);
   }
 

@@ -8,6 +8,9 @@ import io.flinfer.avro.SamplingOptions;
 import io.flinfer.operators.engine.EngineConfig;
 import io.flinfer.operators.flink.ModelSource;
 import io.flinfer.operators.request.RequestLimits;
+import io.flinfer.runtime.chat.ReasoningParser;
+import io.flinfer.runtime.chat.ToolCall;
+import io.flinfer.runtime.chat.ToolCallFormat;
 import io.flinfer.runtime.testing.SharedFiles;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -106,13 +109,6 @@ class PredictionEngineTest {
    */
   @Test
   void aThinkingModelsConversationGetsItsThinkingApart() throws Exception {
-    PredictionEngine.Key qwen3 =
-        new PredictionEngine.Key(
-            new ModelSource(
-                SharedFiles.root().resolve("models/zoo/qwen3-tiny.gguf").toString(), null),
-            EngineConfig.builder().maxTotalTokens(1024).threads(1).build(),
-            "cpu",
-            RequestLimits.defaults());
     PromptRequest chat =
         PromptRequest.newBuilder()
             .setRequestId("ignored")
@@ -120,7 +116,7 @@ class PredictionEngineTest {
             .setMaxNewTokens(4)
             .setSampling(SamplingOptions.newBuilder().setTemperature(0f).build())
             .build();
-    PredictionEngine e = PredictionEngine.acquire(qwen3);
+    PredictionEngine e = PredictionEngine.acquire(qwen3());
     try {
       PromptRequest thinking =
           PromptRequest.newBuilder(chat).setLogitBias(Map.of("151667", 100f)).build();
@@ -161,5 +157,68 @@ class PredictionEngineTest {
     } finally {
       e.release();
     }
+  }
+
+  /**
+   * A conversation with tools: the template gets them, and the calls the answer makes (after any
+   * thinking) come apart, with ids derived from what was asked; cut short by the token limit, as
+   * far as they got.
+   */
+  @Test
+  void aConversationWithToolsGetsTheCallsItsAnswerMakes() throws Exception {
+    String text =
+        "<think>\nMaybe <tool_call>\n{\"name\": \"no\", \"arguments\": {}}\n</tool_call>\n"
+            + "</think>\n\nSure.\n<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1}}\n"
+            + "</tool_call>";
+    Prediction p =
+        Prediction.of(text, "stop", 5, 20, ReasoningParser.of(false), ToolCallFormat.HERMES, "q");
+    assertThat(p.toolCalls())
+        .containsExactly(new ToolCall(ToolCall.idFor("q", 0), "add", "{\"a\": 1}"));
+    assertThat(p.content()).startsWith("Sure.\n<tool_call>");
+    Prediction cut =
+        Prediction.of(
+            text.substring(0, text.length() - 18),
+            "length",
+            5,
+            18,
+            ReasoningParser.of(false),
+            ToolCallFormat.HERMES,
+            "q");
+    assertThat(cut.toolCalls())
+        .containsExactly(new ToolCall(ToolCall.idFor("q", 0), "add", "{\"a\""));
+    assertThat(Prediction.of(text, "stop", 5, 20, null, null, "q").toolCalls()).isEmpty();
+
+    PromptRequest chat =
+        PromptRequest.newBuilder()
+            .setRequestId("ignored")
+            .setMessages(List.of(ChatMessage.newBuilder().setRole("user").setContent("Hi").build()))
+            .setMaxNewTokens(4)
+            .setSampling(SamplingOptions.newBuilder().setTemperature(0f).build())
+            .build();
+    PredictionEngine e = PredictionEngine.acquire(qwen3());
+    try {
+      Prediction plain = e.submit(chat).get();
+      Prediction offered =
+          e.submit(
+                  PromptRequest.newBuilder(chat)
+                      .setTools(
+                          "[{\"type\": \"function\", \"function\": {\"name\": \"add\","
+                              + " \"parameters\": {\"type\": \"object\"}}}]")
+                      .build())
+              .get();
+      assertThat(offered.error()).isNull();
+      assertThat(offered.promptTokens()).isGreaterThan(plain.promptTokens() + 20);
+      assertThat(offered.toolCalls()).isEmpty(); // the random model's answer is content
+    } finally {
+      e.release();
+    }
+  }
+
+  private static PredictionEngine.Key qwen3() {
+    return new PredictionEngine.Key(
+        new ModelSource(SharedFiles.root().resolve("models/zoo/qwen3-tiny.gguf").toString(), null),
+        EngineConfig.builder().maxTotalTokens(1024).threads(1).build(),
+        "cpu",
+        RequestLimits.defaults());
   }
 }
