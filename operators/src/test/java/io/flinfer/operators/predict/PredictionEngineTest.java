@@ -109,13 +109,7 @@ class PredictionEngineTest {
    */
   @Test
   void aThinkingModelsConversationGetsItsThinkingApart() throws Exception {
-    PromptRequest chat =
-        PromptRequest.newBuilder()
-            .setRequestId("ignored")
-            .setMessages(List.of(ChatMessage.newBuilder().setRole("user").setContent("Hi").build()))
-            .setMaxNewTokens(4)
-            .setSampling(SamplingOptions.newBuilder().setTemperature(0f).build())
-            .build();
+    PromptRequest chat = greedyHi();
     PredictionEngine e = PredictionEngine.acquire(qwen3());
     try {
       PromptRequest thinking =
@@ -188,13 +182,7 @@ class PredictionEngineTest {
         .containsExactly(new ToolCall(ToolCall.idFor("q", 0), "add", "{\"a\""));
     assertThat(Prediction.of(text, "stop", 5, 20, null, null, "q").toolCalls()).isEmpty();
 
-    PromptRequest chat =
-        PromptRequest.newBuilder()
-            .setRequestId("ignored")
-            .setMessages(List.of(ChatMessage.newBuilder().setRole("user").setContent("Hi").build()))
-            .setMaxNewTokens(4)
-            .setSampling(SamplingOptions.newBuilder().setTemperature(0f).build())
-            .build();
+    PromptRequest chat = greedyHi();
     PredictionEngine e = PredictionEngine.acquire(qwen3());
     try {
       Prediction plain = e.submit(chat).get();
@@ -212,6 +200,16 @@ class PredictionEngineTest {
     } finally {
       e.release();
     }
+  }
+
+  /** "Hi" from the user, four tokens answered greedily. */
+  private static PromptRequest greedyHi() {
+    return PromptRequest.newBuilder()
+        .setRequestId("ignored")
+        .setMessages(List.of(ChatMessage.newBuilder().setRole("user").setContent("Hi").build()))
+        .setMaxNewTokens(4)
+        .setSampling(SamplingOptions.newBuilder().setTemperature(0f).build())
+        .build();
   }
 
   private static PredictionEngine.Key qwen3() {
