@@ -6,7 +6,6 @@ import io.flinfer.avro.CompletionChunk;
 import java.nio.ByteBuffer;
 import java.util.List;
 import org.apache.avro.Schema;
-import org.apache.avro.SchemaNormalization;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericRecord;
 import org.apache.avro.message.BinaryMessageDecoder;
@@ -15,19 +14,8 @@ import org.junit.jupiter.api.Test;
 
 class CompletionChunksTest {
   @Test
-  void theCurrentSchemaIsTheNewestPublishedOne() {
-    var history = CompletionChunks.history();
-    assertThat(history).hasSize(CompletionChunks.VERSIONS);
-    assertThat(SchemaNormalization.parsingFingerprint64(history.get(history.size() - 1)))
-        .as("add the current CompletionChunk schema to history/ and raise VERSIONS")
-        .isEqualTo(SchemaNormalization.parsingFingerprint64(CompletionChunk.getClassSchema()));
-    assertThat(history.stream().map(SchemaNormalization::parsingFingerprint64).distinct().count())
-        .isEqualTo(CompletionChunks.VERSIONS);
-  }
-
-  @Test
   void reasoningDeltasCrossTheSchemaVersionsBothWays() throws Exception {
-    Schema v1 = CompletionChunks.history().get(0);
+    Schema v1 = RecordHistory.CHUNKS.schemas().get(0);
     // A chunk written before the split reads without one.
     GenericRecord old = new GenericData.Record(v1);
     old.put("request_id", "r");
@@ -37,7 +25,7 @@ class CompletionChunksTest {
     old.put("logprobs", List.of(-1f, -2f));
     old.put("top_logprobs", List.of());
     ByteBuffer bytes = new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v1).encode(old);
-    CompletionChunk read = CompletionChunks.decoder().decode(bytes);
+    CompletionChunk read = RecordHistory.CHUNKS.decoder().decode(bytes);
     assertThat(read.getTextDelta()).isEqualTo("<think>Hm");
     assertThat(read.getTokenIds()).containsExactly(7, 8);
     assertThat(read.getReasoningDelta()).isNull();

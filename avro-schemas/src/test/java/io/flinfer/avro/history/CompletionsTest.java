@@ -10,7 +10,6 @@ import io.flinfer.avro.Usage;
 import java.nio.ByteBuffer;
 import java.util.List;
 import org.apache.avro.Schema;
-import org.apache.avro.SchemaNormalization;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericRecord;
 import org.apache.avro.message.BinaryMessageDecoder;
@@ -18,17 +17,6 @@ import org.apache.avro.message.BinaryMessageEncoder;
 import org.junit.jupiter.api.Test;
 
 class CompletionsTest {
-  @Test
-  void theCurrentSchemaIsTheNewestPublishedOne() {
-    var history = Completions.history();
-    assertThat(history).hasSize(Completions.VERSIONS);
-    assertThat(SchemaNormalization.parsingFingerprint64(history.get(history.size() - 1)))
-        .as("add the current Completion schema to history/ and raise VERSIONS")
-        .isEqualTo(SchemaNormalization.parsingFingerprint64(Completion.getClassSchema()));
-    assertThat(history.stream().map(SchemaNormalization::parsingFingerprint64).distinct().count())
-        .isEqualTo(Completions.VERSIONS);
-  }
-
   private static Completion completion(List<ToolCall> calls) {
     return Completion.newBuilder()
         .setRequestId("r")
@@ -43,7 +31,7 @@ class CompletionsTest {
 
   @Test
   void completionsCrossTheSchemaVersionsBothWays() throws Exception {
-    Schema v1 = Completions.history().get(0);
+    Schema v1 = RecordHistory.COMPLETIONS.schemas().get(0);
     // A completion written before tool calls reads with none.
     GenericRecord old = new GenericData.Record(v1);
     Completion now = completion(List.of(new ToolCall("call_1", "add", "{}")));
@@ -51,7 +39,7 @@ class CompletionsTest {
       old.put(f.name(), GenericData.get().deepCopy(f.schema(), toGeneric(now, f.name())));
     }
     ByteBuffer bytes = new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v1).encode(old);
-    Completion read = Completions.decoder().decode(bytes);
+    Completion read = RecordHistory.COMPLETIONS.decoder().decode(bytes);
     assertThat(read.getText()).isEqualTo("t");
     assertThat(read.getToolCalls()).isEmpty();
 
@@ -65,14 +53,14 @@ class CompletionsTest {
 
   @Test
   void reasoningCrossesTheSchemaVersionsBothWays() throws Exception {
-    Schema v2 = Completions.history().get(1);
+    Schema v2 = RecordHistory.COMPLETIONS.schemas().get(1);
     Completion now = Completion.newBuilder(completion(List.of())).setReasoningContent("hm").build();
     GenericRecord old = new GenericData.Record(v2);
     for (Schema.Field f : v2.getFields()) {
       old.put(f.name(), GenericData.get().deepCopy(f.schema(), toGeneric(now, f.name())));
     }
     ByteBuffer bytes = new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v2).encode(old);
-    assertThat(Completions.decoder().decode(bytes).getReasoningContent()).isNull();
+    assertThat(RecordHistory.COMPLETIONS.decoder().decode(bytes).getReasoningContent()).isNull();
 
     BinaryMessageDecoder<GenericRecord> reader = new BinaryMessageDecoder<>(GenericData.get(), v2);
     reader.addSchema(Completion.getClassSchema());

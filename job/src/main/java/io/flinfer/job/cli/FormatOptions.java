@@ -1,7 +1,9 @@
 package io.flinfer.job.cli;
 
 import io.flinfer.job.pipeline.PipelineSettings;
+import io.flinfer.operators.flink.CarriedHeaders;
 import io.flinfer.operators.format.OutputFormat;
+import java.util.List;
 import picocli.CommandLine.Option;
 
 /**
@@ -25,7 +27,19 @@ final class FormatOptions {
               + " first bytes.")
   String outputFormat;
 
+  @Option(
+      names = "--carry-headers",
+      paramLabel = "NAME",
+      split = ",",
+      description =
+          "Prompt record headers (such as traceparent) that travel with their requests: into the"
+              + " request's metadata as UTF-8 text, and back out as headers on its completion and"
+              + " on any dead letter about it (default: none).")
+  List<String> carryHeaders = List.of();
+
   PipelineSettings.Builder apply(PipelineSettings.Builder b) {
-    return b.schemaRegistryUrl(schemaRegistryUrl).outputFormat(OutputFormat.of(outputFormat));
+    return b.schemaRegistryUrl(schemaRegistryUrl)
+        .outputFormat(OutputFormat.of(outputFormat))
+        .carryHeaders(CarriedHeaders.of(carryHeaders));
   }
 }

@@ -249,9 +249,7 @@ public final class RunCommand implements Callable<Integer> {
     static Readers of(PipelineSettings s) {
       SchemaRegistryClient registry =
           s.schemaRegistryUrl() == null ? null : new SchemaRegistryClient(s.schemaRegistryUrl());
-      return new Readers(
-          RecordReader.completions(registry),
-          RecordReader.of(DeadLetter.getClassSchema(), registry));
+      return new Readers(RecordReader.completions(registry), RecordReader.deadLetters(registry));
     }
   }
 

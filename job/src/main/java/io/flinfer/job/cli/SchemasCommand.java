@@ -7,9 +7,8 @@ import io.flinfer.avro.Completion;
 import io.flinfer.avro.CompletionChunk;
 import io.flinfer.avro.DeadLetter;
 import io.flinfer.avro.PromptRequest;
-import io.flinfer.avro.history.CompletionChunks;
-import io.flinfer.avro.history.Completions;
 import io.flinfer.avro.history.PromptRequests;
+import io.flinfer.avro.history.RecordHistory;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -79,8 +78,9 @@ public final class SchemasCommand implements Callable<Integer> {
       List<Schema> history =
           switch (e.getKey()) {
             case "PromptRequest" -> PromptRequests.history();
-            case "Completion" -> Completions.history();
-            case "CompletionChunk" -> CompletionChunks.history();
+            case "Completion" -> RecordHistory.COMPLETIONS.schemas();
+            case "CompletionChunk" -> RecordHistory.CHUNKS.schemas();
+            case "DeadLetter" -> RecordHistory.DEAD_LETTERS.schemas();
             default -> null;
           };
       if (history != null) {

@@ -73,7 +73,7 @@ final class TopicBroker implements AutoCloseable {
         s.schemaRegistryUrl() == null ? null : new SchemaRegistryClient(s.schemaRegistryUrl());
     completions = RecordReader.completions(registry);
     chunks = RecordReader.chunks(registry);
-    deadLetters = RecordReader.of(DeadLetter.getClassSchema(), registry);
+    deadLetters = RecordReader.deadLetters(registry);
     producer =
         new KafkaProducer<>(
             Map.of(

@@ -3,6 +3,7 @@ package io.flinfer.job.pipeline;
 import io.flinfer.avro.Completion;
 import io.flinfer.avro.CompletionChunk;
 import io.flinfer.avro.DeadLetter;
+import io.flinfer.operators.flink.CarriedHeaders;
 import io.flinfer.operators.flink.Detokenizer;
 import io.flinfer.operators.flink.InferenceOperator;
 import io.flinfer.operators.flink.PromptDecoder;
@@ -11,8 +12,16 @@ import io.flinfer.operators.flink.RequestDedupe;
 import io.flinfer.operators.flink.TokenOutput;
 import io.flinfer.operators.flink.TokenizedPrompt;
 import io.flinfer.operators.format.OutputFormat;
+import io.flinfer.operators.request.Rejection;
+import io.flinfer.operators.request.Utf8;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.function.Function;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.MapFunction;
@@ -31,6 +40,8 @@ import org.apache.flink.util.Collector;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetResetStrategy;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeader;
 
 /**
  * The streaming job: prompts from Kafka, decoded and validated (dead letters aside), keyed by
@@ -61,7 +72,8 @@ public final class FlinferPipeline {
             .setBootstrapServers(s.bootstrapServers())
             .setTopics(s.promptsTopic())
             .setGroupId(s.groupId())
-            .setDeserializer(new RawPromptDeserializer(s.limits().deadLetterEchoBytes()));
+            .setDeserializer(
+                new RawPromptDeserializer(s.limits().deadLetterEchoBytes(), s.carriedHeaders()));
     if (s.range() == null) {
       // A first start (no checkpoint or savepoint to restore) resumes where the group committed,
       // so a redeployed job does not serve the whole topic again; a new group starts at the
@@ -85,7 +97,7 @@ public final class FlinferPipeline {
     SingleOutputStreamOperator<TokenizedPrompt> prompts =
         decoded
             .keyBy(p -> p.request.getRequestId())
-            .process(new RequestDedupe(s.dedupeWindow(), s.limits()))
+            .process(new RequestDedupe(s.dedupeWindow(), s.limits(), s.carriedHeaders()))
             .name("Answer each request id once")
             .uid("dedupe");
     DataStream<TokenOutput> tokens =
@@ -106,6 +118,7 @@ public final class FlinferPipeline {
             .name("Detokenize")
             .uid("detokenize");
     RecordSizes sizes = new RecordSizes(s.limits());
+    CarriedHeaders carried = s.carriedHeaders();
     // Lambdas, not Writer::write: serialized method references to one method with different
     // argument types deserialize as the first one, whose cast fails on the others' records.
     OutputFormat.Writer completionsOut = writer(s, s.completionsTopic());
@@ -120,6 +133,7 @@ public final class FlinferPipeline {
                 DeliveryGuarantee.EXACTLY_ONCE,
                 Completion::getRequestId,
                 c -> completionsOut.write(c),
+                c -> carried.of(c.getMetadata()),
                 sizes::completionTooLarge))
         .name("Completions to Kafka")
         .uid("completions-sink");
@@ -135,6 +149,7 @@ public final class FlinferPipeline {
                   DeliveryGuarantee.AT_LEAST_ONCE,
                   CompletionChunk::getRequestId,
                   c -> chunksOut.write(c),
+                  c -> Map.of(),
                   sizes::chunkTooLarge))
           .name("Chunks to Kafka")
           .uid("chunks-sink");
@@ -149,15 +164,17 @@ public final class FlinferPipeline {
                 DeliveryGuarantee.AT_LEAST_ONCE,
                 d -> d.getRequestId() == null ? "" : d.getRequestId(),
                 d -> deadLettersOut.write(d),
+                DeadLetter::getHeaders,
                 sizes::deadLetterTooLarge))
         .name("Dead letters to Kafka")
         .uid("dead-letters-sink");
   }
 
   /**
-   * A sink to {@code topic}. A record larger than the job may send (which the request limits rule
-   * out, but the check is cheap) is never sent: {@code tooLarge} turns it into a dead letter on the
-   * dead-letter topic, in the same transaction, so one record never fails the job.
+   * A sink to {@code topic}, each record with its {@code headers}. A record larger than the job may
+   * send (which the request limits rule out, but the check is cheap) is never sent: {@code
+   * tooLarge} turns it into a dead letter on the dead-letter topic, with the same headers, in the
+   * same transaction, so one record never fails the job.
    */
   private static <T> KafkaSink<T> sink(
       PipelineSettings s,
@@ -165,6 +182,7 @@ public final class FlinferPipeline {
       DeliveryGuarantee guarantee,
       SerializableFunction<T, String> key,
       SerializableFunction<T, byte[]> value,
+      SerializableFunction<T, Map<String, String>> headers,
       RecordSizes.Oversize<T> tooLarge) {
     int max = s.limits().maxRecordBytes();
     String deadLetters = s.deadLettersTopic();
@@ -173,13 +191,19 @@ public final class FlinferPipeline {
         (element, context, timestamp) -> {
           byte[] k = key.apply(element).getBytes(StandardCharsets.UTF_8);
           byte[] v = value.apply(element);
-          if (k.length + v.length <= max) {
-            return new ProducerRecord<>(topic, k, v);
+          Map<String, String> h = headers.apply(element);
+          if (k.length + v.length + headerBytes(h) <= max) {
+            return new ProducerRecord<>(topic, null, k, v, kafkaHeaders(h));
           }
           DeadLetter d = tooLarge.deadLetter(element, v, k.length + v.length);
+          d.setHeaders(h);
           String id = d.getRequestId() == null ? "" : d.getRequestId();
           return new ProducerRecord<>(
-              deadLetters, id.getBytes(StandardCharsets.UTF_8), deadLettersOut.write(d));
+              deadLetters,
+              null,
+              id.getBytes(StandardCharsets.UTF_8),
+              deadLettersOut.write(d),
+              kafkaHeaders(h));
         };
     return KafkaSink.<T>builder()
         .setBootstrapServers(s.bootstrapServers())
@@ -192,6 +216,20 @@ public final class FlinferPipeline {
         // Chunks are latency-bound; exactly-once records wait for the checkpoint anyway.
         .setProperty("linger.ms", guarantee == DeliveryGuarantee.EXACTLY_ONCE ? "5" : "2")
         .build();
+  }
+
+  private static long headerBytes(Map<String, String> headers) {
+    long n = 0;
+    for (Map.Entry<String, String> e : headers.entrySet()) {
+      n += Utf8.length(e.getKey()) + Utf8.length(e.getValue());
+    }
+    return n;
+  }
+
+  private static List<Header> kafkaHeaders(Map<String, String> headers) {
+    List<Header> out = new ArrayList<>(headers.size());
+    headers.forEach((n, v) -> out.add(new RecordHeader(n, v.getBytes(StandardCharsets.UTF_8))));
+    return out;
   }
 
   private static OutputFormat.Writer writer(PipelineSettings s, String topic) {
@@ -207,9 +245,11 @@ public final class FlinferPipeline {
    */
   static final class RawPromptDeserializer implements KafkaRecordDeserializationSchema<RawPrompt> {
     private final int keyEchoBytes;
+    private final CarriedHeaders carried;
 
-    RawPromptDeserializer(int keyEchoBytes) {
+    RawPromptDeserializer(int keyEchoBytes, CarriedHeaders carried) {
       this.keyEchoBytes = keyEchoBytes;
+      this.carried = carried;
     }
 
     @Override
@@ -220,7 +260,45 @@ public final class FlinferPipeline {
       // Only a dead letter reads the key, and it echoes this much of it.
       raw.key = key == null || key.length <= keyEchoBytes ? key : Arrays.copyOf(key, keyEchoBytes);
       raw.timestampMillis = record.timestamp();
+      carry(record, raw);
       out.collect(raw);
+    }
+
+    /**
+     * The carried headers into {@code raw}: as text, and at most as many bytes as a dead letter
+     * echoes, so that every record about the request stays bounded; else the problem, which the
+     * decoder turns into a dead letter carrying none of them.
+     */
+    private void carry(ConsumerRecord<byte[], byte[]> record, RawPrompt raw) {
+      Map<String, String> found = new LinkedHashMap<>();
+      int bytes = 0;
+      for (String name : carried.names()) {
+        Header h = record.headers().lastHeader(name);
+        if (h == null) {
+          continue;
+        }
+        byte[] v = h.value() == null ? new byte[0] : h.value();
+        try {
+          found.put(
+              name, StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(v)).toString());
+        } catch (CharacterCodingException e) {
+          raw.headerProblem = "header " + name + " is not UTF-8 text";
+          raw.headerRejection = Rejection.INVALID_REQUEST;
+          return;
+        }
+        bytes += name.getBytes(StandardCharsets.UTF_8).length + v.length;
+      }
+      if (bytes > keyEchoBytes) {
+        raw.headerProblem =
+            "the carried headers are "
+                + bytes
+                + " bytes; the limit is "
+                + keyEchoBytes
+                + " (the dead-letter echo bytes)";
+        raw.headerRejection = Rejection.LIMIT_EXCEEDED;
+      } else if (!found.isEmpty()) {
+        raw.headers = found;
+      }
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.flinfer.job.pipeline;
 
 import io.flinfer.operators.engine.EngineConfig;
+import io.flinfer.operators.flink.CarriedHeaders;
 import io.flinfer.operators.flink.InferenceSettings;
 import io.flinfer.operators.flink.ModelSource;
 import io.flinfer.operators.format.OutputFormat;
@@ -12,7 +13,8 @@ import java.time.Duration;
  * Where the job reads and writes, and how it serves. Immutable; build with {@link #builder()},
  * which validates. With a {@link #range()} it is an offline replay of that range of the prompts
  * topic: it ends when the range is served, and commits no offsets of the live job's group. Without
- * a chunks topic, streamed chunks are not written.
+ * a chunks topic, streamed chunks are not written. The prompt records' headers named by {@link
+ * #carriedHeaders()} travel with their requests.
  */
 public record PipelineSettings(
     String bootstrapServers,
@@ -29,7 +31,8 @@ public record PipelineSettings(
     String schemaRegistryUrl,
     OutputFormat outputFormat,
     long checkpointIntervalMillis,
-    PromptRange range)
+    PromptRange range,
+    CarriedHeaders carriedHeaders)
     implements Serializable {
 
   /**
@@ -71,6 +74,7 @@ public record PipelineSettings(
     private long checkpointIntervalMillis = 1000;
     private long streamIntervalMillis = DEFAULT_STREAM_INTERVAL_MILLIS;
     private PromptRange range;
+    private CarriedHeaders carriedHeaders = CarriedHeaders.none();
 
     public Builder bootstrapServers(String v) {
       bootstrapServers = v;
@@ -148,6 +152,15 @@ public record PipelineSettings(
       return this;
     }
 
+    /**
+     * The prompt records' headers that travel with their requests: into the metadata, and back out
+     * as headers on the completion and on any dead letter.
+     */
+    public Builder carryHeaders(CarriedHeaders v) {
+      carriedHeaders = v;
+      return this;
+    }
+
     public Builder checkpointIntervalMillis(long v) {
       checkpointIntervalMillis = v;
       return this;
@@ -194,7 +207,8 @@ public record PipelineSettings(
           schemaRegistryUrl,
           outputFormat,
           checkpointIntervalMillis,
-          range);
+          range,
+          carriedHeaders);
     }
   }
 }

@@ -5,9 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.flinfer.avro.PromptRequest;
-import io.flinfer.avro.history.CompletionChunks;
-import io.flinfer.avro.history.Completions;
 import io.flinfer.avro.history.PromptRequests;
+import io.flinfer.avro.history.RecordHistory;
 import java.nio.ByteBuffer;
 import org.apache.avro.Schema;
 import org.junit.jupiter.api.Test;
@@ -33,12 +32,16 @@ class SchemasCommandTest {
         .filteredOn(r -> r.get("record").asText().equals("Completion"))
         .singleElement()
         .satisfies(
-            r -> assertThat(r.get("earlier_fingerprints")).hasSize(Completions.VERSIONS - 1));
+            r ->
+                assertThat(r.get("earlier_fingerprints"))
+                    .hasSize(RecordHistory.COMPLETIONS.schemas().size() - 1));
     assertThat(all)
         .filteredOn(r -> r.get("record").asText().equals("CompletionChunk"))
         .singleElement()
         .satisfies(
-            r -> assertThat(r.get("earlier_fingerprints")).hasSize(CompletionChunks.VERSIONS - 1));
+            r ->
+                assertThat(r.get("earlier_fingerprints"))
+                    .hasSize(RecordHistory.CHUNKS.schemas().size() - 1));
   }
 
   @Test

@@ -9,8 +9,10 @@ import io.flinfer.avro.Completion;
 import io.flinfer.avro.DeadLetter;
 import io.flinfer.avro.PromptRequest;
 import io.flinfer.job.kafka.EmbeddedKafka;
+import io.flinfer.operators.flink.CarriedHeaders;
 import io.flinfer.operators.request.RequestLimits;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -32,6 +34,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -98,7 +101,11 @@ class ServingPromiseITCase {
     }
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
     FlinferPipeline.build(
-        env, PipelineTestSupport.settings(kafka, model(), 200).limits(LIMITS).build());
+        env,
+        PipelineTestSupport.settings(kafka, model(), 200)
+            .limits(LIMITS)
+            .carryHeaders(CarriedHeaders.of(List.of("traceparent", "x-correlation-id")))
+            .build());
     return env.executeAsync("serving-promise-it");
   }
 
@@ -286,5 +293,124 @@ class ServingPromiseITCase {
     } finally {
       job.cancel().get();
     }
+  }
+
+  /**
+   * The headers the job carries travel with their request: into its metadata, and out on its
+   * completion and on a dead letter about it, whatever made the dead letter (undecodable bytes, a
+   * duplicate id, an output too large); other headers stay behind, and a carried header that is not
+   * UTF-8 text is a dead letter naming it.
+   */
+  @Test
+  @Timeout(240)
+  void carriedHeadersTravelWithTheirRequests() throws Exception {
+    JobClient job = submit(null);
+    String trace = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    sendWithHeaders(
+        bytes(
+            valid("traced")
+                .setMetadata(Map.of("x-correlation-id", "from-metadata", "a", "b"))
+                .build()
+                .toByteBuffer()),
+        "traceparent",
+        trace.getBytes(StandardCharsets.UTF_8),
+        "x-correlation-id",
+        "c-1".getBytes(StandardCharsets.UTF_8),
+        "other",
+        "stays".getBytes(StandardCharsets.UTF_8));
+    sendWithHeaders(
+        new byte[] {1, 2, 3}, "traceparent", "t-bad-bytes".getBytes(StandardCharsets.UTF_8));
+    sendWithHeaders(
+        bytes(valid("traced").build().toByteBuffer()),
+        "x-correlation-id",
+        "c-dup".getBytes(StandardCharsets.UTF_8));
+    sendWithHeaders(
+        bytes(valid("not-text").build().toByteBuffer()),
+        "traceparent",
+        new byte[] {(byte) 0xff, (byte) 0xfe});
+    sendWithHeaders(
+        bytes(
+            valid("traced-big")
+                .setMetadata(Map.of("note", "n".repeat(8000)))
+                .build()
+                .toByteBuffer()),
+        "x-correlation-id",
+        "c-big".getBytes(StandardCharsets.UTF_8));
+    // Over the 256 echo bytes: refused, and its dead letter carries none of them.
+    sendWithHeaders(
+        bytes(valid("long-header").build().toByteBuffer()),
+        "traceparent",
+        "t".repeat(300).getBytes(StandardCharsets.UTF_8));
+    Map<String, Map<String, String>> completionHeaders = new HashMap<>();
+    Map<String, Completion> completions = new HashMap<>();
+    Map<String, Map<String, String>> deadLetterHeaders = new HashMap<>();
+    Map<String, DeadLetter> deadLetters = new HashMap<>();
+    try (KafkaConsumer<byte[], byte[]> c = committedConsumer(kafka, "completions");
+        KafkaConsumer<byte[], byte[]> d = committedConsumer(kafka, "dead-letters")) {
+      long end = System.currentTimeMillis() + 120_000;
+      while ((completions.size() < 1 || deadLetters.size() < 5)
+          && System.currentTimeMillis() < end) {
+        for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(100))) {
+          Completion x = Completion.fromByteBuffer(ByteBuffer.wrap(r.value()));
+          completions.put(x.getRequestId(), x);
+          completionHeaders.put(x.getRequestId(), headers(r));
+        }
+        for (ConsumerRecord<byte[], byte[]> r : d.poll(Duration.ofMillis(100))) {
+          DeadLetter x = DeadLetter.fromByteBuffer(ByteBuffer.wrap(r.value()));
+          String key = x.getRequestId() == null ? "<none>" : x.getRequestId() + "/" + x.getReason();
+          deadLetters.put(key, x);
+          deadLetterHeaders.put(key, headers(r));
+        }
+      }
+      // The header wins over a metadata entry of its name; others are not carried.
+      Map<String, String> carried = Map.of("traceparent", trace, "x-correlation-id", "c-1");
+      assertThat(completions).containsOnlyKeys("traced");
+      assertThat(completionHeaders.get("traced")).isEqualTo(carried);
+      assertThat(completions.get("traced").getMetadata())
+          .containsAllEntriesOf(carried)
+          .containsEntry("a", "b")
+          .doesNotContainKey("other");
+      assertThat(deadLetters)
+          .containsOnlyKeys(
+              "<none>",
+              "traced/duplicate_request_id",
+              "not-text/invalid_request",
+              "long-header/limit_exceeded",
+              "traced-big/output_too_large");
+      assertThat(deadLetters.get("long-header/limit_exceeded").getError())
+          .isEqualTo(
+              "the carried headers are 311 bytes; the limit is 256 (the dead-letter echo bytes)");
+      assertThat(deadLetterHeaders.get("long-header/limit_exceeded")).isEmpty();
+      assertThat(deadLetterHeaders.get("<none>")).isEqualTo(Map.of("traceparent", "t-bad-bytes"));
+      assertThat(deadLetters.get("<none>").getHeaders())
+          .isEqualTo(Map.of("traceparent", "t-bad-bytes"));
+      assertThat(deadLetterHeaders.get("traced/duplicate_request_id"))
+          .isEqualTo(Map.of("x-correlation-id", "c-dup"));
+      assertThat(deadLetters.get("not-text/invalid_request").getError())
+          .isEqualTo("header traceparent is not UTF-8 text");
+      assertThat(deadLetterHeaders.get("traced-big/output_too_large"))
+          .isEqualTo(Map.of("x-correlation-id", "c-big"));
+      assertThat(deadLetters.get("traced-big/output_too_large").getHeaders())
+          .isEqualTo(Map.of("x-correlation-id", "c-big"));
+    } finally {
+      job.cancel().get();
+    }
+  }
+
+  /** Sends {@code value} with headers given as name, value, name, value, ... */
+  private void sendWithHeaders(byte[] value, Object... headers) throws Exception {
+    ProducerRecord<byte[], byte[]> r = new ProducerRecord<>("prompts", value);
+    for (int i = 0; i < headers.length; i += 2) {
+      r.headers().add((String) headers[i], (byte[]) headers[i + 1]);
+    }
+    producer.send(r).get();
+  }
+
+  private static Map<String, String> headers(ConsumerRecord<byte[], byte[]> r) {
+    Map<String, String> out = new HashMap<>();
+    for (Header h : r.headers()) {
+      out.put(h.key(), new String(h.value(), StandardCharsets.UTF_8));
+    }
+    return out;
   }
 }

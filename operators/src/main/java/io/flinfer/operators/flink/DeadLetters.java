@@ -6,6 +6,7 @@ import io.flinfer.operators.request.RequestLimits;
 import io.flinfer.operators.request.Utf8;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
+import java.util.Map;
 
 /**
  * Dead letters of bounded size whatever the input: the offending record and its key are echoed up
@@ -29,6 +30,7 @@ public final class DeadLetters {
         .setSourceTopic(raw.topic == null ? "" : raw.topic)
         .setSourcePartition(raw.partition)
         .setSourceOffset(raw.offset)
+        .setHeaders(raw.headers == null ? Map.of() : raw.headers)
         .build();
   }
 

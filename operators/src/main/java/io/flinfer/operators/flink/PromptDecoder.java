@@ -11,6 +11,7 @@ import io.flinfer.operators.request.RequestLimits;
 import io.flinfer.operators.request.RequestValidator;
 import io.flinfer.runtime.model.LlamaModel;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 import org.apache.flink.api.common.functions.OpenContext;
@@ -22,8 +23,8 @@ import org.apache.flink.util.OutputTag;
 
 /**
  * Decodes and validates prompt records: undecodable bytes and invalid requests go to the
- * dead-letter output with the reason, everything else on as a {@link TokenizedPrompt}. The job
- * never fails on input.
+ * dead-letter output with the reason, everything else on as a {@link TokenizedPrompt}, its carried
+ * headers in its metadata. The job never fails on input.
  */
 public class PromptDecoder extends ProcessFunction<RawPrompt, TokenizedPrompt> {
   public static final OutputTag<DeadLetter> DEAD_LETTERS = new OutputTag<>("dead-letters") {};
@@ -75,6 +76,16 @@ public class PromptDecoder extends ProcessFunction<RawPrompt, TokenizedPrompt> {
     } catch (Exception e) {
       reject(ctx, raw, null, "decode", Rejection.UNDECODABLE, e.getMessage());
       return;
+    }
+    if (raw.headerProblem != null) {
+      reject(ctx, raw, request.getRequestId(), "decode", raw.headerRejection, raw.headerProblem);
+      return;
+    }
+    if (raw.headers != null && !raw.headers.isEmpty()) {
+      // Carried headers join the metadata (over entries of the same name), within its limits.
+      Map<String, String> metadata = new HashMap<>(request.getMetadata());
+      metadata.putAll(raw.headers);
+      request.setMetadata(metadata);
     }
     RequestValidator.Outcome outcome = validator.validate(request, now);
     if (!outcome.ok()) {

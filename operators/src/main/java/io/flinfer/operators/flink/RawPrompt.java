@@ -2,7 +2,7 @@ package io.flinfer.operators.flink;
 
 /**
  * A record as read from the prompts topic: its bytes, its key (only as much as a dead letter would
- * echo), its Kafka timestamp, and where it came from.
+ * echo), the headers the job carries, its Kafka timestamp, and where it came from.
  */
 public class RawPrompt {
   public byte[] value;
@@ -10,6 +10,17 @@ public class RawPrompt {
   public String topic;
   public int partition;
   public long offset;
+
+  /** The carried headers the record has ({@link CarriedHeaders}), as text, or null for none. */
+  public java.util.Map<String, String> headers;
+
+  /**
+   * Why the record's carried headers cannot travel with it (the record is then refused), or null.
+   */
+  public String headerProblem;
+
+  /** The refusal's reason with {@link #headerProblem}. */
+  public io.flinfer.operators.request.Rejection headerRejection;
 
   /** The record's Kafka timestamp (ms since the epoch), or -1 when it has none. */
   public long timestampMillis = -1;

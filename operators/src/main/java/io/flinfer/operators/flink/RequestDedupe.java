@@ -28,6 +28,7 @@ public class RequestDedupe extends KeyedProcessFunction<String, TokenizedPrompt,
 
   private final Duration window;
   private final RequestLimits limits;
+  private final CarriedHeaders headers;
   private transient ValueState<FirstSeen> firstSeen;
   private transient Counter duplicates;
   private transient Counter redelivered;
@@ -36,11 +37,20 @@ public class RequestDedupe extends KeyedProcessFunction<String, TokenizedPrompt,
    * @param window how long an id stays taken after its first record was read
    */
   public RequestDedupe(Duration window, RequestLimits limits) {
+    this(window, limits, CarriedHeaders.none());
+  }
+
+  /**
+   * @param window how long an id stays taken after its first record was read
+   * @param headers the headers a duplicate's dead letter carries, from its request's metadata
+   */
+  public RequestDedupe(Duration window, RequestLimits limits, CarriedHeaders headers) {
     if (window.isNegative() || window.isZero()) {
       throw new IllegalArgumentException("the dedupe window must be positive: " + window);
     }
     this.window = window;
     this.limits = limits;
+    this.headers = headers;
   }
 
   @Override
@@ -98,6 +108,7 @@ public class RequestDedupe extends KeyedProcessFunction<String, TokenizedPrompt,
         .setSourceOffset(p.offset)
         .setOriginalSourcePartition(seen.partition())
         .setOriginalSourceOffset(seen.offset())
+        .setHeaders(headers.of(p.request.getMetadata()))
         .build();
   }
 }

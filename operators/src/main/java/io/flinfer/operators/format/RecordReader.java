@@ -2,10 +2,10 @@ package io.flinfer.operators.format;
 
 import io.flinfer.avro.Completion;
 import io.flinfer.avro.CompletionChunk;
+import io.flinfer.avro.DeadLetter;
 import io.flinfer.avro.PromptRequest;
-import io.flinfer.avro.history.CompletionChunks;
-import io.flinfer.avro.history.Completions;
 import io.flinfer.avro.history.PromptRequests;
+import io.flinfer.avro.history.RecordHistory;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -50,13 +50,20 @@ public final class RecordReader<T extends SpecificRecord> {
 
   /** Completions of every published schema. */
   public static RecordReader<Completion> completions(SchemaRegistryClient registry) {
-    return new RecordReader<>(Completion.getClassSchema(), Completions.decoder(), registry);
+    return new RecordReader<>(
+        Completion.getClassSchema(), RecordHistory.COMPLETIONS.decoder(), registry);
   }
 
   /** Completion chunks of every published schema. */
   public static RecordReader<CompletionChunk> chunks(SchemaRegistryClient registry) {
     return new RecordReader<>(
-        CompletionChunk.getClassSchema(), CompletionChunks.decoder(), registry);
+        CompletionChunk.getClassSchema(), RecordHistory.CHUNKS.decoder(), registry);
+  }
+
+  /** Dead letters of every published schema. */
+  public static RecordReader<DeadLetter> deadLetters(SchemaRegistryClient registry) {
+    return new RecordReader<>(
+        DeadLetter.getClassSchema(), RecordHistory.DEAD_LETTERS.decoder(), registry);
   }
 
   /** Records of a generated class, Avro single-object in its current schema. */

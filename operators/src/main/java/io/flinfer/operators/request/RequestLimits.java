@@ -17,7 +17,8 @@ import java.io.Serializable;
  * @param maxStopStrings entries of {@code stop}
  * @param maxStopStringBytes UTF-8 bytes of each stop string
  * @param maxStopTokenIds entries of {@code stop_token_ids}
- * @param deadLetterEchoBytes bytes of an offending record (and of its key) a dead letter echoes
+ * @param deadLetterEchoBytes bytes of an offending record (and of its key) a dead letter echoes,
+ *     and the most bytes (names and values) of the headers a record carries
  * @param maxRecordBytes the largest record (key and value) the job sends to Kafka
  */
 public record RequestLimits(
@@ -112,10 +113,12 @@ public record RequestLimits(
           "stop limits must be >= 0");
       check(deadLetterEchoBytes >= 0, "dead letter echo bytes must be >= 0");
       check(maxRecordBytes >= 1024, "max record bytes must be >= 1024");
-      // A dead letter holds the echo of the record and of its key, the request id, and a reason.
+      // A dead letter holds the echo of the record and of its key, the request id, a reason, and
+      // the carried headers (at most the echo bytes) in its value and as Kafka headers.
       check(
-          2L * deadLetterEchoBytes + maxIdBytes + 4096 <= maxRecordBytes,
-          "dead letters (twice the echo bytes, the id and 4 KiB) must fit in max record bytes");
+          4L * deadLetterEchoBytes + maxIdBytes + 4096 <= maxRecordBytes,
+          "dead letters (four times the echo bytes, the id and 4 KiB) must fit in max record"
+              + " bytes");
       return new RequestLimits(
           maxPromptBytes,
           maxNewTokens,
