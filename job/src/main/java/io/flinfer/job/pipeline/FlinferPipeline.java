@@ -192,10 +192,11 @@ public final class FlinferPipeline {
           byte[] k = key.apply(element).getBytes(StandardCharsets.UTF_8);
           byte[] v = value.apply(element);
           Map<String, String> h = headers.apply(element);
-          if (k.length + v.length + headerBytes(h) <= max) {
+          long size = k.length + v.length + headerBytes(h);
+          if (size <= max) {
             return new ProducerRecord<>(topic, null, k, v, kafkaHeaders(h));
           }
-          DeadLetter d = tooLarge.deadLetter(element, v, k.length + v.length);
+          DeadLetter d = tooLarge.deadLetter(element, v, (int) Math.min(size, Integer.MAX_VALUE));
           d.setHeaders(h);
           String id = d.getRequestId() == null ? "" : d.getRequestId();
           return new ProducerRecord<>(

@@ -336,6 +336,13 @@ class ServingPromiseITCase {
                 .toByteBuffer()),
         "x-correlation-id",
         "c-big".getBytes(StandardCharsets.UTF_8));
+    // No header, but a metadata entry of a carried name: it goes out as a header too.
+    sendWithHeaders(
+        bytes(
+            valid("meta-only")
+                .setMetadata(Map.of("traceparent", "t-meta"))
+                .build()
+                .toByteBuffer()));
     // Over the 256 echo bytes: refused, and its dead letter carries none of them.
     sendWithHeaders(
         bytes(valid("long-header").build().toByteBuffer()),
@@ -348,7 +355,7 @@ class ServingPromiseITCase {
     try (KafkaConsumer<byte[], byte[]> c = committedConsumer(kafka, "completions");
         KafkaConsumer<byte[], byte[]> d = committedConsumer(kafka, "dead-letters")) {
       long end = System.currentTimeMillis() + 120_000;
-      while ((completions.size() < 1 || deadLetters.size() < 5)
+      while ((completions.size() < 2 || deadLetters.size() < 5)
           && System.currentTimeMillis() < end) {
         for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(100))) {
           Completion x = Completion.fromByteBuffer(ByteBuffer.wrap(r.value()));
@@ -364,7 +371,8 @@ class ServingPromiseITCase {
       }
       // The header wins over a metadata entry of its name; others are not carried.
       Map<String, String> carried = Map.of("traceparent", trace, "x-correlation-id", "c-1");
-      assertThat(completions).containsOnlyKeys("traced");
+      assertThat(completions).containsOnlyKeys("traced", "meta-only");
+      assertThat(completionHeaders.get("meta-only")).isEqualTo(Map.of("traceparent", "t-meta"));
       assertThat(completionHeaders.get("traced")).isEqualTo(carried);
       assertThat(completions.get("traced").getMetadata())
           .containsAllEntriesOf(carried)
