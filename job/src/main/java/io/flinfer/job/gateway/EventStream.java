@@ -137,10 +137,10 @@ final class EventStream {
       for (int i = 0; i < choices.size(); i++) {
         send(OpenAiResponses.delta(true, id, model, created, i, "", true, null));
       }
-    } else if (request.echo != null) {
-      // Each choice's text starts with the prompt.
+    } else if (request.echo) {
+      // Each choice's text starts with its prompt.
       for (int i = 0; i < choices.size(); i++) {
-        send(OpenAiResponses.delta(false, id, model, created, i, request.echo, false, null));
+        send(OpenAiResponses.delta(false, id, model, created, i, request.echo(i), false, null));
       }
     }
     Completion[] finished = new Completion[choices.size()];
@@ -191,7 +191,7 @@ final class EventStream {
       if (left == 0 && request.includeUsage) {
         send(
             OpenAiResponses.usageEvent(
-                chat, id, model, created, List.of(finished), reasoning != null));
+                chat, id, model, created, List.of(finished), request.perPrompt, reasoning != null));
       }
       sink.end(out);
     } catch (InterruptedException ie) {

@@ -185,15 +185,7 @@ public final class GatewayServer implements AutoCloseable {
           }
           List<Completion> answers = awaitAnswers(events, choices, chunks);
           ObjectNode answer =
-              OpenAiResponses.answer(
-                  chat,
-                  responseId,
-                  model,
-                  created,
-                  answers,
-                  request.tools,
-                  request.echo,
-                  reasoning);
+              OpenAiResponses.answer(chat, responseId, model, created, answers, request, reasoning);
           if (tokens != null) {
             for (int i = 0; i < chunks.length; i++) {
               // Only when every token was seen (not for an answer read back after a restart).

@@ -79,8 +79,17 @@ final class OpenAiRequest {
   final boolean includeUsage;
   final boolean logprobs;
 
-  /** How many completions of the prompt ({@code n}), each its own prompt record. */
+  /** The most choices (prompts times {@code n}) one completions request may ask for. */
+  static final int MAX_PROMPT_CHOICES = 64;
+
+  /**
+   * How many choices: each prompt's {@code n} completions, prompt after prompt, each its own prompt
+   * record.
+   */
   final int choices;
+
+  /** Completions of each prompt ({@code n}). */
+  final int perPrompt;
 
   /** The client's {@code user}, or null. */
   final String user;
@@ -88,8 +97,14 @@ final class OpenAiRequest {
   /** The request's tools and what the model should do with them, or null. */
   final Tools tools;
 
-  /** Completions' {@code echo}: the prompt, which each choice's text starts with; else null. */
-  final String echo;
+  /** Completions' {@code echo}: whether each choice's text starts with its prompt. */
+  final boolean echo;
+
+  /**
+   * Completions: the prompts, each a string or token ids ({@code List<Integer>}); chat: none (its
+   * messages are in the record).
+   */
+  private final List<Object> prompts;
 
   /**
    * Chat: whether a thinking model's thinking is answered apart ({@code reasoning_content}) from
@@ -104,22 +119,33 @@ final class OpenAiRequest {
       boolean stream,
       boolean includeUsage,
       boolean logprobs,
-      int choices,
+      int perPrompt,
+      List<Object> prompts,
       String user,
       Tools tools,
-      String echo,
+      boolean echo,
       boolean separateReasoning,
       PromptRequest.Builder request) {
     this.chat = chat;
     this.stream = stream;
     this.includeUsage = includeUsage;
     this.logprobs = logprobs;
-    this.choices = choices;
+    this.perPrompt = perPrompt;
+    this.prompts = prompts;
+    this.choices = perPrompt * Math.max(1, prompts.size());
     this.user = user;
     this.tools = tools;
     this.echo = echo;
     this.separateReasoning = separateReasoning;
     this.request = request;
+  }
+
+  /**
+   * With {@link #echo}: the text choice {@code choice}'s answer starts with (its prompt); else
+   * null.
+   */
+  String echo(int choice) {
+    return echo ? (String) prompts.get(choice / perPrompt) : null;
   }
 
   /** Chat: the template's switches ({@code chat_template_kwargs}) as JSON text, or null. */
@@ -128,16 +154,27 @@ final class OpenAiRequest {
   }
 
   /**
-   * The prompt record of choice {@code choice} of this request, with its id and tenant. With a
-   * seed, choice i samples with the seed plus i; without one, each choice's seed derives from its
-   * own request id, as any request's does.
+   * The prompt record of choice {@code choice} of this request, with its id and tenant: completion
+   * {@code choice % n} of prompt {@code choice / n}. With a seed, a prompt's completion i samples
+   * with the seed plus i, so it is what a request of that prompt alone gets; without one, each
+   * choice's seed derives from its own request id, as any request's does.
    */
+  @SuppressWarnings("unchecked")
   PromptRequest record(String requestId, String tenant, int choice) {
     PromptRequest.Builder r =
         PromptRequest.newBuilder(request).setRequestId(requestId).setTenant(tenant);
+    if (!prompts.isEmpty()) {
+      Object prompt = prompts.get(choice / perPrompt);
+      if (prompt instanceof String text) {
+        r.setPrompt(text);
+      } else {
+        r.setPromptTokenIds((List<Integer>) prompt);
+      }
+    }
+    int sample = choice % perPrompt;
     Long seed = r.getSampling().getSeed();
-    if (choice > 0 && seed != null) {
-      r.setSampling(SamplingOptions.newBuilder(r.getSampling()).setSeed(seed + choice).build());
+    if (sample > 0 && seed != null) {
+      r.setSampling(SamplingOptions.newBuilder(r.getSampling()).setSeed(seed + sample).build());
     }
     return r.build();
   }
@@ -216,6 +253,7 @@ final class OpenAiRequest {
       throw ApiError.unsupported("suffix");
     }
     PromptRequest.Builder r = PromptRequest.newBuilder().setRequestId("").setStream(true);
+    List<Object> prompts = List.of();
     if (chat) {
       r.setMessages(messages(body.get("messages")));
       r.setChatTemplateKwargs(chatTemplateKwargs(body.get("chat_template_kwargs")));
@@ -225,7 +263,18 @@ final class OpenAiRequest {
       }
       r.setThinkingTokenBudget(budget);
     } else {
-      r.setPrompt(prompt(body.get("prompt")));
+      prompts = prompts(body.get("prompt"));
+      if (prompts.size() * n > MAX_PROMPT_CHOICES) {
+        throw ApiError.badParameter(
+            "prompt",
+            "the prompts times n must be at most "
+                + MAX_PROMPT_CHOICES
+                + ", got "
+                + prompts.size() * n);
+      }
+      if (echo && prompts.stream().anyMatch(q -> !(q instanceof String))) {
+        throw ApiError.badParameter("echo", "needs text prompts, not token ids");
+      }
     }
     Integer max = integer(body, chat ? "max_completion_tokens" : "max_tokens");
     if (max == null && chat) {
@@ -290,14 +339,13 @@ final class OpenAiRequest {
     if (user != null) {
       r.setMetadata(Map.of("user", user));
     }
-    String echoed = echo ? r.getPrompt() : null;
     JsonNode separate = body.get("separate_reasoning");
     if (separate != null && !separate.isNull() && !separate.isBoolean()) {
       throw ApiError.badParameter("separate_reasoning", "must be true or false");
     }
     boolean separateReasoning = chat && (separate == null || separate.asBoolean(true));
     return new OpenAiRequest(
-        chat, stream, usage, logprobs, n, user, tools, echoed, separateReasoning, r);
+        chat, stream, usage, logprobs, n, prompts, user, tools, echo, separateReasoning, r);
   }
 
   /** The template's switches: a JSON object, kept as its text; null when not given. */
@@ -496,14 +544,45 @@ final class OpenAiRequest {
     return out;
   }
 
-  private static String prompt(JsonNode p) throws ApiError {
+  /**
+   * The completions API's {@code prompt}: a string, token ids, or an array of either (several
+   * prompts), each a string or a list of token ids.
+   */
+  private static List<Object> prompts(JsonNode p) throws ApiError {
+    String form = "must be a string, an array of token ids, or an array of either";
     if (p != null && p.isTextual()) {
-      return p.textValue();
+      return List.of(p.textValue());
     }
-    if (p != null && p.isArray() && p.size() == 1 && p.get(0).isTextual()) {
-      return p.get(0).textValue();
+    if (p == null || !p.isArray() || p.isEmpty()) {
+      throw ApiError.badParameter("prompt", form);
     }
-    throw ApiError.badParameter("prompt", "must be a string (one prompt per request)");
+    if (p.get(0).isNumber()) {
+      return List.of(tokenIds(p, "prompt"));
+    }
+    List<Object> out = new ArrayList<>();
+    for (int i = 0; i < p.size(); i++) {
+      JsonNode one = p.get(i);
+      if (one.isTextual()) {
+        out.add(one.textValue());
+      } else if (one.isArray() && !one.isEmpty()) {
+        out.add(tokenIds(one, "prompt[" + i + "]"));
+      } else {
+        throw ApiError.badParameter("prompt[" + i + "]", "must be a string or token ids");
+      }
+    }
+    return out;
+  }
+
+  /** A prompt's token ids (the job checks them against the vocabulary). */
+  private static List<Integer> tokenIds(JsonNode ids, String param) throws ApiError {
+    List<Integer> out = new ArrayList<>(ids.size());
+    for (JsonNode id : ids) {
+      if (!id.isIntegralNumber() || !id.canConvertToInt()) {
+        throw ApiError.badParameter(param, "token ids must be integers");
+      }
+      out.add(id.intValue());
+    }
+    return out;
   }
 
   private static List<String> stop(JsonNode s) throws ApiError {

@@ -25,19 +25,24 @@ final class OpenAiResponses {
   }
 
   /**
-   * The usage of a request's choices: the prompt counted once, as OpenAI counts it (its cached
-   * tokens those of the first choice), the completion tokens of every choice, and, where the
-   * thinking is answered apart ({@code reasoning}), the thinking's share of them.
+   * The usage of a request's choices, {@code perPrompt} of each prompt in a row: each prompt
+   * counted once, as OpenAI counts it (its cached tokens those of its first choice), the completion
+   * tokens of every choice, and, where the thinking is answered apart ({@code reasoning}), the
+   * thinking's share of them.
    */
-  static ObjectNode usage(List<Completion> choices, boolean reasoning) {
-    Completion first = choices.get(0);
-    int prompt = first.getUsage().getPromptTokens();
+  static ObjectNode usage(List<Completion> choices, int perPrompt, boolean reasoning) {
+    int prompt = 0;
+    int cached = 0;
+    for (int i = 0; i < choices.size(); i += perPrompt) {
+      prompt += choices.get(i).getUsage().getPromptTokens();
+      cached += choices.get(i).getUsage().getCachedTokens();
+    }
     int completion = choices.stream().mapToInt(c -> c.getUsage().getCompletionTokens()).sum();
     ObjectNode u = JSON.objectNode();
     u.put("prompt_tokens", prompt);
     u.put("completion_tokens", completion);
     u.put("total_tokens", prompt + completion);
-    u.putObject("prompt_tokens_details").put("cached_tokens", first.getUsage().getCachedTokens());
+    u.putObject("prompt_tokens_details").put("cached_tokens", cached);
     if (reasoning) {
       u.putObject("completion_tokens_details")
           .put(
@@ -57,9 +62,9 @@ final class OpenAiResponses {
   }
 
   /**
-   * The whole answer, non-streaming: one choice per completion, in order; with {@code echo} (not
-   * null), each completion's text after the prompt; with {@code reasoning} (not null), each chat
-   * message's thinking as its {@code reasoning_content}, apart from its content.
+   * The whole answer to {@code request}, non-streaming: one choice per completion, in order; with
+   * its {@code echo}, each completion's text after its prompt; with {@code reasoning} (not null),
+   * each chat message's thinking as its {@code reasoning_content}, apart from its content.
    */
   static ObjectNode answer(
       boolean chat,
@@ -67,9 +72,9 @@ final class OpenAiResponses {
       String model,
       long created,
       List<Completion> choices,
-      Tools tools,
-      String echo,
+      OpenAiRequest request,
       ReasoningParser reasoning) {
+    Tools tools = request.tools;
     ObjectNode o = envelope(id, chat ? "chat.completion" : "text_completion", model, created);
     var array = o.putArray("choices");
     for (int i = 0; i < choices.size(); i++) {
@@ -97,12 +102,13 @@ final class OpenAiResponses {
         }
         finish = a.finishReason();
       } else {
+        String echo = request.echo(i);
         choice.put("text", echo == null ? c.getText() : echo + c.getText());
       }
       choice.putNull("logprobs");
       choice.put("finish_reason", finish);
     }
-    o.set("usage", usage(choices, reasoning != null));
+    o.set("usage", usage(choices, request.perPrompt, reasoning != null));
     return o;
   }
 
@@ -178,10 +184,11 @@ final class OpenAiResponses {
       String model,
       long created,
       List<Completion> choices,
+      int perPrompt,
       boolean reasoning) {
     ObjectNode o = envelope(id, chat ? "chat.completion.chunk" : "text_completion", model, created);
     o.putArray("choices");
-    o.set("usage", usage(choices, reasoning));
+    o.set("usage", usage(choices, perPrompt, reasoning));
     return o;
   }
 }

@@ -58,6 +58,9 @@ final class TokenizeApi {
             ? "a conversation's special tokens are the template's"
             : "a prompt gets the model's BOS as its metadata says");
     OpenAiRequest parsed = OpenAiRequest.parse(request, chat, servedModel, format);
+    if (parsed.choices > parsed.perPrompt) {
+      throw ApiError.badParameter("prompt", "one prompt is tokenized at a time");
+    }
     RequestValidator.Outcome o =
         validator.validate(parsed.record("tokenize", "", 0), System.currentTimeMillis());
     if (!o.ok()) {

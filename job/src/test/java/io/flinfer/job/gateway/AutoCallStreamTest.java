@@ -92,8 +92,7 @@ class AutoCallStreamTest {
         GatewayServer.reply(
             x,
             200,
-            OpenAiResponses.answer(
-                true, "chatcmpl-1", "m", 1, List.of(done), request.tools, null, null));
+            OpenAiResponses.answer(true, "chatcmpl-1", "m", 1, List.of(done), request, null));
       }
     } catch (ApiError e) {
       GatewayServer.reply(x, e.status, JSON.readTree("{}"));
@@ -116,8 +115,7 @@ class AutoCallStreamTest {
             .serve(request, events, Duration.ofSeconds(10));
       } else {
         ObjectNode chat =
-            OpenAiResponses.answer(
-                true, "chatcmpl-1", "m", 1, List.of(done), request.tools, null, null);
+            OpenAiResponses.answer(true, "chatcmpl-1", "m", 1, List.of(done), request, null);
         GatewayServer.reply(x, 200, ResponsesAnswer.fromChat(chat, ID, 1, asked.body));
       }
     } catch (ApiError e) {

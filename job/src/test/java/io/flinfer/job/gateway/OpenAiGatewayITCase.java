@@ -613,6 +613,87 @@ class OpenAiGatewayITCase {
         .isGreaterThan(1);
   }
 
+  /**
+   * A completions prompt as token ids answers as its text does, and several prompts (text or token
+   * ids) with n get n choices each, prompt after prompt, each what its prompt alone gets; the usage
+   * counts each prompt once; streamed, the choices add up to the whole answer's.
+   */
+  @Test
+  void promptsMayBeTokenIdsOrSeveral() throws Exception {
+    JsonNode ids =
+        post("/tokenize", "{\"model\": \"" + MODEL + "\", \"prompt\": \"Once upon a time\"}");
+    List<Long> tokens = new ArrayList<>();
+    ids.get("tokens").forEach(t -> tokens.add(t.asLong()));
+    Completion text = client.completions().create(completion("Once upon a time", 8));
+    Completion byIds =
+        client
+            .completions()
+            .create(completion("", 8).toBuilder().promptOfArrayOfTokens(tokens).build());
+    assertThat(byIds.choices().get(0).text()).isEqualTo(text.choices().get(0).text());
+    assertThat(byIds.usage().orElseThrow().promptTokens())
+        .isEqualTo(text.usage().orElseThrow().promptTokens());
+
+    CompletionCreateParams several =
+        completion("", 8).toBuilder()
+            .promptOfArrayOfStrings(List.of("Once upon a time", "The cat"))
+            .temperature(1.0)
+            .seed(5)
+            .n(2)
+            .build();
+    Completion four = client.completions().create(several);
+    assertThat(four.choices()).extracting(c -> c.index()).containsExactly(0L, 1L, 2L, 3L);
+    long promptTokens = 0;
+    String[] prompts = {"Once upon a time", "The cat"};
+    for (int k = 0; k < 4; k++) {
+      Completion alone =
+          client
+              .completions()
+              .create(
+                  completion(prompts[k / 2], 8).toBuilder()
+                      .temperature(1.0)
+                      .seed(5 + k % 2)
+                      .build());
+      assertThat(four.choices().get(k).text())
+          .as("choice %d", k)
+          .isEqualTo(alone.choices().get(0).text());
+      if (k % 2 == 0) {
+        promptTokens += alone.usage().orElseThrow().promptTokens();
+      }
+    }
+    assertThat(four.usage().orElseThrow().promptTokens()).isEqualTo(promptTokens);
+    StringBuilder[] streamed = new StringBuilder[4];
+    for (int k = 0; k < 4; k++) {
+      streamed[k] = new StringBuilder();
+    }
+    try (StreamResponse<Completion> st = client.completions().createStreaming(several)) {
+      st.stream()
+          .forEach(c -> c.choices().forEach(ch -> streamed[(int) ch.index()].append(ch.text())));
+    }
+    for (int k = 0; k < 4; k++) {
+      assertThat(streamed[k].toString()).as("choice %d", k).isEqualTo(four.choices().get(k).text());
+    }
+    // Several token-id prompts; a token id outside the vocabulary is the job's refusal.
+    Completion mixed =
+        client
+            .completions()
+            .create(
+                completion("", 8).toBuilder()
+                    .promptOfArrayOfTokenArrays(List.of(tokens, tokens))
+                    .build());
+    assertThat(mixed.choices())
+        .extracting(c -> c.text())
+        .containsOnly(text.choices().get(0).text());
+    assertThatThrownBy(
+            () ->
+                client
+                    .completions()
+                    .create(
+                        completion("", 8).toBuilder()
+                            .promptOfArrayOfTokens(List.of(1L, 99_999_999L))
+                            .build()))
+        .isInstanceOf(BadRequestException.class);
+  }
+
   @Test
   void nChoicesStreamInterleavedByIndexAndAddUpToTheWholeAnswer() {
     ChatCompletionCreateParams params =

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.entry;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.flinfer.avro.CompletionChunk;
 import io.flinfer.avro.PromptRequest;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class OpenAiRequestTest {
@@ -109,7 +110,7 @@ class OpenAiRequestTest {
                     "{\"model\": \"m\", \"prompt\": \"x\", \"echo\": true, \"logprobs\": 1}",
                     false))
         .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo("echo"));
-    assertThat(parse("{\"model\": \"m\", \"prompt\": \"x\", \"echo\": true}", false).echo)
+    assertThat(parse("{\"model\": \"m\", \"prompt\": \"x\", \"echo\": true}", false).echo(0))
         .isEqualTo("x");
     assertThatThrownBy(
             () -> parse("{\"model\": \"m\", \"messages\": [{\"role\": \"robot\"}]}", true))
@@ -233,6 +234,62 @@ class OpenAiRequestTest {
           .isInstanceOfSatisfying(
               ApiError.class, e -> assertThat(e.param).isEqualTo("stop_token_ids"));
     }
+  }
+
+  /**
+   * A completions prompt may be token ids, or several prompts (strings or token ids): choice k is
+   * completion k % n of prompt k / n, each what a request of that prompt alone gets.
+   */
+  @Test
+  void promptsMayBeTokenIdsOrSeveral() throws Exception {
+    assertThat(parse("{\"model\": \"m\", \"prompt\": [1, 15043]}", false).record("i", "", 0))
+        .satisfies(
+            p -> {
+              assertThat(p.getPrompt()).isNull();
+              assertThat(p.getPromptTokenIds()).containsExactly(1, 15043);
+            });
+    OpenAiRequest r =
+        parse(
+            "{\"model\": \"m\", \"prompt\": [\"a\", [5, 6], \"c\"], \"n\": 2, \"seed\": 7,"
+                + " \"max_tokens\": 3}",
+            false);
+    assertThat(r.choices).isEqualTo(6);
+    assertThat(r.perPrompt).isEqualTo(2);
+    for (int k = 0; k < 6; k++) {
+      PromptRequest p = r.record("i-" + k, "", k);
+      assertThat(p.getMaxNewTokens()).isEqualTo(3);
+      assertThat(p.getSampling().getSeed()).isEqualTo(7 + k % 2);
+      if (k / 2 == 1) {
+        assertThat(p.getPromptTokenIds()).containsExactly(5, 6);
+        assertThat(p.getPrompt()).isNull();
+      } else {
+        assertThat(p.getPrompt()).isEqualTo(k / 2 == 0 ? "a" : "c");
+        assertThat(p.getPromptTokenIds()).isNull();
+      }
+    }
+    OpenAiRequest echoed =
+        parse("{\"model\": \"m\", \"prompt\": [\"a\", \"b\"], \"n\": 2, \"echo\": true}", false);
+    assertThat(List.of(echoed.echo(0), echoed.echo(1), echoed.echo(2), echoed.echo(3)))
+        .containsExactly("a", "a", "b", "b");
+    for (String[] bad :
+        new String[][] {
+          {"[]", "prompt"},
+          {"[\"a\", 5]", "prompt[1]"},
+          {"[[]]", "prompt[0]"},
+          {"[1.5]", "prompt"},
+          {"[[1, \"x\"]]", "prompt[0]"},
+          {"{\"a\": 1}", "prompt"},
+        }) {
+      assertThatThrownBy(() -> parse("{\"model\": \"m\", \"prompt\": " + bad[0] + "}", false))
+          .as(bad[0])
+          .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo(bad[1]));
+    }
+    assertThatThrownBy(
+            () -> parse("{\"model\": \"m\", \"prompt\": [[1, 2]], \"echo\": true}", false))
+        .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo("echo"));
+    String many = "[" + "\"p\", ".repeat(32) + "\"p\"]";
+    assertThatThrownBy(() -> parse("{\"model\": \"m\", \"prompt\": " + many + ", \"n\": 2}", false))
+        .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo("prompt"));
   }
 
   @Test
