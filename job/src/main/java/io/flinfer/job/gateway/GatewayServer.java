@@ -358,16 +358,32 @@ public final class GatewayServer implements AutoCloseable {
     }
   }
 
+  /** {@code GET /v1/models}: the served model in a list; {@code /v1/models/ID}: it alone. */
   private void models(HttpExchange x) throws IOException {
     try {
       keys.tenant(x.getRequestHeaders().getFirst("Authorization"));
-      ObjectNode o = JSON.createObjectNode();
-      o.put("object", "list");
-      ObjectNode m = o.putArray("data").addObject();
+      String path = x.getRequestURI().getPath();
+      String asked = path.startsWith("/v1/models/") ? path.substring("/v1/models/".length()) : "";
+      ObjectNode m = JSON.createObjectNode();
       m.put("id", model);
       m.put("object", "model");
       m.put("created", 0);
       m.put("owned_by", "flinfer");
+      if (!asked.isEmpty()) {
+        if (!asked.equals(model)) {
+          throw new ApiError(
+              404,
+              "invalid_request_error",
+              "model",
+              "model_not_found",
+              "The model '" + asked + "' does not exist; this server serves '" + model + "'.");
+        }
+        reply(x, 200, m);
+        return;
+      }
+      ObjectNode o = JSON.createObjectNode();
+      o.put("object", "list");
+      o.putArray("data").add(m);
       reply(x, 200, o);
     } catch (ApiError e) {
       fail(x, e);

@@ -169,6 +169,10 @@ class OpenAiGatewayITCase {
   @Test
   void modelsListsTheServedModel() {
     assertThat(client.models().list().data()).extracting(m -> m.id()).containsExactly(MODEL);
+    assertThat(client.models().retrieve(MODEL).id()).isEqualTo(MODEL);
+    assertThatThrownBy(() -> client.models().retrieve("other"))
+        .isInstanceOf(com.openai.errors.NotFoundException.class)
+        .hasMessageContaining("does not exist");
   }
 
   @Test
