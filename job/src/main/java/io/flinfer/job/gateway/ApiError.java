@@ -28,6 +28,16 @@ final class ApiError extends Exception {
         "Invalid value for '" + param + "': " + message);
   }
 
+  /** A 404: {@code asked} is not the served model. */
+  static ApiError modelNotFound(String asked, String served) {
+    return new ApiError(
+        404,
+        "invalid_request_error",
+        "model",
+        "model_not_found",
+        "The model '" + asked + "' does not exist; this server serves '" + served + "'.");
+  }
+
   static ApiError unsupported(String param) {
     return new ApiError(
         400,

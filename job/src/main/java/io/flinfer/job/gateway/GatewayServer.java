@@ -371,12 +371,7 @@ public final class GatewayServer implements AutoCloseable {
       m.put("owned_by", "flinfer");
       if (!asked.isEmpty()) {
         if (!asked.equals(model)) {
-          throw new ApiError(
-              404,
-              "invalid_request_error",
-              "model",
-              "model_not_found",
-              "The model '" + asked + "' does not exist; this server serves '" + model + "'.");
+          throw ApiError.modelNotFound(asked, model);
         }
         reply(x, 200, m);
         return;

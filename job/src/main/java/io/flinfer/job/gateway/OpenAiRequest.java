@@ -183,12 +183,7 @@ final class OpenAiRequest {
   static void checkModel(JsonNode body, String servedModel) throws ApiError {
     String model = text(body, "model", true);
     if (!model.equals(servedModel)) {
-      throw new ApiError(
-          404,
-          "invalid_request_error",
-          "model",
-          "model_not_found",
-          "The model '" + model + "' does not exist; this server serves '" + servedModel + "'.");
+      throw ApiError.modelNotFound(model, servedModel);
     }
   }
 
