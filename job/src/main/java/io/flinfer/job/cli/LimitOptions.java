@@ -66,7 +66,8 @@ final class LimitOptions {
       names = "--dead-letter-echo-bytes",
       defaultValue = "4096",
       description =
-          "Bytes of an offending record (and of its key) a dead letter echoes (default:"
+          "Bytes of an offending record (and of its key) a dead letter echoes, and the most"
+              + " bytes of the headers a record carries (--carry-headers) (default:"
               + " ${DEFAULT-VALUE}).")
   int deadLetterEchoBytes;
 
