@@ -228,6 +228,9 @@ public final class FlinferPipeline {
   }
 
   private static List<Header> kafkaHeaders(Map<String, String> headers) {
+    if (headers.isEmpty()) {
+      return List.of(); // chunks, and requests without carried headers
+    }
     List<Header> out = new ArrayList<>(headers.size());
     headers.forEach((n, v) -> out.add(new RecordHeader(n, v.getBytes(StandardCharsets.UTF_8))));
     return out;
@@ -271,6 +274,9 @@ public final class FlinferPipeline {
      * decoder turns into a dead letter carrying none of them.
      */
     private void carry(ConsumerRecord<byte[], byte[]> record, RawPrompt raw) {
+      if (carried.names().isEmpty()) {
+        return;
+      }
       Map<String, String> found = new LinkedHashMap<>();
       int bytes = 0;
       for (String name : carried.names()) {

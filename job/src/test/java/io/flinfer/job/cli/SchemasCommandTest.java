@@ -8,6 +8,7 @@ import io.flinfer.avro.PromptRequest;
 import io.flinfer.avro.history.PromptRequests;
 import io.flinfer.avro.history.RecordHistory;
 import java.nio.ByteBuffer;
+import java.util.List;
 import org.apache.avro.Schema;
 import org.junit.jupiter.api.Test;
 
@@ -28,20 +29,18 @@ class SchemasCommandTest {
     assertThat(prompt.get("single_object_header_hex").asText()).isEqualTo(start.toString());
     // Every published schema but the current one.
     assertThat(prompt.get("earlier_fingerprints")).hasSize(PromptRequests.VERSIONS - 1);
-    assertThat(all)
-        .filteredOn(r -> r.get("record").asText().equals("Completion"))
-        .singleElement()
-        .satisfies(
-            r ->
-                assertThat(r.get("earlier_fingerprints"))
-                    .hasSize(RecordHistory.COMPLETIONS.schemas().size() - 1));
-    assertThat(all)
-        .filteredOn(r -> r.get("record").asText().equals("CompletionChunk"))
-        .singleElement()
-        .satisfies(
-            r ->
-                assertThat(r.get("earlier_fingerprints"))
-                    .hasSize(RecordHistory.CHUNKS.schemas().size() - 1));
+    for (RecordHistory<?> h :
+        List.of(RecordHistory.COMPLETIONS, RecordHistory.CHUNKS, RecordHistory.DEAD_LETTERS)) {
+      String name = h.current().getName();
+      assertThat(all)
+          .filteredOn(r -> r.get("record").asText().equals(name))
+          .singleElement()
+          .satisfies(
+              r ->
+                  assertThat(r.get("earlier_fingerprints"))
+                      .as(name)
+                      .hasSize(h.schemas().size() - 1));
+    }
   }
 
   @Test

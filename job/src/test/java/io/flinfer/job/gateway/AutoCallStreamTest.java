@@ -212,7 +212,7 @@ class AutoCallStreamTest {
    * For every cut of the answer into pieces: the SDK's accumulation of the stream is the whole
    * answer, and the calls came in more than one delta each (not whole at the end).
    */
-  private void streamsAsTheWholeAnswer(
+  private List<String> streamsAsTheWholeAnswer(
       OpenAIClient client, ChatCompletionCreateParams params, String answer, String reason)
       throws Exception {
     text = answer;
@@ -227,6 +227,7 @@ class AutoCallStreamTest {
         assertThat(st.callDeltas()).isGreaterThan(calls);
       }
     }
+    return whole;
   }
 
   @Test
@@ -236,35 +237,53 @@ class AutoCallStreamTest {
         "Let me set both.\n<tool_call>\n{\"name\": \"set_unit\", \"arguments\": {\"unit\": \"c\","
             + " \"exact\": true}}\n</tool_call>\n<tool_call>\n{\"name\": \"set_mode\","
             + " \"arguments\": {\"mode\": \"on\"}}\n</tool_call>";
-    streamsAsTheWholeAnswer(client, params(true), two, "stop");
-    text = two;
-    finish = "stop";
-    assertThat(summary(client.chat().completions().create(params(true))))
+    String unit = ToolCall.idFor(ID, 0) + " set_unit {\"unit\": \"c\", \"exact\": true}";
+    assertThat(streamsAsTheWholeAnswer(client, params(true), two, "stop"))
         .containsExactly(
             "content=Let me set both.",
-            ToolCall.idFor(ID, 0) + " set_unit {\"unit\": \"c\", \"exact\": true}",
+            unit,
             ToolCall.idFor(ID, 1) + " set_mode {\"mode\": \"on\"}",
             "finish=tool_calls");
     // One call at a time: the first only, streamed alike.
-    streamsAsTheWholeAnswer(client, params(false), two, "stop");
+    assertThat(streamsAsTheWholeAnswer(client, params(false), two, "stop"))
+        .containsExactly("content=Let me set both.", unit, "finish=tool_calls");
     // Cut short inside the second call's arguments: both, the second as far as it got.
-    streamsAsTheWholeAnswer(client, params(true), two.substring(0, two.length() - 20), "length");
-    // Content only.
-    streamsAsTheWholeAnswer(
-        client, params(true), "\n It is 21 degrees < 25,\n so it is on.\n", "stop");
+    assertThat(
+            streamsAsTheWholeAnswer(
+                client, params(true), two.substring(0, two.length() - 20), "length"))
+        .containsExactly(
+            "content=Let me set both.",
+            unit,
+            ToolCall.idFor(ID, 1) + " set_mode {\"mode\":",
+            "finish=length");
+    // Content only, without the blanks at its ends.
+    assertThat(
+            streamsAsTheWholeAnswer(
+                client, params(true), "\n It is 21 degrees < 25,\n so it is on.\n", "stop"))
+        .containsExactly("content=It is 21 degrees < 25,\n so it is on.", "finish=stop");
   }
 
   @Test
   void llamaJsonCallsStreamAsTheModelWritesThem() throws Exception {
     OpenAIClient client = serve(ToolCallFormat.LLAMA3_JSON);
-    streamsAsTheWholeAnswer(
-        client,
-        params(true),
-        "<|python_tag|>{\"name\": \"set_unit\", \"parameters\": {\"unit\": \"f\"}}; {\"name\":"
-            + " \"set_mode\", \"parameters\": {\"mode\": \"off\"}}",
-        "stop");
-    streamsAsTheWholeAnswer(client, params(true), "{\"name\": \"set_unit\", \"param", "length");
-    streamsAsTheWholeAnswer(client, params(true), "{\"answer\": 42}", "stop");
+    assertThat(
+            streamsAsTheWholeAnswer(
+                client,
+                params(true),
+                "<|python_tag|>{\"name\": \"set_unit\", \"parameters\": {\"unit\": \"f\"}};"
+                    + " {\"name\": \"set_mode\", \"parameters\": {\"mode\": \"off\"}}",
+                "stop"))
+        .containsExactly(
+            "content=",
+            ToolCall.idFor(ID, 0) + " set_unit {\"unit\": \"f\"}",
+            ToolCall.idFor(ID, 1) + " set_mode {\"mode\": \"off\"}",
+            "finish=tool_calls");
+    // A call whose arguments never began is no call: the text is content.
+    String begun = "{\"name\": \"set_unit\", \"param";
+    assertThat(streamsAsTheWholeAnswer(client, params(true), begun, "length"))
+        .containsExactly("content=" + begun, "finish=length");
+    assertThat(streamsAsTheWholeAnswer(client, params(true), "{\"answer\": 42}", "stop"))
+        .containsExactly("content={\"answer\": 42}", "finish=stop");
   }
 
   /** A response's items: each message's text, each call's id, name and arguments. */

@@ -180,7 +180,9 @@ public final class PredictionEngine {
         r.getTools() != null && ResponseFormat.TEXT.wireName().equals(r.getResponseFormat());
     // Call ids from what the row asked, not from its request id, which is fresh every time.
     String callIds =
-        Long.toString(RequestValidator.seedOf(r.getMessages() + "\n" + r.getTools()), 16);
+        withCalls
+            ? Long.toString(RequestValidator.seedOf(r.getMessages() + "\n" + r.getTools()), 16)
+            : null;
     running.put(
         s.request().getRequestId(),
         new Running(

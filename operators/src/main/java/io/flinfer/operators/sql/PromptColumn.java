@@ -52,22 +52,21 @@ final class PromptColumn implements Serializable {
           "a flinfer model takes one input column: a prompt STRING, or messages"
               + " ARRAY<ROW<role STRING, content STRING>>");
     }
-    if (text && settings.getChatTemplateKwargs() != null) {
-      throw new ValidationException(
-          "chat-template-kwargs go with messages ARRAY<ROW<role STRING, content STRING>>, not"
-              + " with a prompt STRING");
-    }
-    if (text && settings.getThinkingTokenBudget() != null) {
-      throw new ValidationException(
-          "thinking-token-budget goes with messages ARRAY<ROW<role STRING, content STRING>>, not"
-              + " with a prompt STRING");
-    }
-    if (text && settings.getTools() != null) {
-      throw new ValidationException(
-          "tools go with messages ARRAY<ROW<role STRING, content STRING>>, not with a prompt"
-              + " STRING");
+    if (text) {
+      conversationOnly(settings.getChatTemplateKwargs(), "chat-template-kwargs go");
+      conversationOnly(settings.getThinkingTokenBudget(), "thinking-token-budget goes");
+      conversationOnly(settings.getTools(), "tools go");
     }
     return new PromptColumn(conversation, settings);
+  }
+
+  /** Refuses a setting given ({@code value} not null) that only a conversation column takes. */
+  private static void conversationOnly(Object value, String what) {
+    if (value != null) {
+      throw new ValidationException(
+          what
+              + " with messages ARRAY<ROW<role STRING, content STRING>>, not with a prompt STRING");
+    }
   }
 
   PromptRequest request(RowData row) {
