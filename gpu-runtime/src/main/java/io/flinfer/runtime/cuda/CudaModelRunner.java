@@ -412,9 +412,14 @@ public final class CudaModelRunner implements ModelRunner {
     if (kCache == null) {
       throw new IllegalStateException("allocateKv must be called before forward");
     }
+    int b = batch.batchSize();
+    for (int r = 0; r < b; r++) {
+      if (batch.scoredPositions(r) > 0) {
+        throw new IllegalArgumentException("the cuda backend does not score positions");
+      }
+    }
     cu.makeCurrent();
     int n = batch.numTokens();
-    int b = batch.batchSize();
     for (int t = 0; t < n; t++) {
       if (batch.position(t) >= maxCtx) {
         throw new IllegalArgumentException(

@@ -69,6 +69,12 @@ public final class CpuModelRunner implements ModelRunner {
   private float[] hb2;
   private float[] last = new float[0];
 
+  /** The most floats of scored rows one classifier product writes (64 MiB). */
+  private static final int SCORED_FLOATS = 1 << 24;
+
+  private float[] scoredIn = new float[0];
+  private float[] scoredRows = new float[0];
+
   public CpuModelRunner(LlamaModel model, ReqToTokenPool reqToToken, int threads) {
     this.c = model.config();
     this.w = model.weights();
@@ -222,6 +228,7 @@ public final class CpuModelRunner implements ModelRunner {
       matmul(hb, n, w.w2()[l], xb, null, null, null, null);
       addToResidual(xb, n, c.postNorms() ? w.postFfnNorm()[l] : null);
     }
+    scorePositions(batch);
     int b = batch.batchSize();
     if (last.length < b * dim) {
       last = new float[Math.max(b, 8) * dim];
@@ -234,6 +241,43 @@ public final class CpuModelRunner implements ModelRunner {
     matmul(last, b, w.classifier(), out.rows(), null, null, null, null);
     for (int r = 0; r < b; r++) {
       out.markFull(r);
+    }
+  }
+
+  @Override
+  public boolean scoresPositions() {
+    return true;
+  }
+
+  /**
+   * The logits at the scored positions ({@link ForwardBatch#scorePositions}), a slice of positions
+   * at a time so the rows stay bounded. Each row is the product the last token's row is: a
+   * position's logits have the same bits as when it is a request's last.
+   */
+  private void scorePositions(ForwardBatch batch) {
+    int dim = c.dim();
+    int vocab = c.vocabSize();
+    int slice = Math.max(1, Math.min(64, SCORED_FLOATS / vocab));
+    for (int r = 0; r < batch.batchSize(); r++) {
+      int scored = batch.scoredPositions(r);
+      if (scored == 0) {
+        continue;
+      }
+      if (scoredRows.length < slice * vocab) {
+        scoredIn = new float[slice * dim];
+        scoredRows = new float[slice * vocab];
+      }
+      for (int from = 0; from < scored; from += slice) {
+        int m = Math.min(slice, scored - from);
+        for (int j = 0; j < m; j++) {
+          int t = batch.tokenOffset(r) + from + j;
+          Ops.rmsNorm(scoredIn, j * dim, x, t * dim, w.rmsFinal(), dim, c.normEps());
+        }
+        matmul(scoredIn, m, w.classifier(), scoredRows, null, null, null, null);
+        for (int j = 0; j < m; j++) {
+          batch.positionSink().accept(r, from + j, scoredRows, j * vocab);
+        }
+      }
     }
   }
 

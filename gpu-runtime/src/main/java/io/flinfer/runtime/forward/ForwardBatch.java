@@ -25,6 +25,8 @@ public final class ForwardBatch {
   private float[] topP = new float[8];
   private float[] minP = new float[8];
   private float[] draw = new float[8];
+  private int[] scored = new int[8];
+  private PositionLogits positionSink;
   private int[] inputIds = new int[64];
   private int[] positions = new int[64];
   private int[] outCacheLoc = new int[64];
@@ -59,6 +61,7 @@ public final class ForwardBatch {
       topP = Arrays.copyOf(topP, n);
       minP = Arrays.copyOf(minP, n);
       draw = Arrays.copyOf(draw, n);
+      scored = Arrays.copyOf(scored, n);
     }
     if (numTokens + len > inputIds.length) {
       int n = Math.max(inputIds.length * 2, numTokens + len);
@@ -74,6 +77,7 @@ public final class ForwardBatch {
     tokenOffsets[r] = numTokens;
     greedyOnly[r] = false;
     backendDraw[r] = false;
+    scored[r] = 0;
     System.arraycopy(ids, from, inputIds, numTokens, len);
     System.arraycopy(locs, locFrom, outCacheLoc, numTokens, len);
     for (int i = 0; i < len; i++) {
@@ -91,6 +95,36 @@ public final class ForwardBatch {
   public ForwardBatch greedyOnly() {
     greedyOnly[batchSize - 1] = true;
     return this;
+  }
+
+  /**
+   * Asks for the logits at every new token of the last added request but its last (whose row goes
+   * to {@link Logits} as always): they go, row by row, to the {@link #positionSink}. For prompt
+   * log-probabilities; only a backend that {@link ModelRunner#scoresPositions scores positions}
+   * takes such a batch.
+   */
+  public ForwardBatch scorePositions() {
+    int r = batchSize - 1;
+    if (positionSink == null) {
+      throw new IllegalStateException("scored positions need a position sink");
+    }
+    scored[r] = extendLens[r] - 1;
+    return this;
+  }
+
+  /** How many of request r's new tokens, from its first, have their logits handed to the sink. */
+  public int scoredPositions(int r) {
+    return scored[r];
+  }
+
+  /** Where the logits of scored positions go; kept across {@link #reset}. */
+  public ForwardBatch positionSink(PositionLogits sink) {
+    this.positionSink = sink;
+    return this;
+  }
+
+  public PositionLogits positionSink() {
+    return positionSink;
   }
 
   /** Whether request r needs only its greedy choice. */

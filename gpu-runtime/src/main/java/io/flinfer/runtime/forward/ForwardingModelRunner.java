@@ -48,6 +48,11 @@ public abstract class ForwardingModelRunner implements ModelRunner {
   }
 
   @Override
+  public boolean scoresPositions() {
+    return delegate.scoresPositions();
+  }
+
+  @Override
   public void forward(ForwardBatch batch, Logits out) {
     delegate.forward(batch, out);
   }

@@ -52,6 +52,14 @@ public interface ModelRunner extends AutoCloseable {
   void forward(ForwardBatch batch, Logits out);
 
   /**
+   * Whether this backend hands the logits of positions before a request's last new token to the
+   * batch's sink ({@link ForwardBatch#scorePositions}); one that does not never gets such a batch.
+   */
+  default boolean scoresPositions() {
+    return false;
+  }
+
+  /**
    * The KV storage seen slot by slot as bytes, for the host tier to copy; null when this backend
    * cannot hand its KV to the host (no host tier then).
    */

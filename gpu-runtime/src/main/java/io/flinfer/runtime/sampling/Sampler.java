@@ -172,6 +172,37 @@ public final class Sampler {
   }
 
   /**
+   * Reads token {@code target}'s log-probability from a row of logits as the model gives them (no
+   * penalties, biases or mask), and with {@code k > 0} the {@code k} most likely tokens there
+   * ({@link #lastTopCount}): prompt log-probabilities. The arithmetic is {@link #sample}'s, so a
+   * prompt token scores exactly what it scored when a greedy request without penalties generated
+   * it.
+   *
+   * @param logits the row at {@code logits[off .. off + vocab)}, left unchanged
+   */
+  public float score(float[] logits, int off, int target, int k) {
+    if (target < 0 || target >= vocab || k < 0 || k > SamplingParams.MAX_TOP_LOGPROBS) {
+      throw new IllegalArgumentException("score token " + target + " with " + k + " alternatives");
+    }
+    float[] l = work;
+    System.arraycopy(logits, off, l, 0, vocab);
+    float max = Float.NEGATIVE_INFINITY;
+    for (int i = 0; i < vocab; i++) {
+      if (l[i] > max) {
+        max = l[i];
+      }
+    }
+    double sum = sumExp(l, max, 1f, null);
+    float logZ = max + (float) Math.log(sum);
+    lastLogprob = l[target] - logZ;
+    topCount = 0;
+    if (k > 0) {
+      top(l, Math.min(k, vocab), logZ);
+    }
+    return lastLogprob;
+  }
+
+  /**
    * The {@code k} largest of {@code l} (ties: the lower id first) as log-probabilities: one pass,
    * each value inserted into the short sorted list it beats.
    */

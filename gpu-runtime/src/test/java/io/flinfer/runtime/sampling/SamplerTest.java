@@ -33,6 +33,36 @@ class SamplerTest {
         .isCloseTo(3 - Math.log(z), org.assertj.core.data.Offset.offset(1e-5));
   }
 
+  /**
+   * A token scored in a row (a prompt log-probability) gets the bits it gets when a greedy request
+   * samples it there, alternatives included, and scoring leaves the row as it was.
+   */
+  @Property(tries = 300)
+  void scoringATokenReadsWhatGreedySamplingReportsForIt(
+      @ForAll("rows") float[] row, @ForAll @IntRange(min = 0, max = 20) int k) {
+    Sampler sampler = new Sampler(row.length);
+    float[] copy = row.clone();
+    SamplingParams p = SamplingParams.builder().topLogprobs(k).build();
+    int token = sampler.sample(row, 0, p, new int[0], 0, 0, 0, null);
+    float logprob = sampler.lastLogprob();
+    int n = sampler.lastTopCount();
+    int[] ids = new int[n];
+    float[] tops = new float[n];
+    for (int i = 0; i < n; i++) {
+      ids[i] = sampler.lastTopId(i);
+      tops[i] = sampler.lastTopLogprob(i);
+    }
+    float[] shifted = new float[row.length + 3];
+    System.arraycopy(row, 0, shifted, 3, row.length);
+    assertThat(sampler.score(shifted, 3, token, k)).isEqualTo(logprob);
+    assertThat(sampler.lastTopCount()).isEqualTo(n);
+    for (int i = 0; i < n; i++) {
+      assertThat(sampler.lastTopId(i)).isEqualTo(ids[i]);
+      assertThat(sampler.lastTopLogprob(i)).isEqualTo(tops[i]);
+    }
+    assertThat(row).isEqualTo(copy);
+  }
+
   @Test
   void aStepAsksForTheGreedyChoiceADrawOrTheFullRow() {
     ForwardBatch b = new ForwardBatch();

@@ -146,6 +146,7 @@ public final class Engine implements AutoCloseable {
     this.logits = new Logits(vocab);
     this.newTokenRatio = new NewTokenRatio(config);
     this.endTokens = model.tokenizer().endTokens();
+    fb.positionSink(this::scorePosition);
   }
 
   public EngineConfig config() {
@@ -232,6 +233,17 @@ public final class Engine implements AutoCloseable {
     if (r.outputLen() >= r.effectiveMaxNewTokens) {
       endBeforeStart(r, FinishReason.length("already at its token limit"));
       return true;
+    }
+    if (r.promptLogprobs() >= 0) {
+      if (!runner.scoresPositions()) {
+        endBeforeStart(
+            r,
+            FinishReason.error(
+                "the " + runner.backendName() + " backend does not compute prompt logprobs"));
+        return true;
+      }
+      // A restored request with outputs sent its prompt's with its first token.
+      r.scores = r.outputLen() == 0 ? new PromptScores(prompt, r.promptLogprobs()) : null;
     }
     r.constraint = masks.constraint(r.params());
     for (int i = prompt; i < r.len && r.constraint != null; i++) {
@@ -424,16 +436,24 @@ public final class Engine implements AutoCloseable {
       return false;
     }
     int before = r.prefixLen;
-    PrefixMatch m = tiered.loadBack(r.namespace(), r.tokens, r.len - 1, budget);
+    PrefixMatch m = tiered.loadBack(r.namespace(), r.tokens, matchLimit(r), budget);
     r.cache.setPrefix(m);
     r.prefixLen = m.length();
     r.hostHitLength = m.hostHitLength();
     return m.length() > before;
   }
 
+  /**
+   * How much of a request's tokens a cached prefix may cover: all but the last, whose logits the
+   * step needs, and no position whose prompt log-probability is still to be read.
+   */
+  private static int matchLimit(Req r) {
+    return r.scores == null ? r.len - 1 : Math.min(r.len - 1, r.scores.next());
+  }
+
   /** Matches a waiting request's prefix in the cache. */
   private void match(Req r) {
-    PrefixMatch m = cache.matchPrefix(r.namespace(), r.tokens, r.len - 1);
+    PrefixMatch m = cache.matchPrefix(r.namespace(), r.tokens, matchLimit(r));
     r.cache.setPrefix(m);
     r.prefixLen = m.length();
     r.hostHitLength = m.hostHitLength();
@@ -498,7 +518,11 @@ public final class Engine implements AutoCloseable {
       int slot = r.cache.reqPoolIdx();
       reqToToken.write(slot, prefixLens[i], locs, off, r.extendInputLen);
       fb.add(slot, prefixLens[i], r.tokens, prefixLens[i], r.extendInputLen, locs, off);
-      Sampler.prepare(fb, r.params(), r.outputLen());
+      if (r.scores != null) {
+        fb.scorePositions(); // a chunk's last position is read from its row (processResults)
+      } else {
+        Sampler.prepare(fb, r.params(), r.outputLen());
+      }
       off += r.extendInputLen;
     }
     prefillTokens += off;
@@ -687,6 +711,9 @@ public final class Engine implements AutoCloseable {
       boolean prefill = b < extendCount;
       if (prefill) {
         r.computedLen += r.extendInputLen;
+        if (r.chunking && r.scores != null) {
+          scorePosition(b, r.extendInputLen - 1, logits.rows(), b * vocab);
+        }
         if (r.chunking) {
           // A finished chunk becomes the prefix of the next one.
           cache.cacheUnfinishedReq(r.cache, r.tokens, r.computedLen);
@@ -733,6 +760,8 @@ public final class Engine implements AutoCloseable {
       }
       r.lastTokenNanos = now;
       FinishReason finish = FinishCheck.after(r, token, endTokens);
+      PromptLogprobs prompt = r.scores == null ? null : r.scores.result();
+      r.scores = null;
       events.add(
           new TokenEvent(
               r.id(),
@@ -743,7 +772,8 @@ public final class Engine implements AutoCloseable {
               finish == null ? 0 : Math.max(0, r.cachedTokens),
               index == 0 ? queuedMillis(r) : 0,
               topIds,
-              topLogprobs));
+              topLogprobs,
+              prompt));
       if (finish != null) {
         r.finish = finish;
         cache.cacheFinishedReq(r.cache, r.tokens, r.computedLen);
@@ -759,6 +789,18 @@ public final class Engine implements AutoCloseable {
       Set<Req> done = Collections.newSetFromMap(new IdentityHashMap<>());
       done.addAll(finished);
       running.removeIf(done::contains);
+    }
+  }
+
+  /**
+   * Reads a prompt log-probability from the logits at new token {@code i} of the step's request
+   * {@code b}: the step hands over every scored position's row, and each chunk's last row.
+   */
+  private void scorePosition(int b, int i, float[] row, int off) {
+    Req r = batch.get(b);
+    int position = fb.prefixLen(b) + i;
+    if (r.scores != null && position + 1 < r.promptLen()) {
+      r.scores.score(sampler, position, r.tokens[position + 1], row, off);
     }
   }
 

@@ -23,6 +23,7 @@ public final class Req {
   private final List<String> stopStrings;
   private final boolean ignoreEos;
   private final long deadlineEpochMillis;
+  private final int promptLogprobs;
   final CacheRequest cache;
 
   /** Prompt then output tokens: {@code fill_ids}. */
@@ -52,6 +53,9 @@ public final class Req {
   FinishReason finish;
   TextDecoder decoder;
 
+  /** The prompt log-probabilities read so far, until they leave; null where none are asked. */
+  PromptScores scores;
+
   /** The response format's state after the output so far; null for free text. */
   JsonConstraint constraint;
 
@@ -71,6 +75,7 @@ public final class Req {
     this.params = b.params;
     this.maxNewTokens = b.maxNewTokens;
     this.deadlineEpochMillis = b.deadlineEpochMillis;
+    this.promptLogprobs = b.promptLogprobs;
     this.stopTokenIds = b.stopTokenIds.clone();
     this.stopStrings = List.copyOf(b.stopStrings);
     this.ignoreEos = b.ignoreEos;
@@ -149,6 +154,14 @@ public final class Req {
     return deadlineEpochMillis;
   }
 
+  /**
+   * Alternatives per prompt token for its prompt log-probabilities (0 to 20: each token's own
+   * only), or -1: none are asked.
+   */
+  public int promptLogprobs() {
+    return promptLogprobs;
+  }
+
   /** The request's own stop tokens. */
   int[] stopTokenIds() {
     return stopTokenIds;
@@ -203,6 +216,7 @@ public final class Req {
     private String namespace = "";
     private int[] generated = new int[0];
     private long deadlineEpochMillis;
+    private int promptLogprobs = -1;
 
     private Builder(String id, int[] promptIds) {
       this.id = Objects.requireNonNull(id, "request id");
@@ -249,6 +263,15 @@ public final class Req {
       return this;
     }
 
+    /**
+     * Asks for the prompt's log-probabilities with {@code top} (0 to 20) alternatives per token;
+     * -1: none.
+     */
+    public Builder promptLogprobs(int top) {
+      promptLogprobs = top;
+      return this;
+    }
+
     /** Tokens already generated (a request restored from a checkpoint continues after them). */
     public Builder generated(int... ids) {
       generated = ids.clone();
@@ -275,6 +298,15 @@ public final class Req {
                 + " of "
                 + maxNewTokens
                 + " tokens");
+      }
+      if (promptLogprobs < -1 || promptLogprobs > SamplingParams.MAX_TOP_LOGPROBS) {
+        throw new IllegalArgumentException(
+            "request "
+                + id
+                + ": prompt_logprobs must be between 0 and "
+                + SamplingParams.MAX_TOP_LOGPROBS
+                + ", got "
+                + promptLogprobs);
       }
       for (String s : stopStrings) {
         if (s == null || s.isEmpty()) {

@@ -12,6 +12,8 @@ package io.flinfer.operators.engine;
  * @param topIds the most likely tokens at this token's position, most likely first, when the
  *     request asked for them (its top_logprobs); else empty
  * @param topLogprobs their log-probabilities
+ * @param promptLogprobs on the first token's event of a request that asked for them: its prompt's
+ *     log-probabilities; else null
  */
 public record TokenEvent(
     String requestId,
@@ -22,13 +24,15 @@ public record TokenEvent(
     int cachedTokens,
     long queuedMillis,
     int[] topIds,
-    float[] topLogprobs) {
+    float[] topLogprobs,
+    PromptLogprobs promptLogprobs) {
   static final int[] NO_IDS = new int[0];
   static final float[] NO_LOGPROBS = new float[0];
 
   /** The end of a request that ends without a token. */
   public static TokenEvent end(String requestId, FinishReason finish, int cachedTokens) {
-    return new TokenEvent(requestId, -1, -1, 0f, finish, cachedTokens, 0, NO_IDS, NO_LOGPROBS);
+    return new TokenEvent(
+        requestId, -1, -1, 0f, finish, cachedTokens, 0, NO_IDS, NO_LOGPROBS, null);
   }
 
   public boolean isLast() {

@@ -1,0 +1,60 @@
+package io.flinfer.operators.engine;
+
+import io.flinfer.runtime.sampling.Sampler;
+
+/**
+ * A request's prompt log-probabilities as its prefill computes them, position after position. Kept
+ * across its chunks and retractions: the prefix it matches in the cache stops at the first position
+ * still to score ({@link #next}), as positions served from the cache have no logits.
+ */
+final class PromptScores {
+  private final int top;
+  private final float[] logprobs;
+  private final int[] topIds;
+  private final float[] topLogprobs;
+  private int next;
+
+  PromptScores(int promptLen, int top) {
+    this.top = top;
+    int n = Math.max(0, promptLen - 1);
+    this.logprobs = new float[n];
+    this.topIds = new int[n * top];
+    this.topLogprobs = new float[n * top];
+  }
+
+  /** The first position whose logits are still needed (position p's give prompt token p + 1). */
+  int next() {
+    return next;
+  }
+
+  boolean done() {
+    return next == logprobs.length;
+  }
+
+  /**
+   * Scores prompt token {@code target} from the logits at {@code position}. A position already
+   * scored (computed again after a page-aligned match) is skipped: it has the same bits.
+   */
+  void score(Sampler sampler, int position, int target, float[] row, int off) {
+    if (position < next || position >= logprobs.length) {
+      return;
+    }
+    if (position > next) {
+      throw new IllegalStateException("position " + position + " scored before " + next);
+    }
+    logprobs[position] = sampler.score(row, off, target, top);
+    // As many as asked: finite logits over a vocabulary larger than 20 have them.
+    for (int i = 0; i < sampler.lastTopCount(); i++) {
+      topIds[position * top + i] = sampler.lastTopId(i);
+      topLogprobs[position * top + i] = sampler.lastTopLogprob(i);
+    }
+    next++;
+  }
+
+  PromptLogprobs result() {
+    if (!done()) {
+      throw new IllegalStateException("prompt scored up to " + next + " of " + logprobs.length);
+    }
+    return new PromptLogprobs(logprobs, top, topIds, topLogprobs);
+  }
+}
