@@ -20,7 +20,7 @@ public final class RecordHistory<T> {
 
   public static final RecordHistory<CompletionChunk> CHUNKS =
       new RecordHistory<>(
-          CompletionChunk.getClassSchema(), 2, () -> CompletionChunk.createDecoder(null));
+          CompletionChunk.getClassSchema(), 3, () -> CompletionChunk.createDecoder(null));
 
   public static final RecordHistory<DeadLetter> DEAD_LETTERS =
       new RecordHistory<>(DeadLetter.getClassSchema(), 2, () -> DeadLetter.createDecoder(null));

@@ -209,4 +209,19 @@ class PromptRequestsTest {
     assertThat(seen.get("request_id").toString()).isEqualTo("cap");
     assertThat(seen.hasField("thinking_token_budget")).isFalse();
   }
+
+  @Test
+  void promptLogprobsCrossTheSchemaVersionsBothWays() throws Exception {
+    Schema v8 = PromptRequests.history().get(7);
+    assertThat(writtenWith(v8).getPromptLogprobs()).isNull();
+    PromptRequest now =
+        PromptRequest.newBuilder()
+            .setRequestId("eval")
+            .setStream(true)
+            .setPromptLogprobs(1)
+            .build();
+    GenericRecord seen = readWith(v8, now);
+    assertThat(seen.get("request_id").toString()).isEqualTo("eval");
+    assertThat(seen.hasField("prompt_logprobs")).isFalse();
+  }
 }

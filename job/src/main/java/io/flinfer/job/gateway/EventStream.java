@@ -11,7 +11,6 @@ import io.flinfer.runtime.chat.ReasoningParser;
 import io.flinfer.runtime.chat.ReasoningParser.Split;
 import io.flinfer.runtime.chat.ReasoningStream;
 import io.flinfer.runtime.chat.ToolCall;
-import io.flinfer.runtime.tokenizer.Tokenizer;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -20,6 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * One streamed answer as server-sent events, its choices' deltas interleaved as they arrive, each
@@ -85,7 +85,7 @@ final class EventStream {
   }
 
   /**
-   * @param tokens the tokenizer that names each token, when the tokens' log-probabilities go with
+   * @param tokens makes each choice's log-probabilities, when the tokens' log-probabilities go with
    *     each delta; else null
    * @param reasoning what tells the thinking from the content, or null to send all as content
    */
@@ -96,7 +96,7 @@ final class EventStream {
       String model,
       long created,
       Choices choices,
-      Tokenizer tokens,
+      Supplier<TokenLogprobs> tokens,
       ReasoningParser reasoning) {
     this.x = x;
     this.chat = chat;
@@ -119,7 +119,7 @@ final class EventStream {
       thinking[i] = reasoning == null ? null : reasoning.stream();
       sentReasoning[i] = new StringBuilder();
       generated[i] = new StringBuilder();
-      logprobs[i] = tokens == null ? null : new TokenLogprobs(tokens, chat);
+      logprobs[i] = tokens == null ? null : tokens.get();
       chunks[i] = new InOrder(null);
       sent[i] = new StringBuilder();
     }

@@ -167,13 +167,26 @@ public final class GatewayServer implements AutoCloseable {
         long created = System.currentTimeMillis() / 1000;
         String responseId = (chat ? "chatcmpl-" : "cmpl-") + id;
         Tokenizer tokens = request.logprobs ? tokenizer() : null;
+        if (request.echo) {
+          request.decodeEchoes(ids -> tokenizer().decode(ids));
+        }
         ReasoningParser reasoning =
             request.separateReasoning
                 ? reasoningParsers().forKwargs(request.chatTemplateKwargs()).orElse(null)
                 : null;
         if (request.stream) {
           EventStream stream =
-              new EventStream(x, chat, responseId, model, created, choices, tokens, reasoning);
+              new EventStream(
+                  x,
+                  chat,
+                  responseId,
+                  model,
+                  created,
+                  choices,
+                  tokens == null
+                      ? null
+                      : () -> new TokenLogprobs(tokens, chat, request.tokensAsIds),
+                  reasoning);
           if (responses) {
             stream.to(new ResponsesEvents(id, created, model, asked.body));
           }
@@ -181,7 +194,7 @@ public final class GatewayServer implements AutoCloseable {
         } else {
           InOrder[] chunks = new InOrder[choices.size()];
           for (int i = 0; i < chunks.length; i++) {
-            chunks[i] = new InOrder(tokens == null ? null : new TokenLogprobs(tokens, chat));
+            chunks[i] = inOrder(request, choices, tenant, i, tokens);
           }
           List<Completion> answers = awaitAnswers(events, choices, chunks);
           ObjectNode answer =
@@ -209,6 +222,27 @@ public final class GatewayServer implements AutoCloseable {
     } finally {
       x.close();
     }
+  }
+
+  /**
+   * How choice {@code i}'s chunks are taken: with its prompt's log-probabilities first where they
+   * are asked for (echo with logprobs), their first token's text from the prompt's own tokens, as
+   * the job tokenizes it.
+   */
+  private InOrder inOrder(
+      OpenAiRequest request, Choices choices, String tenant, int i, Tokenizer tokens) {
+    if (tokens == null) {
+      return new InOrder(null);
+    }
+    TokenLogprobs logprobs = new TokenLogprobs(tokens, request.chat, request.tokensAsIds);
+    if (request.promptLogprobs()) {
+      RequestValidator.Outcome o =
+          validator().validate(request.record(choices.ids().get(i), tenant, i), 0);
+      if (o.ok()) {
+        return new InOrder(logprobs, o.request().promptIds(), request.topLogprobs() > 0);
+      }
+    }
+    return new InOrder(logprobs);
   }
 
   /**

@@ -2,6 +2,7 @@ package io.flinfer.job.gateway;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.flinfer.avro.CompletionChunk;
+import io.flinfer.avro.PromptLogprobs;
 
 /**
  * A request's chunks taken in token order: a repeat (the chunks topic is at-least-once) is dropped,
@@ -14,14 +15,38 @@ final class InOrder {
   private int nextToken;
   private boolean gap;
 
+  /** The prompt's length when its log-probabilities come first (echo); else 0. */
+  private final int promptLen;
+
+  /** The next prompt position whose log-probability is awaited. */
+  private int nextPrompt = 1;
+
   InOrder(TokenLogprobs logprobs) {
     this.logprobs = logprobs;
+    this.promptLen = 0;
+  }
+
+  /**
+   * Gathers the log-probabilities of the prompt {@code promptIds} first, with {@code alternatives}
+   * or not: the generated tokens are taken only after all of them.
+   */
+  InOrder(TokenLogprobs logprobs, int[] promptIds, boolean alternatives) {
+    this.logprobs = logprobs;
+    this.promptLen = promptIds.length;
+    this.gathered = logprobs.promptStart(promptIds[0], alternatives);
   }
 
   /**
    * Whether {@code c} is the next one in order (then taken), rather than a repeat or past a gap.
    */
   boolean accept(CompletionChunk c) {
+    if (c.getPromptLogprobs() != null) {
+      return promptLen > 0 && acceptPrompt(c.getPromptLogprobs());
+    }
+    if (nextPrompt < promptLen) {
+      gap = true; // a token before the whole prompt was seen
+      return false;
+    }
     if (gap || c.getIndex() < nextToken) {
       return false;
     }
@@ -38,6 +63,19 @@ final class InOrder {
         TokenLogprobs.append(gathered, more);
       }
     }
+    return true;
+  }
+
+  private boolean acceptPrompt(PromptLogprobs p) {
+    if (gap || p.getFirstPosition() < nextPrompt) {
+      return false;
+    }
+    if (p.getFirstPosition() > nextPrompt) {
+      gap = true;
+      return false;
+    }
+    nextPrompt += p.getTokenIds().size();
+    TokenLogprobs.append(gathered, logprobs.ofPrompt(p));
     return true;
   }
 

@@ -18,6 +18,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -58,7 +59,8 @@ final class OpenAiRequest {
           "response_format",
           "logit_bias",
           "stop_token_ids",
-          "min_tokens");
+          "min_tokens",
+          "return_tokens_as_token_ids");
   private static final Set<String> COMPLETIONS = Set.of("prompt", "echo", "suffix", "best_of");
   private static final Set<String> CHAT =
       Set.of(
@@ -106,11 +108,20 @@ final class OpenAiRequest {
    */
   private final List<Object> prompts;
 
+  /** The text of each prompt given as token ids, for {@link #echo}. */
+  private final List<String> decodedEchoes = new ArrayList<>();
+
   /**
    * Chat: whether a thinking model's thinking is answered apart ({@code reasoning_content}) from
    * its content (SGLang's {@code separate_reasoning}, true by default), rather than in it.
    */
   final boolean separateReasoning;
+
+  /**
+   * vLLM's {@code return_tokens_as_token_ids}: the log-probabilities name each token {@code
+   * token_id:N}, its id, rather than its text (which may not say which token it was).
+   */
+  final boolean tokensAsIds;
 
   private final PromptRequest.Builder request;
 
@@ -125,6 +136,7 @@ final class OpenAiRequest {
       Tools tools,
       boolean echo,
       boolean separateReasoning,
+      boolean tokensAsIds,
       PromptRequest.Builder request) {
     this.chat = chat;
     this.stream = stream;
@@ -137,6 +149,7 @@ final class OpenAiRequest {
     this.tools = tools;
     this.echo = echo;
     this.separateReasoning = separateReasoning;
+    this.tokensAsIds = tokensAsIds;
     this.request = request;
   }
 
@@ -145,7 +158,36 @@ final class OpenAiRequest {
    * null.
    */
   String echo(int choice) {
-    return echo ? (String) prompts.get(choice / perPrompt) : null;
+    if (!echo) {
+      return null;
+    }
+    Object prompt = prompts.get(choice / perPrompt);
+    return prompt instanceof String text ? text : decodedEchoes.get(choice / perPrompt);
+  }
+
+  /**
+   * Decodes the prompts given as token ids with {@code decode}, so {@link #echo} can answer their
+   * text (called once, before the answer).
+   */
+  @SuppressWarnings("unchecked")
+  void decodeEchoes(Function<int[], String> decode) {
+    decodedEchoes.clear();
+    for (Object prompt : prompts) {
+      decodedEchoes.add(
+          prompt instanceof List<?> ids
+              ? decode.apply(((List<Integer>) ids).stream().mapToInt(Integer::intValue).toArray())
+              : null);
+    }
+  }
+
+  /** Completions' {@code echo} with {@code logprobs}: the prompts' log-probabilities come first. */
+  boolean promptLogprobs() {
+    return request.getPromptLogprobs() != null;
+  }
+
+  /** Alternatives per token the answer's log-probabilities have. */
+  int topLogprobs() {
+    return request.getTopLogprobs();
   }
 
   /** Chat: the template's switches ({@code chat_template_kwargs}) as JSON text, or null. */
@@ -240,9 +282,10 @@ final class OpenAiRequest {
       top = alternatives == null ? 0 : alternatives;
     }
     boolean echo = body.path("echo").asBoolean(false);
-    if (echo && logprobs) {
+    boolean stream = body.path("stream").asBoolean(false);
+    if (echo && logprobs && stream) {
       throw ApiError.badParameter(
-          "echo", "cannot be given with logprobs: the prompt's log-probabilities are not computed");
+          "echo", "with logprobs is answered whole, not streamed: leave stream out");
     }
     if (body.hasNonNull("suffix")) {
       throw ApiError.unsupported("suffix");
@@ -266,9 +309,6 @@ final class OpenAiRequest {
                 + MAX_PROMPT_CHOICES
                 + ", got "
                 + prompts.size() * n);
-      }
-      if (echo && prompts.stream().anyMatch(q -> !(q instanceof String))) {
-        throw ApiError.badParameter("echo", "needs text prompts, not token ids");
       }
     }
     Integer max = integer(body, chat ? "max_completion_tokens" : "max_tokens");
@@ -310,6 +350,10 @@ final class OpenAiRequest {
     r.setStop(stop(body.get("stop")));
     r.setIgnoreEos(body.path("ignore_eos").asBoolean(false));
     r.setTopLogprobs(top);
+    if (echo && logprobs) {
+      // The prompt's tokens get theirs too, with as many alternatives (vLLM's prompt_logprobs).
+      r.setPromptLogprobs(top);
+    }
     responseFormat(body.get("response_format"), r);
     Tools tools = chat ? Tools.parse(body, format.get()) : null;
     if (tools != null && tools.choice != Tools.Choice.NONE) {
@@ -328,7 +372,6 @@ final class OpenAiRequest {
       }
       r.setMinNewTokens(min);
     }
-    boolean stream = body.path("stream").asBoolean(false);
     boolean usage = body.path("stream_options").path("include_usage").asBoolean(false);
     String user = text(body, "user", false);
     if (user != null) {
@@ -339,8 +382,23 @@ final class OpenAiRequest {
       throw ApiError.badParameter("separate_reasoning", "must be true or false");
     }
     boolean separateReasoning = chat && (separate == null || separate.asBoolean(true));
+    JsonNode asIds = body.get("return_tokens_as_token_ids");
+    if (asIds != null && !asIds.isNull() && !asIds.isBoolean()) {
+      throw ApiError.badParameter("return_tokens_as_token_ids", "must be true or false");
+    }
     return new OpenAiRequest(
-        chat, stream, usage, logprobs, n, prompts, user, tools, echo, separateReasoning, r);
+        chat,
+        stream,
+        usage,
+        logprobs,
+        n,
+        prompts,
+        user,
+        tools,
+        echo,
+        separateReasoning,
+        asIds != null && asIds.asBoolean(false),
+        r);
   }
 
   /** The template's switches: a JSON object, kept as its text; null when not given. */

@@ -114,7 +114,7 @@ public final class FlinferPipeline {
     SingleOutputStreamOperator<Completion> completions =
         tokens
             .keyBy(t -> t.requestId)
-            .process(new Detokenizer(s.model(), s.modelId()))
+            .process(new Detokenizer(s.model(), s.modelId(), s.limits()))
             .name("Detokenize")
             .uid("detokenize");
     RecordSizes sizes = new RecordSizes(s.limits());

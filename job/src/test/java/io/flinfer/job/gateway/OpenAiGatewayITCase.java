@@ -992,6 +992,90 @@ class OpenAiGatewayITCase {
         .hasMessageContaining("previous_response_id");
   }
 
+  // ---- prompt log-probabilities (echo with logprobs), as lm-evaluation-harness asks ----
+
+  /**
+   * Echo with logprobs scores the prompt's tokens: a prompt made of a greedy completion's own
+   * tokens scores each of them with the log-probability and alternatives it was generated with, the
+   * first prompt token's entries are null, and the answer then goes on as the completion did.
+   */
+  @Test
+  void echoWithLogprobsScoresThePromptAsTheTokensWereGenerated() throws Exception {
+    String prompt = "[9707, 11, 1879, 0, 358, 1079]";
+    JsonNode made =
+        post(
+            "/v1/completions",
+            "{\"model\": \""
+                + MODEL
+                + "\", \"prompt\": "
+                + prompt
+                + ", \"max_tokens\": 6,"
+                + " \"temperature\": 0, \"logprobs\": 2, \"ignore_eos\": true,"
+                + " \"return_tokens_as_token_ids\": true}");
+    assertThat(made.path("status").asInt()).as(made.toString()).isEqualTo(200);
+    JsonNode generated = made.at("/choices/0/logprobs");
+    assertThat(generated.get("tokens")).hasSize(6);
+    List<String> ids = new ArrayList<>();
+    for (JsonNode t : generated.get("tokens")) {
+      assertThat(t.asText()).startsWith("token_id:");
+      ids.add(t.asText().substring("token_id:".length()));
+    }
+    // The prompt and the first five generated tokens, scored; one token more generated.
+    String whole =
+        prompt.substring(0, prompt.length() - 1)
+            + ", "
+            + String.join(", ", ids.subList(0, 5))
+            + "]";
+    JsonNode scored =
+        post(
+            "/v1/completions",
+            "{\"model\": \""
+                + MODEL
+                + "\", \"prompt\": "
+                + whole
+                + ", \"max_tokens\": 1,"
+                + " \"temperature\": 0, \"logprobs\": 2, \"echo\": true, \"ignore_eos\": true,"
+                + " \"return_tokens_as_token_ids\": true}");
+    assertThat(scored.path("status").asInt()).as(scored.toString()).isEqualTo(200);
+    JsonNode lp = scored.at("/choices/0/logprobs");
+    assertThat(lp.get("tokens")).hasSize(12);
+    assertThat(lp.get("token_logprobs").get(0).isNull()).isTrue();
+    assertThat(lp.get("top_logprobs").get(0).isNull()).isTrue();
+    assertThat(lp.at("/tokens/0").asText()).isEqualTo("token_id:9707");
+    assertThat(lp.at("/tokens/6").asText()).isEqualTo("token_id:" + ids.get(0));
+    for (int j = 0; j < 6; j++) {
+      // Prompt position 6 + j holds generated token j (the last one generated again).
+      int at = 6 + j;
+      assertThat(lp.at("/tokens/" + at).asText()).isEqualTo("token_id:" + ids.get(j));
+      assertThat(lp.get("token_logprobs").get(at).floatValue())
+          .as("token %d", j)
+          .isEqualTo(generated.get("token_logprobs").get(j).floatValue());
+      assertThat(lp.get("top_logprobs").get(at)).isEqualTo(generated.get("top_logprobs").get(j));
+      // lm-eval's is_greedy: each greedy token is its position's most likely.
+      float best = Float.NEGATIVE_INFINITY;
+      for (JsonNode v : lp.get("top_logprobs").get(at)) {
+        best = Math.max(best, v.floatValue());
+      }
+      assertThat(lp.get("token_logprobs").get(at).floatValue()).isEqualTo(best);
+    }
+    for (int at = 1; at < 6; at++) {
+      assertThat(lp.get("token_logprobs").get(at).floatValue()).isNegative();
+      assertThat(lp.get("top_logprobs").get(at).size()).isBetween(1, 2);
+    }
+    assertThat(scored.at("/usage/prompt_tokens").asInt()).isEqualTo(11);
+    assertThat(scored.at("/usage/completion_tokens").asInt()).isEqualTo(1);
+    // Streamed, echo with logprobs is refused: the prompt's come whole.
+    JsonNode refused =
+        post(
+            "/v1/completions",
+            "{\"model\": \""
+                + MODEL
+                + "\", \"prompt\": \"Hi\", \"logprobs\": 1,"
+                + " \"echo\": true, \"stream\": true}");
+    assertThat(refused.path("status").asInt()).isEqualTo(400);
+    assertThat(refused.at("/error/param").asText()).isEqualTo("echo");
+  }
+
   // ---- vLLM's /tokenize and /detokenize ----
 
   private JsonNode post(String path, String body) throws Exception {

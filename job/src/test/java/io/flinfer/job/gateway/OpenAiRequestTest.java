@@ -104,10 +104,22 @@ class OpenAiRequestTest {
         .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.status).isEqualTo(404));
     assertThatThrownBy(() -> parse("{\"prompt\": \"x\"}", false))
         .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo("model"));
+    // Echo with logprobs asks for the prompt's too (as many alternatives), answered whole.
+    OpenAiRequest scored =
+        parse("{\"model\": \"m\", \"prompt\": \"x\", \"echo\": true, \"logprobs\": 2}", false);
+    assertThat(scored.promptLogprobs()).isTrue();
+    assertThat(scored.record("id", "", 0).getPromptLogprobs()).isEqualTo(2);
+    assertThat(scored.record("id", "", 0).getTopLogprobs()).isEqualTo(2);
+    assertThat(
+            parse("{\"model\": \"m\", \"prompt\": \"x\", \"logprobs\": 2}", false)
+                .record("id", "", 0)
+                .getPromptLogprobs())
+        .isNull();
     assertThatThrownBy(
             () ->
                 parse(
-                    "{\"model\": \"m\", \"prompt\": \"x\", \"echo\": true, \"logprobs\": 1}",
+                    "{\"model\": \"m\", \"prompt\": \"x\", \"echo\": true, \"logprobs\": 1,"
+                        + " \"stream\": true}",
                     false))
         .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo("echo"));
     assertThat(parse("{\"model\": \"m\", \"prompt\": \"x\", \"echo\": true}", false).echo(0))
@@ -284,9 +296,11 @@ class OpenAiRequestTest {
           .as(bad[0])
           .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo(bad[1]));
     }
-    assertThatThrownBy(
-            () -> parse("{\"model\": \"m\", \"prompt\": [[1, 2]], \"echo\": true}", false))
-        .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo("echo"));
+    // Token ids echo as their text.
+    OpenAiRequest ids =
+        parse("{\"model\": \"m\", \"prompt\": [[1, 2], \"b\"], \"echo\": true}", false);
+    ids.decodeEchoes(t -> java.util.Arrays.toString(t));
+    assertThat(List.of(ids.echo(0), ids.echo(1))).containsExactly("[1, 2]", "b");
     String many = "[" + "\"p\", ".repeat(32) + "\"p\"]";
     assertThatThrownBy(() -> parse("{\"model\": \"m\", \"prompt\": " + many + ", \"n\": 2}", false))
         .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo("prompt"));

@@ -9,6 +9,7 @@ import io.flinfer.avro.TopLogprobs;
 import io.flinfer.avro.Usage;
 import io.flinfer.operators.detokenize.IncrementalDetokenizer;
 import io.flinfer.operators.flink.state.ProgressSerializer;
+import io.flinfer.operators.request.RequestLimits;
 import io.flinfer.runtime.chat.ReasoningParser;
 import io.flinfer.runtime.chat.ReasoningParsers;
 import io.flinfer.runtime.chat.ReasoningStream;
@@ -75,9 +76,20 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
   private transient Map<String, IncrementalDetokenizer> decoders;
   private transient Map<String, ReasoningStream> thoughts;
 
+  /** Prompt tokens per chunk of prompt log-probabilities. */
+  private final int promptTokensPerChunk;
+
   public Detokenizer(ModelSource modelSource, String modelId) {
+    this(modelSource, modelId, RequestLimits.defaults());
+  }
+
+  /**
+   * Its chunks of prompt log-probabilities sized to fit the largest record {@code limits} allow.
+   */
+  public Detokenizer(ModelSource modelSource, String modelId, RequestLimits limits) {
     this.modelSource = modelSource;
     this.modelId = modelId;
+    this.promptTokensPerChunk = PromptLogprobChunks.tokensPerChunk(limits);
   }
 
   @Override
@@ -121,6 +133,19 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
     int fresh = t.tokenIds.length - Math.min(skip, t.tokenIds.length);
     if (t.index >= 0 && fresh > 0) {
       if (p.tokens.length == 0) {
+        if (p.prompt.request.getStream() && t.promptLogprobs.length > 0) {
+          // They come before the first token's chunk, which may be held.
+          for (CompletionChunk c :
+              PromptLogprobChunks.of(
+                  id,
+                  p.prompt.promptIds,
+                  t.promptLogprobs,
+                  t.promptTopIds,
+                  t.promptTopLogprobs,
+                  promptTokensPerChunk)) {
+            ctx.output(CHUNKS, c);
+          }
+        }
         p.firstTokenMillis = System.currentTimeMillis();
         p.queuedMillis = t.queuedMillis;
         p.engineFirstTokenMillis = t.engineFirstTokenMillis;

@@ -243,6 +243,9 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
       }
       if (e.index() >= 0) {
         outputs.add(p, e.index(), e.tokenId(), e.logprob(), e.topIds(), e.topLogprobs(), now);
+        if (e.promptLogprobs() != null) {
+          outputs.promptLogprobs(id, e.promptLogprobs());
+        }
         generated.get(id).add(e.tokenId());
         Long before = lastTime.put(id, now);
         if (before != null) {

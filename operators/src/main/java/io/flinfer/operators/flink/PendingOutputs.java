@@ -1,5 +1,6 @@
 package io.flinfer.operators.flink;
 
+import io.flinfer.operators.engine.PromptLogprobs;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -77,6 +78,17 @@ final class PendingOutputs {
       p.top = k;
     }
     p.count++;
+  }
+
+  /**
+   * Puts the prompt's log-probabilities on the output holding token 0 (just {@linkplain #add
+   * added}).
+   */
+  void promptLogprobs(String requestId, PromptLogprobs prompt) {
+    TokenOutput o = pending.get(requestId).out;
+    o.promptLogprobs = prompt.logprobs();
+    o.promptTopIds = prompt.topIds();
+    o.promptTopLogprobs = prompt.topLogprobs();
   }
 
   /** Puts the first token's times on the output holding it (just {@linkplain #add added}). */

@@ -23,6 +23,16 @@ public class TokenOutput {
 
   public float[] topLogprobs = new float[0];
 
+  /**
+   * On the output holding token 0 of a request that asked for them: its prompt's log-probabilities
+   * (prompt token {@code i + 1}'s at {@code i}), and the most likely tokens at each position, the
+   * same number for each, position after position; else empty.
+   */
+  public float[] promptLogprobs = new float[0];
+
+  public int[] promptTopIds = new int[0];
+  public float[] promptTopLogprobs = new float[0];
+
   /** null until the last output; then length, stop, abort or error. */
   public String finishType;
 

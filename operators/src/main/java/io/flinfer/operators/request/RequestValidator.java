@@ -209,6 +209,17 @@ public final class RequestValidator {
     if (r.getThinkingTokenBudget() != null && r.getThinkingTokenBudget() < 0) {
       return invalid("thinking_token_budget must be >= 0, got " + r.getThinkingTokenBudget());
     }
+    Integer promptTop = r.getPromptLogprobs();
+    if (promptTop != null && (promptTop < 0 || promptTop > SamplingParams.MAX_TOP_LOGPROBS)) {
+      return invalid(
+          "prompt_logprobs must be between 0 and "
+              + SamplingParams.MAX_TOP_LOGPROBS
+              + ", got "
+              + promptTop);
+    }
+    if (promptTop != null && !r.getStream()) {
+      return invalid("prompt_logprobs needs stream: they are sent on the chunks topic");
+    }
     for (String s : r.getStop()) {
       if (s.isEmpty()) {
         return invalid("stop strings must not be empty");
@@ -402,6 +413,7 @@ public final class RequestValidator {
         .namespace(r.getTenant() == null ? "" : r.getTenant())
         .generated(generated)
         .deadlineEpochMillis(r.getDeadlineEpochMs() == null ? 0 : r.getDeadlineEpochMs())
+        .promptLogprobs(r.getPromptLogprobs() == null ? -1 : r.getPromptLogprobs())
         .build();
   }
 

@@ -400,4 +400,23 @@ class RequestValidatorTest {
                 .error())
         .isEqualTo("thinking_token_budget goes with messages, not with a prompt");
   }
+
+  @Test
+  void promptLogprobsGoWithStreamAndAreBounded() {
+    assertThat(validator.validate(base().build(), 0).request().req().promptLogprobs())
+        .isEqualTo(-1);
+    assertThat(
+            validator
+                .validate(base().setStream(true).setPromptLogprobs(3).build(), 0)
+                .request()
+                .req()
+                .promptLogprobs())
+        .isEqualTo(3);
+    assertThat(error(base().setPromptLogprobs(0).build()))
+        .isEqualTo("prompt_logprobs needs stream: they are sent on the chunks topic");
+    assertThat(error(base().setStream(true).setPromptLogprobs(21).build()))
+        .isEqualTo("prompt_logprobs must be between 0 and 20, got 21");
+    assertThat(error(base().setStream(true).setPromptLogprobs(-1).build()))
+        .isEqualTo("prompt_logprobs must be between 0 and 20, got -1");
+  }
 }
