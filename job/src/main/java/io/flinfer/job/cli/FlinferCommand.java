@@ -19,6 +19,7 @@ import picocli.CommandLine.Command;
       JobCommand.class,
       ReplayCommand.class,
       GenerateCommand.class,
+      PerplexityCommand.class,
       BenchModelCommand.class,
       BenchCacheCommand.class,
       BenchEngineCommand.class,
