@@ -267,8 +267,9 @@ public final class CpuModelRunner implements ModelRunner {
         scoredIn = new float[slice * dim];
         scoredRows = new float[slice * vocab];
       }
-      for (int from = 0; from < scored; from += slice) {
-        int m = Math.min(slice, scored - from);
+      int firstScored = batch.firstScored(r);
+      for (int from = firstScored; from < firstScored + scored; from += slice) {
+        int m = Math.min(slice, firstScored + scored - from);
         for (int j = 0; j < m; j++) {
           int t = batch.tokenOffset(r) + from + j;
           Ops.rmsNorm(scoredIn, j * dim, x, t * dim, w.rmsFinal(), dim, c.normEps());

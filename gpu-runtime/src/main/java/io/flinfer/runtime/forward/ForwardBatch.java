@@ -26,6 +26,7 @@ public final class ForwardBatch {
   private float[] minP = new float[8];
   private float[] draw = new float[8];
   private int[] scored = new int[8];
+  private int[] firstScored = new int[8];
   private PositionLogits positionSink;
   private int[] inputIds = new int[64];
   private int[] positions = new int[64];
@@ -62,6 +63,7 @@ public final class ForwardBatch {
       minP = Arrays.copyOf(minP, n);
       draw = Arrays.copyOf(draw, n);
       scored = Arrays.copyOf(scored, n);
+      firstScored = Arrays.copyOf(firstScored, n);
     }
     if (numTokens + len > inputIds.length) {
       int n = Math.max(inputIds.length * 2, numTokens + len);
@@ -78,6 +80,7 @@ public final class ForwardBatch {
     greedyOnly[r] = false;
     backendDraw[r] = false;
     scored[r] = 0;
+    firstScored[r] = 0;
     System.arraycopy(ids, from, inputIds, numTokens, len);
     System.arraycopy(locs, locFrom, outCacheLoc, numTokens, len);
     for (int i = 0; i < len; i++) {
@@ -98,23 +101,32 @@ public final class ForwardBatch {
   }
 
   /**
-   * Asks for the logits at every new token of the last added request but its last (whose row goes
-   * to {@link Logits} as always): they go, row by row, to the {@link #positionSink}. For prompt
-   * log-probabilities; only a backend that {@link ModelRunner#scoresPositions scores positions}
-   * takes such a batch.
+   * Asks for the logits at the last added request's new tokens from {@code first} (0: its first) up
+   * to its last, excluded (whose row goes to {@link Logits} as always): they go, row by row, to the
+   * {@link #positionSink}. For prompt log-probabilities; only a backend that {@link
+   * ModelRunner#scoresPositions scores positions} takes such a batch.
    */
-  public ForwardBatch scorePositions() {
+  public ForwardBatch scorePositions(int first) {
     int r = batchSize - 1;
     if (positionSink == null) {
       throw new IllegalStateException("scored positions need a position sink");
     }
-    scored[r] = extendLens[r] - 1;
+    if (first < 0) {
+      throw new IllegalArgumentException("first scored token " + first);
+    }
+    firstScored[r] = Math.min(first, extendLens[r] - 1);
+    scored[r] = extendLens[r] - 1 - firstScored[r];
     return this;
   }
 
-  /** How many of request r's new tokens, from its first, have their logits handed to the sink. */
+  /** How many of request r's new tokens have their logits handed to the sink. */
   public int scoredPositions(int r) {
     return scored[r];
+  }
+
+  /** The first of them, among request r's new tokens. */
+  public int firstScored(int r) {
+    return firstScored[r];
   }
 
   /** Where the logits of scored positions go; kept across {@link #reset}. */

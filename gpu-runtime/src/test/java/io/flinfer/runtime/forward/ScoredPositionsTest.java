@@ -62,7 +62,7 @@ class ScoredPositionsTest {
         for (int pos = 0; pos < tokens.length; pos += chunk) {
           int len = Math.min(chunk, tokens.length - pos);
           batch.reset().add(0, 0, other, 0, other.length, otherSlots, 0);
-          batch.add(1, pos, tokens, pos, len, slots, pos).scorePositions();
+          batch.add(1, pos, tokens, pos, len, slots, pos).scorePositions(0);
           stepStart[0] = rows.size();
           runner.forward(batch, logits);
           assertThat(rows.size() - stepStart[0]).isEqualTo(len - 1);
@@ -79,10 +79,41 @@ class ScoredPositionsTest {
   }
 
   @Test
+  void scoringFromALaterTokenHandsOnlyThoseRows() {
+    LlamaModel model = SharedFiles.stories260k();
+    int vocab = model.config().vocabSize();
+    int[] tokens = new Random(3).ints(40, 3, vocab).toArray();
+    List<float[]> oneByOne = ForwardRuns.alone(model, tokens, 1, CpuModelRunner::new, 1);
+    ReqToTokenPool reqToToken = new ReqToTokenPool(1, 512);
+    int[] slots = new int[tokens.length];
+    for (int i = 0; i < slots.length; i++) {
+      slots[i] = i + 1;
+    }
+    reqToToken.write(0, 0, slots);
+    List<Integer> seen = new ArrayList<>();
+    try (ModelRunner runner =
+        ((ModelRunnerFactory) CpuModelRunner::new).createWithKv(model, reqToToken, 1, 512)) {
+      ForwardBatch batch = new ForwardBatch();
+      batch.positionSink(
+          (r, i, row, off) -> {
+            seen.add(i);
+            assertThat(bits(Arrays.copyOfRange(row, off, off + vocab)))
+                .isEqualTo(bits(oneByOne.get(i)));
+          });
+      batch.add(0, 0, tokens, 0, tokens.length, slots, 0).scorePositions(25);
+      assertThat(batch.firstScored(0)).isEqualTo(25);
+      runner.forward(batch, new Logits(vocab));
+    }
+    assertThat(seen)
+        .containsExactlyElementsOf(
+            java.util.stream.IntStream.range(25, tokens.length - 1).boxed().toList());
+  }
+
+  @Test
   void scoringNeedsASink() {
     ForwardBatch batch = new ForwardBatch();
     batch.add(0, 0, new int[] {1, 2, 3}, 0, 3, new int[] {1, 2, 3}, 0);
-    assertThatThrownBy(batch::scorePositions).isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> batch.scorePositions(0)).isInstanceOf(IllegalStateException.class);
   }
 
   private static int[] bits(float[] row) {

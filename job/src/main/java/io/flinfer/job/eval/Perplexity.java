@@ -64,6 +64,7 @@ public final class Perplexity {
       reqs.add(
           Req.builder(Integer.toString(w), window)
               .promptLogprobs(0)
+              .promptLogprobsStart(ctx / 2)
               .maxNewTokens(1)
               .ignoreEos(true)
               .build());
@@ -93,9 +94,10 @@ public final class Perplexity {
     int count = 0;
     double[] running = new double[windows];
     for (int w = 0; w < windows; w++) {
-      float[] lp = scores[w].logprobs(); // lp[j]: window token j + 1 given the tokens before it
+      // lp[j - first]: window token j + 1 given the tokens before it
+      float[] lp = scores[w].logprobs();
       for (int j = first; j < ctx - 1; j++) {
-        double v = -lp[j];
+        double v = -lp[j - first];
         nll += v;
         nll2 += v * v;
         count++;

@@ -243,7 +243,10 @@ public final class Engine implements AutoCloseable {
         return true;
       }
       // A restored request with outputs sent its prompt's with its first token.
-      r.scores = r.outputLen() == 0 ? new PromptScores(prompt, r.promptLogprobs()) : null;
+      r.scores =
+          r.outputLen() == 0
+              ? new PromptScores(prompt, r.promptLogprobs(), r.promptLogprobsStart())
+              : null;
     }
     r.constraint = masks.constraint(r.params());
     for (int i = prompt; i < r.len && r.constraint != null; i++) {
@@ -519,7 +522,8 @@ public final class Engine implements AutoCloseable {
       reqToToken.write(slot, prefixLens[i], locs, off, r.extendInputLen);
       fb.add(slot, prefixLens[i], r.tokens, prefixLens[i], r.extendInputLen, locs, off);
       if (r.scores != null) {
-        fb.scorePositions(); // a chunk's last position is read from its row (processResults)
+        // A chunk's last position is read from its row (processResults).
+        fb.scorePositions(Math.max(0, r.scores.next() - prefixLens[i]));
       } else {
         Sampler.prepare(fb, r.params(), r.outputLen());
       }

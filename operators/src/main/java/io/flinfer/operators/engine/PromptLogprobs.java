@@ -6,14 +6,17 @@ package io.flinfer.operators.engine;
  * and the {@code top} most likely tokens at its position, most likely first. They leave with the
  * request's first generated token.
  *
- * @param logprobs prompt token {@code i + 1}'s log-probability at {@code i}
+ * @param start the first position read (0 unless the request asked to start later)
+ * @param logprobs prompt token {@code start + i + 1}'s log-probability, read at position {@code
+ *     start + i}
  * @param top alternatives per position (0 to 20)
  * @param topIds their tokens, position after position
  * @param topLogprobs their log-probabilities, in the same order
  */
-public record PromptLogprobs(float[] logprobs, int top, int[] topIds, float[] topLogprobs) {
+public record PromptLogprobs(
+    int start, float[] logprobs, int top, int[] topIds, float[] topLogprobs) {
 
-  /** How many prompt tokens have a log-probability: all but the first. */
+  /** How many prompt tokens have a log-probability: all after position {@code start}. */
   public int count() {
     return logprobs.length;
   }

@@ -8,15 +8,19 @@ import io.flinfer.runtime.sampling.Sampler;
  * still to score ({@link #next}), as positions served from the cache have no logits.
  */
 final class PromptScores {
+  private final int start;
   private final int top;
   private final float[] logprobs;
   private final int[] topIds;
   private final float[] topLogprobs;
   private int next;
 
-  PromptScores(int promptLen, int top) {
+  /** Scores from position {@code start} (0: from the second prompt token on). */
+  PromptScores(int promptLen, int top, int start) {
+    this.start = start;
     this.top = top;
-    int n = Math.max(0, promptLen - 1);
+    this.next = start;
+    int n = Math.max(0, promptLen - 1 - start);
     this.logprobs = new float[n];
     this.topIds = new int[n * top];
     this.topLogprobs = new float[n * top];
@@ -28,7 +32,7 @@ final class PromptScores {
   }
 
   boolean done() {
-    return next == logprobs.length;
+    return next == start + logprobs.length;
   }
 
   /**
@@ -36,25 +40,27 @@ final class PromptScores {
    * scored (computed again after a page-aligned match) is skipped: it has the same bits.
    */
   void score(Sampler sampler, int position, int target, float[] row, int off) {
-    if (position < next || position >= logprobs.length) {
+    if (position < next || position >= start + logprobs.length) {
       return;
     }
     if (position > next) {
       throw new IllegalStateException("position " + position + " scored before " + next);
     }
-    logprobs[position] = sampler.score(row, off, target, top);
+    int at = position - start;
+    logprobs[at] = sampler.score(row, off, target, top);
     // As many as asked: finite logits over a vocabulary larger than 20 have them.
     for (int i = 0; i < sampler.lastTopCount(); i++) {
-      topIds[position * top + i] = sampler.lastTopId(i);
-      topLogprobs[position * top + i] = sampler.lastTopLogprob(i);
+      topIds[at * top + i] = sampler.lastTopId(i);
+      topLogprobs[at * top + i] = sampler.lastTopLogprob(i);
     }
     next++;
   }
 
   PromptLogprobs result() {
     if (!done()) {
-      throw new IllegalStateException("prompt scored up to " + next + " of " + logprobs.length);
+      throw new IllegalStateException(
+          "prompt scored up to " + next + " of " + (start + logprobs.length));
     }
-    return new PromptLogprobs(logprobs, top, topIds, topLogprobs);
+    return new PromptLogprobs(start, logprobs, top, topIds, topLogprobs);
   }
 }

@@ -24,6 +24,7 @@ public final class Req {
   private final boolean ignoreEos;
   private final long deadlineEpochMillis;
   private final int promptLogprobs;
+  private final int promptLogprobsStart;
   final CacheRequest cache;
 
   /** Prompt then output tokens: {@code fill_ids}. */
@@ -76,6 +77,7 @@ public final class Req {
     this.maxNewTokens = b.maxNewTokens;
     this.deadlineEpochMillis = b.deadlineEpochMillis;
     this.promptLogprobs = b.promptLogprobs;
+    this.promptLogprobsStart = b.promptLogprobsStart;
     this.stopTokenIds = b.stopTokenIds.clone();
     this.stopStrings = List.copyOf(b.stopStrings);
     this.ignoreEos = b.ignoreEos;
@@ -162,6 +164,14 @@ public final class Req {
     return promptLogprobs;
   }
 
+  /**
+   * The first position whose prompt log-probability is read (SGLang's {@code logprob_start_len}):
+   * the positions before it are not scored, and may come from the prefix cache.
+   */
+  public int promptLogprobsStart() {
+    return promptLogprobsStart;
+  }
+
   /** The request's own stop tokens. */
   int[] stopTokenIds() {
     return stopTokenIds;
@@ -217,6 +227,7 @@ public final class Req {
     private int[] generated = new int[0];
     private long deadlineEpochMillis;
     private int promptLogprobs = -1;
+    private int promptLogprobsStart;
 
     private Builder(String id, int[] promptIds) {
       this.id = Objects.requireNonNull(id, "request id");
@@ -272,6 +283,15 @@ public final class Req {
       return this;
     }
 
+    /**
+     * Reads the prompt log-probabilities from position {@code position} on (0, the default: from
+     * the second prompt token on); the positions before it may come from the prefix cache.
+     */
+    public Builder promptLogprobsStart(int position) {
+      promptLogprobsStart = position;
+      return this;
+    }
+
     /** Tokens already generated (a request restored from a checkpoint continues after them). */
     public Builder generated(int... ids) {
       generated = ids.clone();
@@ -307,6 +327,13 @@ public final class Req {
                 + SamplingParams.MAX_TOP_LOGPROBS
                 + ", got "
                 + promptLogprobs);
+      }
+      if (promptLogprobsStart < 0 || promptLogprobsStart >= Math.max(1, promptIds.length)) {
+        throw new IllegalArgumentException(
+            "request "
+                + id
+                + ": the prompt logprobs' start must be a position of the prompt, got "
+                + promptLogprobsStart);
       }
       for (String s : stopStrings) {
         if (s == null || s.isEmpty()) {

@@ -93,9 +93,22 @@ class PromptLogprobsTest {
                 .ignoreEos(true)
                 .build());
         scored.add(Req.builder("n" + i, whole).maxNewTokens(6).ignoreEos(true).build());
+        // From the first generated token's position: the prompt before it may come from the cache.
+        scored.add(
+            Req.builder("t" + i, whole)
+                .promptLogprobs(TOP)
+                .promptLogprobsStart(prompts.get(i).length - 1)
+                .maxNewTokens(6)
+                .ignoreEos(true)
+                .build());
       }
       runAll(e, warm);
       Map<String, List<TokenEvent>> out = runAll(e, scored);
+      assertThat(
+              java.util.stream.IntStream.range(0, texts.length)
+                  .map(i -> out.get("t" + i).get(out.get("t" + i).size() - 1).cachedTokens()))
+          .as("a later start lets the cache serve the prompt before it")
+          .anyMatch(cached -> cached > 0);
       for (int i = 0; i < texts.length; i++) {
         int promptLen = prompts.get(i).length;
         List<TokenEvent> events = out.get("s" + i);
@@ -122,6 +135,12 @@ class PromptLogprobsTest {
           assertThat(pl.logprobs()[j]).isLessThanOrEqualTo(0f);
           assertThat(pl.topLogprobs()[j * TOP]).isGreaterThanOrEqualTo(pl.logprobs()[j]);
         }
+        PromptLogprobs tail = out.get("t" + i).get(0).promptLogprobs();
+        assertThat(tail.start()).isEqualTo(promptLen - 1);
+        assertThat(tail.logprobs())
+            .isEqualTo(Arrays.copyOfRange(pl.logprobs(), promptLen - 1, pl.count()));
+        assertThat(tail.topIds())
+            .isEqualTo(Arrays.copyOfRange(pl.topIds(), (promptLen - 1) * TOP, pl.count() * TOP));
         // The request's own output is what it is without them.
         assertThat(events)
             .extracting(TokenEvent::tokenId)
