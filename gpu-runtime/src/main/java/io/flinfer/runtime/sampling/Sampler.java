@@ -166,7 +166,7 @@ public final class Sampler {
     lastLogprob = l[token] - logZ;
     topCount = 0;
     if (p.topLogprobs() > 0) {
-      top(l, Math.min(p.topLogprobs(), vocab), logZ);
+      top(l, 0, Math.min(p.topLogprobs(), vocab), logZ);
     }
     return token;
   }
@@ -184,32 +184,31 @@ public final class Sampler {
     if (target < 0 || target >= vocab || k < 0 || k > SamplingParams.MAX_TOP_LOGPROBS) {
       throw new IllegalArgumentException("score token " + target + " with " + k + " alternatives");
     }
-    float[] l = work;
-    System.arraycopy(logits, off, l, 0, vocab);
+    // Read in place: nothing changes the row, so no copy is needed.
     float max = Float.NEGATIVE_INFINITY;
-    for (int i = 0; i < vocab; i++) {
-      if (l[i] > max) {
-        max = l[i];
+    for (int i = off; i < off + vocab; i++) {
+      if (logits[i] > max) {
+        max = logits[i];
       }
     }
-    double sum = sumExp(l, max, 1f, null);
+    double sum = FastExp.expSum(logits, off, off + vocab, max, 1f, null, 0);
     float logZ = max + (float) Math.log(sum);
-    lastLogprob = l[target] - logZ;
+    lastLogprob = logits[off + target] - logZ;
     topCount = 0;
     if (k > 0) {
-      top(l, Math.min(k, vocab), logZ);
+      top(logits, off, Math.min(k, vocab), logZ);
     }
     return lastLogprob;
   }
 
   /**
-   * The {@code k} largest of {@code l} (ties: the lower id first) as log-probabilities: one pass,
-   * each value inserted into the short sorted list it beats.
+   * The {@code k} largest of {@code l[off .. off + vocab)} (ties: the lower id first) as
+   * log-probabilities: one pass, each value inserted into the short sorted list it beats.
    */
-  private void top(float[] l, int k, float logZ) {
+  private void top(float[] l, int off, int k, float logZ) {
     int n = 0;
     for (int i = 0; i < vocab; i++) {
-      float v = l[i];
+      float v = l[off + i];
       if (n == k && !(v > topLogprobs[k - 1]) || v == Float.NEGATIVE_INFINITY) {
         continue;
       }
