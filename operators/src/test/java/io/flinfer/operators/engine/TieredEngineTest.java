@@ -230,6 +230,56 @@ class TieredEngineTest {
     }
   }
 
+  /**
+   * A request scoring its prompt from a later position loads the prefix before it back from the
+   * host tier, and scores what it scores with no cache at all; from its start, it loads nothing.
+   */
+  @Test
+  void promptLogprobsReadPastAPrefixLoadedBackFromTheHost() {
+    Random rnd = new Random(9);
+    int vocab = model.config().vocabSize();
+    int[] prompt = rnd.ints(100, 3, vocab).toArray();
+    PromptLogprobs expected;
+    try (Engine e = new Engine(model, pressured(null), CpuModelRunner::new)) {
+      Req r = Req.builder("alone", prompt).promptLogprobs(2).maxNewTokens(1).build();
+      expected = EngineTest.runAll(e, List.of(r)).get("alone").get(0).promptLogprobs();
+    }
+    HiCacheConfig host =
+        HiCacheConfig.builder().hostTokens(4096).writePolicy(WritePolicy.WRITE_THROUGH).build();
+    try (Engine e = new Engine(model, pressured(host), CpuModelRunner::new)) {
+      EngineTest.runAll(e, List.of(Req.builder("warm", prompt).maxNewTokens(1).build()));
+      List<Req> fillers = new ArrayList<>();
+      for (int i = 0; i < 4; i++) {
+        fillers.add(
+            Req.builder("f" + i, rnd.ints(30, 3, vocab).toArray())
+                .maxNewTokens(20)
+                .ignoreEos(true)
+                .build());
+      }
+      submitAll(e, fillers);
+      long before = e.stats().tiers().hostHitTokens();
+      Req late =
+          Req.builder("late", prompt)
+              .promptLogprobs(2)
+              .promptLogprobsStart(60)
+              .maxNewTokens(1)
+              .build();
+      PromptLogprobs got = EngineTest.runAll(e, List.of(late)).get("late").get(0).promptLogprobs();
+      assertThat(e.stats().tiers().hostHitTokens() - before)
+          .as("the prefix came back from the host")
+          .isPositive();
+      assertThat(got.logprobs())
+          .isEqualTo(Arrays.copyOfRange(expected.logprobs(), 60, expected.count()));
+      assertThat(got.topIds())
+          .isEqualTo(Arrays.copyOfRange(expected.topIds(), 120, 2 * expected.count()));
+      Req whole = Req.builder("whole", prompt).promptLogprobs(2).maxNewTokens(1).build();
+      List<TokenEvent> events = EngineTest.runAll(e, List.of(whole)).get("whole");
+      assertThat(events.get(0).promptLogprobs().logprobs()).isEqualTo(expected.logprobs());
+      assertThat(events.get(events.size() - 1).cachedTokens()).isZero();
+      e.verifyInvariants();
+    }
+  }
+
   private static EngineConfig pressured(HiCacheConfig tiers) {
     return EngineConfig.builder()
         .maxRunningRequests(8)
