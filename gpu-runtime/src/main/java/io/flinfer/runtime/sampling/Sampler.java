@@ -28,6 +28,7 @@ public final class Sampler {
   private final int[] topIds = new int[SamplingParams.MAX_TOP_LOGPROBS];
   private final float[] topLogprobs = new float[SamplingParams.MAX_TOP_LOGPROBS];
   private int topCount;
+  private int lastRank;
 
   public Sampler(int vocab) {
     this.vocab = vocab;
@@ -40,6 +41,14 @@ public final class Sampler {
   /** The log-probability of the token the last {@link #sample} call chose. */
   public float lastLogprob() {
     return lastLogprob;
+  }
+
+  /**
+   * The rank of the token the last {@link #score} call scored: 1 plus the number of tokens more
+   * likely there (vLLM's rank).
+   */
+  public int lastRank() {
+    return lastRank;
   }
 
   /** How many alternatives the last {@link #sample} call reported (its request's top_logprobs). */
@@ -186,11 +195,17 @@ public final class Sampler {
     }
     // Read in place: nothing changes the row, so no copy is needed.
     float max = Float.NEGATIVE_INFINITY;
+    float scored = logits[off + target];
+    int above = 0;
     for (int i = off; i < off + vocab; i++) {
       if (logits[i] > max) {
         max = logits[i];
       }
+      if (logits[i] > scored) {
+        above++;
+      }
     }
+    lastRank = above + 1;
     double sum = FastExp.expSum(logits, off, off + vocab, max, 1f, null, 0);
     float logZ = max + (float) Math.log(sum);
     lastLogprob = logits[off + target] - logZ;

@@ -55,6 +55,15 @@ class SamplerTest {
     float[] shifted = new float[row.length + 3];
     System.arraycopy(row, 0, shifted, 3, row.length);
     assertThat(sampler.score(shifted, 3, token, k)).isEqualTo(logprob);
+    assertThat(sampler.lastRank()).isEqualTo(1);
+    int other = row.length - 1;
+    sampler.score(row, 0, other, 0);
+    long above = 0;
+    for (float v : row) {
+      above += v > row[other] ? 1 : 0;
+    }
+    assertThat(sampler.lastRank()).isEqualTo(above + 1);
+    sampler.score(shifted, 3, token, k);
     assertThat(sampler.lastTopCount()).isEqualTo(n);
     for (int i = 0; i < n; i++) {
       assertThat(sampler.lastTopId(i)).isEqualTo(ids[i]);

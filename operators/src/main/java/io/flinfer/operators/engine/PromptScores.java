@@ -11,6 +11,7 @@ final class PromptScores {
   private final int start;
   private final int top;
   private final float[] logprobs;
+  private final int[] ranks;
   private final int[] topIds;
   private final float[] topLogprobs;
   private int next;
@@ -22,6 +23,7 @@ final class PromptScores {
     this.next = start;
     int n = Math.max(0, promptLen - 1 - start);
     this.logprobs = new float[n];
+    this.ranks = new int[n];
     this.topIds = new int[n * top];
     this.topLogprobs = new float[n * top];
   }
@@ -48,6 +50,7 @@ final class PromptScores {
     }
     int at = position - start;
     logprobs[at] = sampler.score(row, off, target, top);
+    ranks[at] = sampler.lastRank();
     // As many as asked: finite logits over a vocabulary larger than 20 have them.
     for (int i = 0; i < sampler.lastTopCount(); i++) {
       topIds[at * top + i] = sampler.lastTopId(i);
@@ -61,6 +64,6 @@ final class PromptScores {
       throw new IllegalStateException(
           "prompt scored up to " + next + " of " + (start + logprobs.length));
     }
-    return new PromptLogprobs(start, logprobs, top, topIds, topLogprobs);
+    return new PromptLogprobs(start, logprobs, ranks, top, topIds, topLogprobs);
   }
 }

@@ -140,6 +140,7 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
                   id,
                   p.prompt.promptIds,
                   t.promptLogprobs,
+                  t.promptRanks,
                   t.promptTopIds,
                   t.promptTopLogprobs,
                   promptTokensPerChunk)) {

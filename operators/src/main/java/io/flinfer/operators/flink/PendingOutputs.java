@@ -87,6 +87,7 @@ final class PendingOutputs {
   void promptLogprobs(String requestId, PromptLogprobs prompt) {
     TokenOutput o = pending.get(requestId).out;
     o.promptLogprobs = prompt.logprobs();
+    o.promptRanks = prompt.ranks();
     o.promptTopIds = prompt.topIds();
     o.promptTopLogprobs = prompt.topLogprobs();
   }

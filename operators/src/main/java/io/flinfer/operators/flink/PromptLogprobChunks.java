@@ -18,10 +18,11 @@ public final class PromptLogprobChunks {
   static final int MAX_TOKENS = 256;
 
   /**
-   * Bytes of one prompt token in a chunk at most: its id and log-probability, and 20 alternatives
-   * with theirs, as Avro writes them (ids as varints of up to 5 bytes), with their arrays' counts.
+   * Bytes of one prompt token in a chunk at most: its id, log-probability and rank, and 20
+   * alternatives with theirs, as Avro writes them (ids as varints of up to 5 bytes), with their
+   * arrays' counts.
    */
-  static final int BYTES_PER_TOKEN = 5 + 4 + 20 * (5 + 4) + 8;
+  static final int BYTES_PER_TOKEN = 5 + 4 + 5 + 20 * (5 + 4) + 8;
 
   private PromptLogprobChunks() {}
 
@@ -35,13 +36,15 @@ public final class PromptLogprobChunks {
   }
 
   /**
-   * The chunks of a request's prompt log-probabilities ({@code logprobs[i]}: prompt token {@code i
-   * + 1}'s; {@code topIds}, {@code topLogprobs}: the same number of alternatives for each).
+   * The chunks of a request's prompt log-probabilities ({@code logprobs[i]}, {@code ranks[i]}:
+   * prompt token {@code i + 1}'s; {@code topIds}, {@code topLogprobs}: the same number of
+   * alternatives for each).
    */
   public static List<CompletionChunk> of(
       String requestId,
       int[] promptIds,
       float[] logprobs,
+      int[] ranks,
       int[] topIds,
       float[] topLogprobs,
       int tokensPerChunk) {
@@ -56,10 +59,12 @@ public final class PromptLogprobChunks {
       int to = Math.min(n, from + tokensPerChunk);
       List<Integer> ids = new ArrayList<>(to - from);
       List<Float> lps = new ArrayList<>(to - from);
+      List<Integer> rks = new ArrayList<>(to - from);
       List<TopLogprobs> tops = new ArrayList<>(k > 0 ? to - from : 0);
       for (int i = from; i < to; i++) {
         ids.add(promptIds[i + 1]);
         lps.add(logprobs[i]);
+        rks.add(ranks[i]);
         if (k > 0) {
           List<Integer> altIds = new ArrayList<>(k);
           List<Float> alts = new ArrayList<>(k);
@@ -80,6 +85,7 @@ public final class PromptLogprobChunks {
                       .setFirstPosition(from + 1)
                       .setTokenIds(ids)
                       .setLogprobs(lps)
+                      .setRanks(rks)
                       .setTopLogprobs(tops)
                       .build())
               .build());

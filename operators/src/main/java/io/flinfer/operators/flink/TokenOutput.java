@@ -30,6 +30,8 @@ public class TokenOutput {
    */
   public float[] promptLogprobs = new float[0];
 
+  public int[] promptRanks = new int[0];
+
   public int[] promptTopIds = new int[0];
   public float[] promptTopLogprobs = new float[0];
 

@@ -126,6 +126,7 @@ class PromptLogprobsTest {
           assertThat(Float.floatToRawIntBits(pl.logprobs()[at]))
               .as("text %d, generated token %d", i, j)
               .isEqualTo(Float.floatToRawIntBits(g.logprob()));
+          assertThat(pl.ranks()[at]).as("a greedy token is its position's first").isEqualTo(1);
           assertThat(Arrays.copyOfRange(pl.topIds(), at * TOP, (at + 1) * TOP))
               .isEqualTo(g.topIds());
           assertThat(Arrays.copyOfRange(pl.topLogprobs(), at * TOP, (at + 1) * TOP))
@@ -133,6 +134,14 @@ class PromptLogprobsTest {
         }
         for (int j = 0; j < promptLen + generated - 2; j++) {
           assertThat(pl.logprobs()[j]).isLessThanOrEqualTo(0f);
+          // Within the alternatives, a token's rank is its place among them.
+          int rank = pl.ranks()[j];
+          assertThat(rank).isBetween(1, model.config().vocabSize());
+          if (rank <= TOP) {
+            assertThat(pl.topLogprobs()[j * TOP + rank - 1]).isEqualTo(pl.logprobs()[j]);
+          } else {
+            assertThat(pl.topLogprobs()[j * TOP + TOP - 1]).isGreaterThan(pl.logprobs()[j]);
+          }
           assertThat(pl.topLogprobs()[j * TOP]).isGreaterThanOrEqualTo(pl.logprobs()[j]);
         }
         PromptLogprobs tail = out.get("t" + i).get(0).promptLogprobs();

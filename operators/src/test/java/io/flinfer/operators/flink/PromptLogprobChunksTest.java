@@ -36,6 +36,7 @@ class PromptLogprobChunksTest {
     Random rnd = new Random(promptLen * 31L + top);
     int[] prompt = new int[promptLen];
     float[] logprobs = new float[promptLen - 1];
+    int[] ranks = new int[promptLen - 1];
     int[] topIds = new int[(promptLen - 1) * top];
     float[] topLogprobs = new float[topIds.length];
     for (int i = 0; i < promptLen; i++) {
@@ -43,6 +44,7 @@ class PromptLogprobChunksTest {
     }
     for (int i = 0; i < logprobs.length; i++) {
       logprobs[i] = -rnd.nextFloat() * 30;
+      ranks[i] = Integer.MAX_VALUE - i;
     }
     for (int i = 0; i < topIds.length; i++) {
       topIds[i] = Integer.MAX_VALUE - i;
@@ -50,7 +52,7 @@ class PromptLogprobChunksTest {
     }
     int perChunk = PromptLogprobChunks.tokensPerChunk(limits);
     List<CompletionChunk> chunks =
-        PromptLogprobChunks.of(id, prompt, logprobs, topIds, topLogprobs, perChunk);
+        PromptLogprobChunks.of(id, prompt, logprobs, ranks, topIds, topLogprobs, perChunk);
     List<Integer> ids = new ArrayList<>();
     int lastIndex = Integer.MIN_VALUE;
     for (CompletionChunk c : chunks) {
@@ -65,6 +67,7 @@ class PromptLogprobChunksTest {
       for (int i = 0; i < pl.getTokenIds().size(); i++) {
         int at = ids.size();
         assertThat(pl.getLogprobs().get(i)).isEqualTo(logprobs[at]);
+        assertThat(pl.getRanks().get(i)).isEqualTo(ranks[at]);
         if (top > 0) {
           assertThat(pl.getTopLogprobs().get(i).getTokenIds()).hasSize(top);
           assertThat(pl.getTopLogprobs().get(i).getTokenIds().get(0)).isEqualTo(topIds[at * top]);
