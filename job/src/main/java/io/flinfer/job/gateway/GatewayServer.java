@@ -2,6 +2,7 @@ package io.flinfer.job.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
@@ -196,7 +197,12 @@ public final class GatewayServer implements AutoCloseable {
           for (int i = 0; i < chunks.length; i++) {
             chunks[i] = inOrder(request, choices, tenant, i, tokens);
           }
-          List<Completion> answers = awaitAnswers(events, choices, chunks);
+          PromptLogprobsAnswer[] prompts =
+              request.promptLogprobsApart() ? new PromptLogprobsAnswer[chunks.length] : null;
+          for (int i = 0; prompts != null && i < prompts.length; i++) {
+            prompts[i] = new PromptLogprobsAnswer(tokenizer(), request.tokensAsIds);
+          }
+          List<Completion> answers = awaitAnswers(events, choices, chunks, prompts);
           ObjectNode answer =
               OpenAiResponses.answer(chat, responseId, model, created, answers, request, reasoning);
           if (tokens != null) {
@@ -207,6 +213,14 @@ public final class GatewayServer implements AutoCloseable {
                       ? chunks[i].logprobs()
                       : null;
               ((ObjectNode) answer.at("/choices/" + i)).set("logprobs", lp);
+            }
+          }
+          if (prompts != null) {
+            // vLLM's places: the chat response's, each completion choice's.
+            for (int i = 0; i < (chat ? 1 : prompts.length); i++) {
+              ArrayNode scored = prompts[i].of(answers.get(i).getUsage().getPromptTokens());
+              (chat ? answer : (ObjectNode) answer.at("/choices/" + i))
+                  .set("prompt_logprobs", scored);
             }
           }
           reply(
@@ -246,11 +260,16 @@ public final class GatewayServer implements AutoCloseable {
   }
 
   /**
-   * Every choice's completion, in choice order, each choice's chunks taken by its {@code chunks};
-   * the first dead letter of any choice is the request's error.
+   * Every choice's completion, in choice order, each choice's chunks taken by its {@code chunks}
+   * (and, when given, its prompt log-probabilities by its {@code prompts}); the first dead letter
+   * of any choice is the request's error.
    */
   private List<Completion> awaitAnswers(
-      BlockingQueue<Object> events, Choices choices, InOrder[] chunks) throws ApiError {
+      BlockingQueue<Object> events,
+      Choices choices,
+      InOrder[] chunks,
+      PromptLogprobsAnswer[] prompts)
+      throws ApiError {
     Completion[] answers = new Completion[choices.size()];
     int left = answers.length;
     long end = System.nanoTime() + timeout.toNanos();
@@ -266,6 +285,9 @@ public final class GatewayServer implements AutoCloseable {
         }
         if (e instanceof CompletionChunk c) {
           chunks[i].accept(c);
+          if (prompts != null) {
+            prompts[i].accept(c);
+          }
         } else if (e instanceof Completion c) {
           if (answers[i] == null) {
             answers[i] = c;

@@ -60,7 +60,8 @@ final class OpenAiRequest {
           "logit_bias",
           "stop_token_ids",
           "min_tokens",
-          "return_tokens_as_token_ids");
+          "return_tokens_as_token_ids",
+          "prompt_logprobs");
   private static final Set<String> COMPLETIONS = Set.of("prompt", "echo", "suffix", "best_of");
   private static final Set<String> CHAT =
       Set.of(
@@ -182,7 +183,12 @@ final class OpenAiRequest {
 
   /** Completions' {@code echo} with {@code logprobs}: the prompts' log-probabilities come first. */
   boolean promptLogprobs() {
-    return request.getPromptLogprobs() != null;
+    return echo && logprobs;
+  }
+
+  /** vLLM's {@code prompt_logprobs}: the answer holds the prompt's log-probabilities apart. */
+  boolean promptLogprobsApart() {
+    return request.getPromptLogprobs() != null && !promptLogprobs();
   }
 
   /** Alternatives per token the answer's log-probabilities have. */
@@ -351,8 +357,24 @@ final class OpenAiRequest {
     r.setIgnoreEos(body.path("ignore_eos").asBoolean(false));
     r.setTopLogprobs(top);
     if (echo && logprobs) {
-      // The prompt's tokens get theirs too, with as many alternatives (vLLM's prompt_logprobs).
+      // The prompt's tokens get theirs too, with as many alternatives.
       r.setPromptLogprobs(top);
+    }
+    Integer promptTop = integer(body, "prompt_logprobs");
+    if (promptTop != null) {
+      if (promptTop < 0 || promptTop > SamplingParams.MAX_TOP_LOGPROBS) {
+        throw ApiError.badParameter(
+            "prompt_logprobs", "must be between 0 and " + SamplingParams.MAX_TOP_LOGPROBS);
+      }
+      if (echo && logprobs) {
+        throw ApiError.badParameter(
+            "prompt_logprobs", "cannot be given with echo and logprobs, which score the prompt");
+      }
+      if (stream) {
+        throw ApiError.badParameter(
+            "prompt_logprobs", "is answered whole, not streamed: leave stream out");
+      }
+      r.setPromptLogprobs(promptTop);
     }
     responseFormat(body.get("response_format"), r);
     Tools tools = chat ? Tools.parse(body, format.get()) : null;

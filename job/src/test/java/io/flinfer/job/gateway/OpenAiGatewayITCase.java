@@ -1064,6 +1064,45 @@ class OpenAiGatewayITCase {
     }
     assertThat(scored.at("/usage/prompt_tokens").asInt()).isEqualTo(11);
     assertThat(scored.at("/usage/completion_tokens").asInt()).isEqualTo(1);
+
+    // vLLM's prompt_logprobs: the same figures, keyed by token id, with ranks.
+    JsonNode apart =
+        post(
+            "/v1/completions",
+            "{\"model\": \""
+                + MODEL
+                + "\", \"prompt\": "
+                + whole
+                + ", \"max_tokens\": 1,"
+                + " \"temperature\": 0, \"prompt_logprobs\": 2, \"ignore_eos\": true}");
+    assertThat(apart.path("status").asInt()).as(apart.toString()).isEqualTo(200);
+    JsonNode entries = apart.at("/choices/0/prompt_logprobs");
+    assertThat(entries).hasSize(11);
+    assertThat(entries.get(0).isNull()).isTrue();
+    JsonNode wholeIds = new ObjectMapper().readTree(whole);
+    for (int at = 1; at < 11; at++) {
+      JsonNode own = entries.get(at).get(wholeIds.get(at).asText());
+      assertThat(own).as("position %d", at).isNotNull();
+      assertThat(own.get("logprob").floatValue())
+          .isEqualTo(lp.get("token_logprobs").get(at).floatValue());
+      assertThat(own.get("rank").asInt()).isPositive();
+      if (at >= 6) {
+        assertThat(own.get("rank").asInt()).isEqualTo(1);
+      }
+      assertThat(entries.get(at).size()).isBetween(2, 3);
+    }
+    assertThat(apart.at("/choices/0/logprobs").isNull()).isTrue();
+    JsonNode chatApart =
+        post(
+            "/v1/chat/completions",
+            "{\"model\": \""
+                + MODEL
+                + "\", \"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}],"
+                + " \"max_tokens\": 2, \"prompt_logprobs\": 0}");
+    assertThat(chatApart.path("status").asInt()).as(chatApart.toString()).isEqualTo(200);
+    assertThat(chatApart.get("prompt_logprobs"))
+        .hasSize(chatApart.at("/usage/prompt_tokens").asInt());
+    assertThat(chatApart.get("prompt_logprobs").get(1).size()).isEqualTo(1);
     // Streamed, echo with logprobs is refused: the prompt's come whole.
     JsonNode refused =
         post(

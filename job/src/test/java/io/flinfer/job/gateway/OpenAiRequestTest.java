@@ -296,6 +296,22 @@ class OpenAiRequestTest {
           .as(bad[0])
           .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo(bad[1]));
     }
+    // vLLM's prompt_logprobs: 0-20, answered whole, not beside echo with logprobs.
+    assertThat(
+            parse("{\"model\": \"m\", \"prompt\": \"x\", \"prompt_logprobs\": 3}", false)
+                .record("id", "", 0)
+                .getPromptLogprobs())
+        .isEqualTo(3);
+    for (String bad :
+        List.of(
+            "\"prompt_logprobs\": 21",
+            "\"prompt_logprobs\": 1, \"stream\": true",
+            "\"prompt_logprobs\": 1, \"echo\": true, \"logprobs\": 1")) {
+      assertThatThrownBy(() -> parse("{\"model\": \"m\", \"prompt\": \"x\", " + bad + "}", false))
+          .as(bad)
+          .isInstanceOfSatisfying(
+              ApiError.class, e -> assertThat(e.param).isEqualTo("prompt_logprobs"));
+    }
     // Token ids echo as their text.
     OpenAiRequest ids =
         parse("{\"model\": \"m\", \"prompt\": [[1, 2], \"b\"], \"echo\": true}", false);
