@@ -1027,15 +1027,8 @@ class OpenAiGatewayITCase {
             + String.join(", ", ids.subList(0, 5))
             + "]";
     JsonNode scored =
-        post(
-            "/v1/completions",
-            "{\"model\": \""
-                + MODEL
-                + "\", \"prompt\": "
-                + whole
-                + ", \"max_tokens\": 1,"
-                + " \"temperature\": 0, \"logprobs\": 2, \"echo\": true, \"ignore_eos\": true,"
-                + " \"return_tokens_as_token_ids\": true}");
+        oneMoreToken(
+            whole, "\"logprobs\": 2, \"echo\": true, \"return_tokens_as_token_ids\": true");
     assertThat(scored.path("status").asInt()).as(scored.toString()).isEqualTo(200);
     JsonNode lp = scored.at("/choices/0/logprobs");
     assertThat(lp.get("tokens")).hasSize(12);
@@ -1066,15 +1059,7 @@ class OpenAiGatewayITCase {
     assertThat(scored.at("/usage/completion_tokens").asInt()).isEqualTo(1);
 
     // vLLM's prompt_logprobs: the same figures, keyed by token id, with ranks.
-    JsonNode apart =
-        post(
-            "/v1/completions",
-            "{\"model\": \""
-                + MODEL
-                + "\", \"prompt\": "
-                + whole
-                + ", \"max_tokens\": 1,"
-                + " \"temperature\": 0, \"prompt_logprobs\": 2, \"ignore_eos\": true}");
+    JsonNode apart = oneMoreToken(whole, "\"prompt_logprobs\": 2");
     assertThat(apart.path("status").asInt()).as(apart.toString()).isEqualTo(200);
     JsonNode entries = apart.at("/choices/0/prompt_logprobs");
     assertThat(entries).hasSize(11);
@@ -1113,6 +1098,19 @@ class OpenAiGatewayITCase {
                 + " \"echo\": true, \"stream\": true}");
     assertThat(refused.path("status").asInt()).isEqualTo(400);
     assertThat(refused.at("/error/param").asText()).isEqualTo("echo");
+  }
+
+  /** A greedy completion of one token after the token-id {@code prompt}, with {@code more}. */
+  private JsonNode oneMoreToken(String prompt, String more) throws Exception {
+    return post(
+        "/v1/completions",
+        "{\"model\": \""
+            + MODEL
+            + "\", \"prompt\": "
+            + prompt
+            + ", \"max_tokens\": 1, \"temperature\": 0, \"ignore_eos\": true, "
+            + more
+            + "}");
   }
 
   // ---- vLLM's /tokenize and /detokenize ----
