@@ -142,6 +142,71 @@ class InferenceOperatorTest {
     }
   }
 
+  /**
+   * Prompt log-probabilities leave with a request's first token, once: a request restored after its
+   * first token does not send them again, one restored before it sends them after, and they are
+   * what an uninterrupted operator sends.
+   */
+  @Test
+  void promptLogprobsLeaveOnceWithTheFirstTokenAcrossARestore() throws Exception {
+    InferenceSettings small = new InferenceSettings(settings.model(), 2, 256, 128, 1, "cpu", 0);
+    List<TokenizedPrompt> prompts = new ArrayList<>();
+    for (TokenizedPrompt p : longPrompts(6)) {
+      PromptRequest r =
+          PromptRequest.newBuilder(p.request).setStream(true).setPromptLogprobs(2).build();
+      prompts.add(tokenized(r, prompts.size()));
+    }
+    Map<String, float[]> expected;
+    try (var h = harness(small)) {
+      h.open();
+      for (TokenizedPrompt p : prompts) {
+        h.processElement(p, 0);
+      }
+      serve(h, 1_000);
+      expected = promptLogprobs(h.extractOutputValues());
+    }
+    assertThat(expected).hasSize(prompts.size());
+    assertThat(expected.values()).allSatisfy(lp -> assertThat(lp).hasSize(99));
+
+    List<TokenOutput> all = new ArrayList<>();
+    OperatorSubtaskState snapshot;
+    try (var h = harness(small)) {
+      h.open();
+      for (TokenizedPrompt p : prompts) {
+        h.processElement(p, 0);
+      }
+      h.prepareSnapshotPreBarrier(1);
+      snapshot = h.snapshot(1, 0);
+      all.addAll(h.extractOutputValues());
+    }
+    Map<String, float[]> before = promptLogprobs(all);
+    assertThat(before).as("some requests had their first token").isNotEmpty();
+    assertThat(before).hasSizeLessThan(prompts.size());
+    try (var h = harness(small)) {
+      h.initializeState(snapshot);
+      h.open();
+      serve(h, 1_000);
+      all.addAll(h.extractOutputValues());
+    }
+    Map<String, float[]> got = promptLogprobs(all);
+    assertThat(got.keySet()).isEqualTo(expected.keySet());
+    expected.forEach((id, lp) -> assertThat(got.get(id)).as(id).isEqualTo(lp));
+  }
+
+  /** Each request's prompt log-probabilities; fails where a request sent them twice. */
+  private static Map<String, float[]> promptLogprobs(List<TokenOutput> out) {
+    Map<String, float[]> byId = new TreeMap<>();
+    for (TokenOutput o : out) {
+      if (o.promptLogprobs.length > 0) {
+        assertThat(o.index).isZero();
+        assertThat(o.promptRanks).hasSameSizeAs(o.promptLogprobs);
+        assertThat(o.promptTopIds).hasSize(2 * o.promptLogprobs.length);
+        assertThat(byId.put(o.requestId, o.promptLogprobs)).as(o.requestId).isNull();
+      }
+    }
+    return byId;
+  }
+
   @Test
   void theEndOfABoundedInputServesEveryRequestInFlightToItsEnd() throws Exception {
     List<TokenizedPrompt> prompts = prompts();
