@@ -8,7 +8,12 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.flinfer.job.cli.CommandStdout;
 import io.flinfer.job.kafka.EmbeddedKafka;
 import io.flinfer.job.pipeline.PipelineTestSupportAccess;
+import io.flinfer.operators.engine.Engine;
+import io.flinfer.operators.engine.EngineConfig;
+import io.flinfer.operators.engine.Req;
+import io.flinfer.operators.engine.TokenEvent;
 import io.flinfer.runtime.grammar.JsonSchemaGrammar;
+import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.testing.SharedFiles;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -349,6 +354,73 @@ class MlPredictITCase {
                     "SELECT text FROM ML_PREDICT(TABLE reviews, MODEL broken,"
                         + " DESCRIPTOR(prompt))"))
         .hasStackTraceContaining("keyword multipleOf is not supported");
+  }
+
+  /**
+   * A table of texts scored: each row's prompt log-probabilities are what the engine reads for that
+   * prompt alone, bit for bit, and their sum is the row's log-likelihood.
+   */
+  @Test
+  @Timeout(300)
+  void aTableOfTextsIsScoredAsTheEngineScoresEachAlone() throws Exception {
+    List<String> texts = List.of("Once upon a time", "Lily and Ben went to the park", "Tom");
+    TableEnvironment t = TableEnvironment.create(EnvironmentSettings.inStreamingMode());
+    t.getConfig().set("parallelism.default", "1");
+    StringBuilder values = new StringBuilder();
+    for (String p : texts) {
+      values.append(values.length() == 0 ? "" : ", ").append("('").append(p).append("')");
+    }
+    t.executeSql(
+        "CREATE TEMPORARY VIEW texts AS SELECT * FROM (VALUES " + values + ") AS v(prompt)");
+    t.executeSql(
+        "CREATE MODEL scorer INPUT (prompt STRING)"
+            + " OUTPUT (prompt_tokens INT, prompt_logprob DOUBLE, prompt_logprobs ARRAY<FLOAT>,"
+            + " error STRING)"
+            + " WITH ('provider' = 'flinfer', 'model-path' = '"
+            + MODEL.resolve("stories260K.bin")
+            + "', 'tokenizer-path' = '"
+            + MODEL.resolve("tok512.bin")
+            + "', 'temperature' = '0', 'max-tokens' = '1')");
+    LlamaModel model = SharedFiles.stories260k();
+    int answered = 0;
+    try (CloseableIterator<Row> rows =
+        t.executeSql(
+                "SELECT prompt, prompt_tokens, prompt_logprob, prompt_logprobs, error"
+                    + " FROM ML_PREDICT(TABLE texts, MODEL scorer, DESCRIPTOR(prompt))")
+            .collect()) {
+      while (rows.hasNext()) {
+        Row r = rows.next();
+        assertThat(r.getField(4)).isNull();
+        Float[] scores = (Float[]) r.getField(3);
+        int[] ids = model.tokenizer().encode((String) r.getField(0), true);
+        assertThat((Integer) r.getField(1)).isEqualTo(ids.length);
+        float[] alone = scoredAlone(model, ids);
+        assertThat(scores).hasSize(ids.length - 1);
+        double sum = 0;
+        for (int i = 0; i < scores.length; i++) {
+          assertThat(scores[i]).isEqualTo(alone[i]);
+          sum += scores[i];
+        }
+        assertThat((Double) r.getField(2)).isEqualTo(sum);
+        answered++;
+      }
+    }
+    assertThat(answered).isEqualTo(texts.size());
+  }
+
+  private static float[] scoredAlone(LlamaModel model, int[] ids) {
+    EngineConfig config = EngineConfig.builder().maxTotalTokens(512).threads(1).build();
+    try (Engine e = Engine.create(model, config)) {
+      e.submit(Req.builder("a", ids).promptLogprobs(0).maxNewTokens(1).build());
+      while (e.hasWork()) {
+        for (TokenEvent ev : e.step()) {
+          if (ev.promptLogprobs() != null) {
+            return ev.promptLogprobs().logprobs();
+          }
+        }
+      }
+    }
+    throw new AssertionError("no prompt logprobs");
   }
 
   @Test

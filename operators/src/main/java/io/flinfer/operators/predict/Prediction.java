@@ -15,6 +15,8 @@ import java.util.List;
  * @param content the answer: the text after the thinking, or all of it where there is none
  * @param toolCalls the calls the answer makes in the model family's own form (cut short by the
  *     token limit: as far as they got), with ids; empty without tools
+ * @param promptLogprobs where asked for, each prompt token's log-probability from the second on,
+ *     given the tokens before it; else null
  */
 public record Prediction(
     String text,
@@ -24,9 +26,22 @@ public record Prediction(
     String error,
     String reasoningContent,
     String content,
-    List<ToolCall> toolCalls) {
+    List<ToolCall> toolCalls,
+    float[] promptLogprobs) {
   static Prediction failed(String error) {
-    return new Prediction(null, "error", 0, 0, error, null, null, List.of());
+    return new Prediction(null, "error", 0, 0, error, null, null, List.of(), null);
+  }
+
+  /** The sum of {@link #promptLogprobs}, the prompt's log-likelihood; null where not asked. */
+  public Double promptLogprob() {
+    if (promptLogprobs == null) {
+      return null;
+    }
+    double sum = 0;
+    for (float v : promptLogprobs) {
+      sum += v;
+    }
+    return sum;
   }
 
   /**
@@ -41,7 +56,8 @@ public record Prediction(
       int tokens,
       ReasoningParser reasoning,
       ToolCallFormat calls,
-      String callIds) {
+      String callIds,
+      float[] promptLogprobs) {
     ReasoningParser.Split answer =
         reasoning == null ? new ReasoningParser.Split(null, text) : reasoning.split(text);
     List<ToolCall> made = new ArrayList<>();
@@ -58,6 +74,7 @@ public record Prediction(
         null,
         answer.reasoning(),
         answer.content(),
-        List.copyOf(made));
+        List.copyOf(made),
+        promptLogprobs);
   }
 }

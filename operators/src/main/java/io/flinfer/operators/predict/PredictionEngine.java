@@ -58,6 +58,7 @@ public final class PredictionEngine {
     final String callIds;
     final CompletableFuture<Prediction> result;
     int tokens;
+    float[] promptLogprobs;
 
     Running(
         IncrementalDetokenizer text,
@@ -203,6 +204,9 @@ public final class PredictionEngine {
     if (r == null) {
       return;
     }
+    if (t.promptLogprobs() != null) {
+      r.promptLogprobs = t.promptLogprobs().logprobs();
+    }
     if (t.index() >= 0) {
       r.tokens++;
       r.text.next(t.tokenId());
@@ -220,7 +224,14 @@ public final class PredictionEngine {
     String reason = r.text.stopped() || f.type() == FinishReason.Type.STOP ? "stop" : "length";
     r.result.complete(
         Prediction.of(
-            r.text.text(), reason, r.promptTokens, r.tokens, r.reasoning, r.calls, r.callIds));
+            r.text.text(),
+            reason,
+            r.promptTokens,
+            r.tokens,
+            r.reasoning,
+            r.calls,
+            r.callIds,
+            r.promptLogprobs));
   }
 
   private void failAll(String error) {

@@ -1,5 +1,6 @@
 package io.flinfer.operators.sql;
 
+import io.flinfer.avro.PromptRequest;
 import io.flinfer.operators.predict.Prediction;
 import io.flinfer.operators.predict.PredictionEngine;
 import java.io.Serializable;
@@ -37,7 +38,11 @@ public final class FlinferPredictFunctions {
     }
 
     CompletableFuture<Prediction> submit(RowData row) {
-      return engine.submit(input.request(row));
+      PromptRequest r = input.request(row);
+      if (output.scoresPrompt()) {
+        r = PromptRequest.newBuilder(r).setStream(true).setPromptLogprobs(0).build();
+      }
+      return engine.submit(r);
     }
 
     Collection<RowData> rows(Prediction p) {

@@ -23,7 +23,10 @@ import org.apache.flink.table.types.logical.LogicalTypeRoot;
  * thinking model {@code reasoning_content} (STRING, the thinking, null where there is none) and
  * {@code content} (STRING, the answer after it; the text where there is none), and for
  * conversations with tools {@code tool_calls} ({@code ARRAY<ROW<id STRING, name STRING, arguments
- * STRING>>}, the calls the answer makes; empty where it makes none). Any subset, in any order.
+ * STRING>>}, the calls the answer makes; empty where it makes none), and the prompt's scores:
+ * {@code prompt_logprobs} ({@code ARRAY<FLOAT>}, each prompt token's log-probability from the
+ * second on, given the tokens before it) and {@code prompt_logprob} ({@code DOUBLE}, their sum: the
+ * prompt's log-likelihood). Any subset, in any order.
  */
 final class PredictionColumns implements Serializable {
   private static final Set<String> STRINGS =
@@ -45,7 +48,10 @@ final class PredictionColumns implements Serializable {
       boolean ok =
           STRINGS.contains(c.getName()) && isString(c.getDataType().getLogicalType())
               || INTS.contains(c.getName()) && root == LogicalTypeRoot.INTEGER
-              || c.getName().equals("tool_calls") && isCalls(c.getDataType().getLogicalType());
+              || c.getName().equals("tool_calls") && isCalls(c.getDataType().getLogicalType())
+              || c.getName().equals("prompt_logprob") && root == LogicalTypeRoot.DOUBLE
+              || c.getName().equals("prompt_logprobs")
+                  && isFloats(c.getDataType().getLogicalType());
       if (!ok) {
         throw new ValidationException(
             "flinfer model output column '"
@@ -53,8 +59,9 @@ final class PredictionColumns implements Serializable {
                 + "' "
                 + c.getDataType()
                 + ": the columns are text, finish_reason, error, reasoning_content and content"
-                + " (STRING), prompt_tokens and completion_tokens (INT), and tool_calls"
-                + " (ARRAY<ROW<id STRING, name STRING, arguments STRING>>)");
+                + " (STRING), prompt_tokens and completion_tokens (INT), tool_calls"
+                + " (ARRAY<ROW<id STRING, name STRING, arguments STRING>>), prompt_logprobs"
+                + " (ARRAY<FLOAT>) and prompt_logprob (DOUBLE)");
       }
       names[i] = c.getName();
     }
@@ -74,10 +81,28 @@ final class PredictionColumns implements Serializable {
             case "content" -> string(p.content());
             case "prompt_tokens" -> p.promptTokens();
             case "tool_calls" -> calls(p.toolCalls());
+            case "prompt_logprobs" ->
+                p.promptLogprobs() == null ? null : new GenericArrayData(p.promptLogprobs());
+            case "prompt_logprob" -> p.promptLogprob();
             default -> p.completionTokens();
           });
     }
     return row;
+  }
+
+  /** Whether the rows need the prompt's log-probabilities. */
+  boolean scoresPrompt() {
+    for (String n : names) {
+      if (n.equals("prompt_logprobs") || n.equals("prompt_logprob")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static boolean isFloats(LogicalType t) {
+    return t.getTypeRoot() == LogicalTypeRoot.ARRAY
+        && t.getChildren().get(0).getTypeRoot() == LogicalTypeRoot.FLOAT;
   }
 
   private static boolean isString(LogicalType t) {

@@ -165,7 +165,8 @@ class PredictionEngineTest {
             + "</think>\n\nSure.\n<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1}}\n"
             + "</tool_call>";
     Prediction p =
-        Prediction.of(text, "stop", 5, 20, ReasoningParser.of(false), ToolCallFormat.HERMES, "q");
+        Prediction.of(
+            text, "stop", 5, 20, ReasoningParser.of(false), ToolCallFormat.HERMES, "q", null);
     assertThat(p.toolCalls())
         .containsExactly(new ToolCall(ToolCall.idFor("q", 0), "add", "{\"a\": 1}"));
     assertThat(p.content()).startsWith("Sure.\n<tool_call>");
@@ -177,10 +178,11 @@ class PredictionEngineTest {
             18,
             ReasoningParser.of(false),
             ToolCallFormat.HERMES,
-            "q");
+            "q",
+            null);
     assertThat(cut.toolCalls())
         .containsExactly(new ToolCall(ToolCall.idFor("q", 0), "add", "{\"a\""));
-    assertThat(Prediction.of(text, "stop", 5, 20, null, null, "q").toolCalls()).isEmpty();
+    assertThat(Prediction.of(text, "stop", 5, 20, null, null, "q", null).toolCalls()).isEmpty();
 
     PromptRequest chat = greedyHi();
     PredictionEngine e = PredictionEngine.acquire(qwen3());
