@@ -69,8 +69,11 @@ public final class CpuModelRunner implements ModelRunner {
   private float[] hb2;
   private float[] last = new float[0];
 
-  /** The most floats of scored rows one classifier product writes (64 MiB). */
-  private static final int SCORED_FLOATS = 1 << 24;
+  /**
+   * The most floats of scored rows one classifier product writes (16 MiB, allocated on the first
+   * scored step: 32 positions at a time over a 128K vocabulary, enough to keep the tiles full).
+   */
+  private static final int SCORED_FLOATS = 1 << 22;
 
   private float[] scoredIn = new float[0];
   private float[] scoredRows = new float[0];
