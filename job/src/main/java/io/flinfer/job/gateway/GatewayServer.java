@@ -10,6 +10,7 @@ import io.flinfer.avro.Completion;
 import io.flinfer.avro.CompletionChunk;
 import io.flinfer.avro.DeadLetter;
 import io.flinfer.avro.PromptRequest;
+import io.flinfer.avro.Usage;
 import io.flinfer.operators.flink.ModelSource;
 import io.flinfer.operators.request.RequestLimits;
 import io.flinfer.operators.request.RequestValidator;
@@ -203,6 +204,9 @@ public final class GatewayServer implements AutoCloseable {
             prompts[i] = new PromptLogprobsAnswer(tokenizer(), request.tokensAsIds);
           }
           List<Completion> answers = awaitAnswers(events, choices, chunks, prompts);
+          if (request.promptOnly) {
+            answers = answers.stream().map(GatewayServer::promptOnly).toList();
+          }
           ObjectNode answer =
               OpenAiResponses.answer(chat, responseId, model, created, answers, request, reasoning);
           if (tokens != null) {
@@ -253,10 +257,27 @@ public final class GatewayServer implements AutoCloseable {
       RequestValidator.Outcome o =
           validator().validate(request.record(choices.ids().get(i), tenant, i), 0);
       if (o.ok()) {
-        return new InOrder(logprobs, o.request().promptIds(), request.topLogprobs() > 0);
+        return new InOrder(
+            logprobs, o.request().promptIds(), request.topLogprobs() > 0, request.promptOnly);
       }
     }
     return new InOrder(logprobs);
+  }
+
+  /** {@code c} without its generated token: what {@code max_tokens: 0} asked for. */
+  private static Completion promptOnly(Completion c) {
+    if ("error".equals(c.getFinishReason())) {
+      return c;
+    }
+    Usage u = c.getUsage();
+    return Completion.newBuilder(c)
+        .setText("")
+        .setFinishReason("length")
+        .setFinishDetail(null)
+        .setToolCalls(List.of())
+        .setReasoningContent(null)
+        .setUsage(new Usage(u.getPromptTokens(), u.getCachedTokens(), 0, 0))
+        .build();
   }
 
   /**

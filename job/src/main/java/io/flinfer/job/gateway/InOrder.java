@@ -18,21 +18,27 @@ final class InOrder {
   /** The prompt's length when its log-probabilities come first (echo); else 0. */
   private final int promptLen;
 
+  /** Whether the prompt's log-probabilities are all that is taken (no generated token). */
+  private final boolean promptOnly;
+
   /** The next prompt position whose log-probability is awaited. */
   private int nextPrompt = 1;
 
   InOrder(TokenLogprobs logprobs) {
     this.logprobs = logprobs;
     this.promptLen = 0;
+    this.promptOnly = false;
   }
 
   /**
    * Gathers the log-probabilities of the prompt {@code promptIds} first, with {@code alternatives}
-   * or not: the generated tokens are taken only after all of them.
+   * or not: the generated tokens are taken only after all of them, and not at all with {@code
+   * promptOnly}.
    */
-  InOrder(TokenLogprobs logprobs, int[] promptIds, boolean alternatives) {
+  InOrder(TokenLogprobs logprobs, int[] promptIds, boolean alternatives, boolean promptOnly) {
     this.logprobs = logprobs;
     this.promptLen = promptIds.length;
+    this.promptOnly = promptOnly;
     this.gathered = logprobs.promptStart(promptIds[0], alternatives);
   }
 
@@ -45,6 +51,9 @@ final class InOrder {
     }
     if (nextPrompt < promptLen) {
       gap = true; // a token before the whole prompt was seen
+      return false;
+    }
+    if (promptOnly) {
       return false;
     }
     if (gap || c.getIndex() < nextToken) {

@@ -80,6 +80,13 @@ final class OpenAiRequest {
   final boolean chat;
   final boolean stream;
   final boolean includeUsage;
+
+  /**
+   * Completions' {@code max_tokens: 0} with {@code echo}: the answer is the prompt alone (with its
+   * log-probabilities, with {@code logprobs}), as OpenAI's legacy API scored prompts.
+   */
+  final boolean promptOnly;
+
   final boolean logprobs;
 
   /** The most choices (prompts times {@code n}) one completions request may ask for. */
@@ -138,6 +145,7 @@ final class OpenAiRequest {
       boolean echo,
       boolean separateReasoning,
       boolean tokensAsIds,
+      boolean promptOnly,
       PromptRequest.Builder request) {
     this.chat = chat;
     this.stream = stream;
@@ -151,6 +159,7 @@ final class OpenAiRequest {
     this.echo = echo;
     this.separateReasoning = separateReasoning;
     this.tokensAsIds = tokensAsIds;
+    this.promptOnly = promptOnly;
     this.request = request;
   }
 
@@ -321,12 +330,21 @@ final class OpenAiRequest {
     if (max == null && chat) {
       max = integer(body, "max_tokens");
     }
-    if (max != null) {
+    boolean promptOnly = max != null && max == 0 && echo && !chat;
+    if (promptOnly && stream) {
+      throw ApiError.badParameter(
+          "max_tokens", "0 (the prompt alone, echoed) is answered whole, not streamed");
+    }
+    if (max != null && !promptOnly) {
       if (max < 1) {
         throw ApiError.badParameter(
-            chat ? "max_completion_tokens" : "max_tokens", "must be at least 1");
+            chat ? "max_completion_tokens" : "max_tokens",
+            chat ? "must be at least 1" : "must be at least 1, or 0 with echo");
       }
       r.setMaxNewTokens(max);
+    } else if (promptOnly) {
+      // The job writes one token, which the answer leaves out.
+      r.setMaxNewTokens(1);
     } else if (!chat) {
       r.setMaxNewTokens(16); // OpenAI's default for completions
     }
@@ -420,6 +438,7 @@ final class OpenAiRequest {
         echo,
         separateReasoning,
         asIds != null && asIds.asBoolean(false),
+        promptOnly,
         r);
   }
 

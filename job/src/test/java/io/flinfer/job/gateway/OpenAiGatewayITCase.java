@@ -1058,6 +1058,29 @@ class OpenAiGatewayITCase {
     assertThat(scored.at("/usage/prompt_tokens").asInt()).isEqualTo(11);
     assertThat(scored.at("/usage/completion_tokens").asInt()).isEqualTo(1);
 
+    // max_tokens 0 with echo: the prompt alone, scored alike, as OpenAI's legacy API did.
+    JsonNode only =
+        post(
+            "/v1/completions",
+            "{\"model\": \""
+                + MODEL
+                + "\", \"prompt\": "
+                + whole
+                + ", \"max_tokens\": 0, \"echo\": true, \"logprobs\": 2,"
+                + " \"return_tokens_as_token_ids\": true}");
+    assertThat(only.path("status").asInt()).as(only.toString()).isEqualTo(200);
+    JsonNode onlyLp = only.at("/choices/0/logprobs");
+    assertThat(onlyLp.get("tokens")).hasSize(11);
+    for (int at = 0; at < 11; at++) {
+      assertThat(onlyLp.get("tokens").get(at)).isEqualTo(lp.get("tokens").get(at));
+      assertThat(onlyLp.get("token_logprobs").get(at)).isEqualTo(lp.get("token_logprobs").get(at));
+    }
+    assertThat(only.at("/usage/completion_tokens").asInt()).isZero();
+    assertThat(only.at("/usage/prompt_tokens").asInt()).isEqualTo(11);
+    assertThat(only.at("/choices/0/finish_reason").asText()).isEqualTo("length");
+    assertThat(scored.at("/choices/0/text").asText())
+        .startsWith(only.at("/choices/0/text").asText());
+
     // vLLM's prompt_logprobs: the same figures, keyed by token id, with ranks.
     JsonNode apart = oneMoreToken(whole, "\"prompt_logprobs\": 2");
     assertThat(apart.path("status").asInt()).as(apart.toString()).isEqualTo(200);

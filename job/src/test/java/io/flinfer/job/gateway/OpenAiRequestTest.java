@@ -296,6 +296,20 @@ class OpenAiRequestTest {
           .as(bad[0])
           .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo(bad[1]));
     }
+    // max_tokens 0 with echo: the prompt alone (the job writes one token, left out).
+    OpenAiRequest only =
+        parse("{\"model\": \"m\", \"prompt\": \"x\", \"echo\": true, \"max_tokens\": 0}", false);
+    assertThat(only.promptOnly).isTrue();
+    assertThat(only.record("id", "", 0).getMaxNewTokens()).isEqualTo(1);
+    for (String bad :
+        List.of(
+            "\"max_tokens\": 0",
+            "\"max_tokens\": 0, \"echo\": true, \"stream\": true",
+            "\"max_tokens\": -1, \"echo\": true")) {
+      assertThatThrownBy(() -> parse("{\"model\": \"m\", \"prompt\": \"x\", " + bad + "}", false))
+          .as(bad)
+          .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo("max_tokens"));
+    }
     // vLLM's prompt_logprobs: 0-20, answered whole, not beside echo with logprobs.
     assertThat(
             parse("{\"model\": \"m\", \"prompt\": \"x\", \"prompt_logprobs\": 3}", false)
