@@ -33,8 +33,8 @@ final class FormatOptions {
       split = ",",
       description =
           "Prompt record headers (such as traceparent) that travel with their requests: into the"
-              + " request's metadata as UTF-8 text, and back out as headers on its completion and"
-              + " on any dead letter about it (default: none).")
+              + " request's metadata as UTF-8 text, and back out as headers on its completion, its"
+              + " chunks and any dead letter about it (default: none).")
   List<String> carryHeaders = List.of();
 
   PipelineSettings.Builder apply(PipelineSettings.Builder b) {

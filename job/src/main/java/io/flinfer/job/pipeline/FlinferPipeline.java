@@ -114,7 +114,7 @@ public final class FlinferPipeline {
     SingleOutputStreamOperator<Completion> completions =
         tokens
             .keyBy(t -> t.requestId)
-            .process(new Detokenizer(s.model(), s.modelId(), s.limits()))
+            .process(new Detokenizer(s.model(), s.modelId(), s.limits(), s.carriedHeaders()))
             .name("Detokenize")
             .uid("detokenize");
     RecordSizes sizes = new RecordSizes(s.limits());
@@ -149,7 +149,7 @@ public final class FlinferPipeline {
                   DeliveryGuarantee.AT_LEAST_ONCE,
                   CompletionChunk::getRequestId,
                   c -> chunksOut.write(c),
-                  c -> Map.of(),
+                  CompletionChunk::getHeaders,
                   sizes::chunkTooLarge))
           .name("Chunks to Kafka")
           .uid("chunks-sink");
@@ -229,7 +229,7 @@ public final class FlinferPipeline {
 
   private static List<Header> kafkaHeaders(Map<String, String> headers) {
     if (headers.isEmpty()) {
-      return List.of(); // chunks, and requests without carried headers
+      return List.of(); // requests without carried headers
     }
     List<Header> out = new ArrayList<>(headers.size());
     headers.forEach((n, v) -> out.add(new RecordHeader(n, v.getBytes(StandardCharsets.UTF_8))));

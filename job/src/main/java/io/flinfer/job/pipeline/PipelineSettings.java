@@ -154,7 +154,7 @@ public record PipelineSettings(
 
     /**
      * The prompt records' headers that travel with their requests: into the metadata, and back out
-     * as headers on the completion and on any dead letter.
+     * as headers on the completion, its chunks and any dead letter.
      */
     public Builder carryHeaders(CarriedHeaders v) {
       carriedHeaders = v;

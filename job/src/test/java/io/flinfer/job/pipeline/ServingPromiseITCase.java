@@ -6,6 +6,7 @@ import static io.flinfer.job.pipeline.PipelineTestSupport.model;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flinfer.avro.Completion;
+import io.flinfer.avro.CompletionChunk;
 import io.flinfer.avro.DeadLetter;
 import io.flinfer.avro.PromptRequest;
 import io.flinfer.job.kafka.EmbeddedKafka;
@@ -297,9 +298,9 @@ class ServingPromiseITCase {
 
   /**
    * The headers the job carries travel with their request: into its metadata, and out on its
-   * completion and on a dead letter about it, whatever made the dead letter (undecodable bytes, a
-   * duplicate id, an output too large); other headers stay behind, and a carried header that is not
-   * UTF-8 text is a dead letter naming it.
+   * completion, on its chunks and on a dead letter about it, whatever made the dead letter
+   * (undecodable bytes, a duplicate id, an output too large); other headers stay behind, and a
+   * carried header that is not UTF-8 text is a dead letter naming it.
    */
   @Test
   @Timeout(240)
@@ -309,6 +310,7 @@ class ServingPromiseITCase {
     sendWithHeaders(
         bytes(
             valid("traced")
+                .setStream(true)
                 .setMetadata(Map.of("x-correlation-id", "from-metadata", "a", "b"))
                 .build()
                 .toByteBuffer()),
@@ -352,8 +354,10 @@ class ServingPromiseITCase {
     Map<String, Completion> completions = new HashMap<>();
     Map<String, Map<String, String>> deadLetterHeaders = new HashMap<>();
     Map<String, DeadLetter> deadLetters = new HashMap<>();
+    List<Map<String, String>> chunkHeaders = new ArrayList<>();
     try (KafkaConsumer<byte[], byte[]> c = committedConsumer(kafka, "completions");
-        KafkaConsumer<byte[], byte[]> d = committedConsumer(kafka, "dead-letters")) {
+        KafkaConsumer<byte[], byte[]> d = committedConsumer(kafka, "dead-letters");
+        KafkaConsumer<byte[], byte[]> k = committedConsumer(kafka, "chunks")) {
       long end = System.currentTimeMillis() + 120_000;
       while ((completions.size() < 2 || deadLetters.size() < 5)
           && System.currentTimeMillis() < end) {
@@ -368,12 +372,20 @@ class ServingPromiseITCase {
           deadLetters.put(key, x);
           deadLetterHeaders.put(key, headers(r));
         }
+        for (ConsumerRecord<byte[], byte[]> r : k.poll(Duration.ofMillis(100))) {
+          CompletionChunk x = CompletionChunk.fromByteBuffer(ByteBuffer.wrap(r.value()));
+          assertThat(x.getRequestId()).isEqualTo("traced");
+          assertThat(x.getHeaders()).isEqualTo(headers(r));
+          chunkHeaders.add(headers(r));
+        }
       }
       // The header wins over a metadata entry of its name; others are not carried.
       Map<String, String> carried = Map.of("traceparent", trace, "x-correlation-id", "c-1");
       assertThat(completions).containsOnlyKeys("traced", "meta-only");
       assertThat(completionHeaders.get("meta-only")).isEqualTo(Map.of("traceparent", "t-meta"));
       assertThat(completionHeaders.get("traced")).isEqualTo(carried);
+      // The streamed request's chunks carry them too, in the record and as its headers.
+      assertThat(chunkHeaders).isNotEmpty().allSatisfy(h -> assertThat(h).isEqualTo(carried));
       assertThat(completions.get("traced").getMetadata())
           .containsAllEntriesOf(carried)
           .containsEntry("a", "b")

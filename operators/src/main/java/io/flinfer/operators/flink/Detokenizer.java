@@ -79,17 +79,22 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
   /** Prompt tokens per chunk of prompt log-probabilities. */
   private final int promptTokensPerChunk;
 
+  private final CarriedHeaders carried;
+
   public Detokenizer(ModelSource modelSource, String modelId) {
-    this(modelSource, modelId, RequestLimits.defaults());
+    this(modelSource, modelId, RequestLimits.defaults(), CarriedHeaders.none());
   }
 
   /**
-   * Its chunks of prompt log-probabilities sized to fit the largest record {@code limits} allow.
+   * Its chunks of prompt log-probabilities sized to fit the largest record {@code limits} allow;
+   * every chunk holds the request's {@code carried} headers.
    */
-  public Detokenizer(ModelSource modelSource, String modelId, RequestLimits limits) {
+  public Detokenizer(
+      ModelSource modelSource, String modelId, RequestLimits limits, CarriedHeaders carried) {
     this.modelSource = modelSource;
     this.modelId = modelId;
     this.promptTokensPerChunk = PromptLogprobChunks.tokensPerChunk(limits);
+    this.carried = carried;
   }
 
   @Override
@@ -144,7 +149,7 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
                   t.promptTopIds,
                   t.promptTopLogprobs,
                   promptTokensPerChunk)) {
-            ctx.output(CHUNKS, c);
+            ctx.output(CHUNKS, headed(c, p));
           }
         }
         p.firstTokenMillis = System.currentTimeMillis();
@@ -178,7 +183,8 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
         if (complete > 0) {
           String text = delta.toString();
           ctx.output(
-              CHUNKS, chunk(id, p, text, complete, thought == null ? null : thought.next(text)));
+              CHUNKS,
+              headed(chunk(id, p, text, complete, thought == null ? null : thought.next(text)), p));
         }
       }
     } else if (t.index >= 0 && t.finishType == null) {
@@ -195,7 +201,7 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
         last != null && !(last.content().isEmpty() && isNullOrEmpty(last.reasoning()));
     if (p.prompt.request.getStream()
         && (!tail.isEmpty() || p.unsentLogprobs.length > 0 || lastSplit)) {
-      ctx.output(CHUNKS, chunk(id, p, tail, p.unsentLogprobs.length, last));
+      ctx.output(CHUNKS, headed(chunk(id, p, tail, p.unsentLogprobs.length, last), p));
     }
     long now = System.currentTimeMillis();
     TokenizedPrompt q = p.prompt;
@@ -236,6 +242,12 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
     decoders.remove(id);
     thoughts.remove(id);
     progress.clear();
+  }
+
+  /** {@code c} with its request's carried headers. */
+  private CompletionChunk headed(CompletionChunk c, Progress p) {
+    c.setHeaders(carried.of(p.prompt.request.getMetadata()));
+    return c;
   }
 
   /** The parser of a conversation's thinking, where the model's template writes it; else null. */

@@ -28,10 +28,15 @@ public final class PromptLogprobChunks {
 
   /**
    * Prompt tokens per chunk under {@code limits}: as many as fit in the largest record beside the
-   * request id (as key and field) and the chunk's other fields, at most {@link #MAX_TOKENS}.
+   * request id (as key and field), the carried headers (in the value and as Kafka headers, each at
+   * most the dead-letter echo bytes) and the chunk's other fields, at most {@link #MAX_TOKENS}.
    */
   public static int tokensPerChunk(RequestLimits limits) {
-    long room = limits.maxRecordBytes() - 2L * limits.maxIdBytes() - 256;
+    long room =
+        limits.maxRecordBytes()
+            - 2L * limits.maxIdBytes()
+            - 2L * limits.deadLetterEchoBytes()
+            - 256;
     return (int) Math.max(1, Math.min(MAX_TOKENS, room / BYTES_PER_TOKEN));
   }
 

@@ -16,8 +16,8 @@ class PromptLogprobChunksTest {
 
   /**
    * Chunks cover prompt tokens 1 .. n - 1 once each, in order, with their values; their indexes are
-   * negative and increasing; and each fits in the largest record, key included, at worst-case
-   * values (the longest id, the largest token ids).
+   * negative and increasing; and each fits in the largest record, key and headers included, at
+   * worst-case values (the longest id, the largest token ids, the most header bytes).
    */
   @Property(tries = 300)
   void chunksCoverThePromptOnceInOrderAndFitTheLargestRecord(
@@ -76,9 +76,16 @@ class PromptLogprobChunksTest {
         }
         ids.add(pl.getTokenIds().get(i));
       }
+      // Carried headers of the most bytes allowed, in the value and as the record's headers.
+      String value = "v".repeat(Math.max(0, echo - 1));
+      c.setHeaders(java.util.Map.of("h", value));
       int bytes;
       try {
-        bytes = c.toByteBuffer().remaining() + id.getBytes(StandardCharsets.UTF_8).length;
+        bytes =
+            c.toByteBuffer().remaining()
+                + id.getBytes(StandardCharsets.UTF_8).length
+                + 1
+                + value.length();
       } catch (java.io.IOException e) {
         throw new AssertionError(e);
       }
