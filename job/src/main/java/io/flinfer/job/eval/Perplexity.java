@@ -7,6 +7,7 @@ import io.flinfer.operators.engine.Req;
 import io.flinfer.operators.engine.TokenEvent;
 import io.flinfer.runtime.model.LlamaModel;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -45,7 +46,7 @@ public final class Perplexity {
     if (maxWindows > 0) {
       windows = Math.min(windows, maxWindows);
     }
-    if (windows < 1 || tokens.length < 2 * ctx) {
+    if (tokens.length < 2 * ctx) {
       throw new IllegalArgumentException(
           "the text has "
               + tokens.length
@@ -57,7 +58,7 @@ public final class Perplexity {
     boolean bos = model.tokenizer().addBos();
     List<Req> reqs = new ArrayList<>();
     for (int w = 0; w < windows; w++) {
-      int[] window = java.util.Arrays.copyOfRange(tokens, w * ctx, (w + 1) * ctx);
+      int[] window = Arrays.copyOfRange(tokens, w * ctx, (w + 1) * ctx);
       if (bos) {
         window[0] = model.tokenizer().bosId();
       }

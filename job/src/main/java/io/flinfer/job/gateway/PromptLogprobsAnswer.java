@@ -61,10 +61,7 @@ final class PromptLogprobsAnswer {
     if (rank > 0) {
       o.put("rank", rank);
     }
-    byte[] bytes =
-        asIds
-            ? ("token_id:" + token).getBytes(StandardCharsets.UTF_8)
-            : tokenizer.pieceBytes(previous, token);
+    byte[] bytes = TokenLogprobs.bytes(tokenizer, asIds, previous, token);
     o.put("decoded_token", new String(bytes, StandardCharsets.UTF_8));
   }
 

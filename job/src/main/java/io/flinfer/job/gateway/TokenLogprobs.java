@@ -42,8 +42,15 @@ final class TokenLogprobs {
     this.asIds = asIds;
   }
 
-  /** Token {@code token}'s bytes after {@code before}, or its id's name. */
   private byte[] bytes(int before, int token) {
+    return bytes(tokenizer, asIds, before, token);
+  }
+
+  /**
+   * Token {@code token}'s bytes after {@code before}, or with {@code asIds} its id's name ({@code
+   * token_id:N}).
+   */
+  static byte[] bytes(Tokenizer tokenizer, boolean asIds, int before, int token) {
     return asIds
         ? ("token_id:" + token).getBytes(StandardCharsets.UTF_8)
         : tokenizer.pieceBytes(before, token);

@@ -715,10 +715,11 @@ public final class Engine implements AutoCloseable {
       boolean prefill = b < extendCount;
       if (prefill) {
         r.computedLen += r.extendInputLen;
-        if (r.chunking && r.scores != null) {
-          scorePosition(b, r.extendInputLen - 1, logits.rows(), b * vocab);
-        }
         if (r.chunking) {
+          if (r.scores != null) {
+            // The chunk's last position: its row is the step's, not a scored one.
+            scorePosition(b, r.extendInputLen - 1, logits.rows(), b * vocab);
+          }
           // A finished chunk becomes the prefix of the next one.
           cache.cacheUnfinishedReq(r.cache, r.tokens, r.computedLen);
           continue;

@@ -333,13 +333,7 @@ public class Detokenizer extends KeyedProcessFunction<String, TokenOutput, Compl
       ids.add(p.tokens[first + i]);
       logprobs.add(p.unsentLogprobs[i]);
       if (k > 0) {
-        List<Integer> topIds = new ArrayList<>(k);
-        List<Float> topLogprobs = new ArrayList<>(k);
-        for (int j = i * k; j < (i + 1) * k; j++) {
-          topIds.add(p.unsentTopIds[j]);
-          topLogprobs.add(p.unsentTopLogprobs[j]);
-        }
-        tops.add(new TopLogprobs(topIds, topLogprobs));
+        tops.add(PromptLogprobChunks.alternatives(p.unsentTopIds, p.unsentTopLogprobs, k, i));
       }
     }
     p.unsentLogprobs = Arrays.copyOfRange(p.unsentLogprobs, n, p.unsentLogprobs.length);

@@ -71,13 +71,7 @@ public final class PromptLogprobChunks {
         lps.add(logprobs[i]);
         rks.add(ranks[i]);
         if (k > 0) {
-          List<Integer> altIds = new ArrayList<>(k);
-          List<Float> alts = new ArrayList<>(k);
-          for (int j = i * k; j < (i + 1) * k; j++) {
-            altIds.add(topIds[j]);
-            alts.add(topLogprobs[j]);
-          }
-          tops.add(new TopLogprobs(altIds, alts));
+          tops.add(alternatives(topIds, topLogprobs, k, i));
         }
       }
       chunks.add(
@@ -96,5 +90,19 @@ public final class PromptLogprobChunks {
               .build());
     }
     return chunks;
+  }
+
+  /**
+   * Token {@code i}'s {@code k} alternatives, from arrays that hold {@code k} for each token, token
+   * after token.
+   */
+  static TopLogprobs alternatives(int[] ids, float[] logprobs, int k, int i) {
+    List<Integer> altIds = new ArrayList<>(k);
+    List<Float> alts = new ArrayList<>(k);
+    for (int j = i * k; j < (i + 1) * k; j++) {
+      altIds.add(ids[j]);
+      alts.add(logprobs[j]);
+    }
+    return new TopLogprobs(altIds, alts);
   }
 }
