@@ -79,6 +79,15 @@ public final class Engine implements AutoCloseable {
   private long forwardNanos;
   private long schedulerNanos;
 
+  /** Speculative decoding's settings; null where it is off or the backend cannot verify. */
+  private final SpeculativeConfig speculative;
+
+  private long draftTokens;
+  private long acceptedDraftTokens;
+
+  /** The KV slots of refused draft positions, gathered to be freed. */
+  private int[] refusedSlots = new int[SpeculativeConfig.MAX_DRAFT_TOKENS + 1];
+
   /** Requests submitted with a deadline so far; once there is one, each step scans the live. */
   private long withDeadlines;
 
@@ -147,6 +156,16 @@ public final class Engine implements AutoCloseable {
     this.newTokenRatio = new NewTokenRatio(config);
     this.endTokens = model.tokenizer().endTokens();
     fb.positionSink(this::scorePosition);
+    SpeculativeConfig spec = config.speculative();
+    if (spec != null && !runner.scoresPositions()) {
+      // Verifying a draft reads the logits at each of its positions.
+      warnings.add(
+          "speculative decoding is off: the "
+              + runner.backendName()
+              + " backend does not hand over the logits of draft positions");
+      spec = null;
+    }
+    this.speculative = spec;
   }
 
   public EngineConfig config() {
@@ -588,8 +607,53 @@ public final class Engine implements AutoCloseable {
     }
     fb.reset();
     batch = new ArrayList<>();
+    draft();
     appendDecodes(decodeLastLocs());
     return true;
+  }
+
+  /**
+   * Drafts tokens for the running requests where speculation is on, the batch is small enough, and
+   * the free slots hold the drafts without evicting anything: a draft never costs a cached prefix
+   * or a retraction. A request held to a format or a thought budget does not speculate (their state
+   * advances token by token).
+   */
+  private void draft() {
+    for (Req r : running) {
+      r.drafted = 0;
+    }
+    if (speculative == null || running.size() > speculative.disableByBatchSize()) {
+      return;
+    }
+    int extra = 0;
+    for (Req r : running) {
+      if (r.constraint != null || r.budget != null) {
+        continue;
+      }
+      // Drafts stop one short of the limit: the step's last row gives one token more.
+      int max = Math.min(speculative.numDraftTokens(), r.effectiveMaxNewTokens - r.outputLen() - 1);
+      if (max <= 0) {
+        continue;
+      }
+      int[] tokens = r.grow(max);
+      r.drafted =
+          NgramDrafter.draft(
+              tokens,
+              r.len,
+              speculative.minMatchWindow(),
+              speculative.maxMatchWindow(),
+              max,
+              tokens,
+              r.len);
+      extra +=
+          allocator.slotsNeededForExtend(r.computedLen, r.computedLen + 1 + r.drafted)
+              - allocator.slotsNeededForExtend(r.computedLen, r.computedLen + 1);
+    }
+    if (allocator.availableSize() < decodeSlotsNeeded() + extra) {
+      for (Req r : running) {
+        r.drafted = 0;
+      }
+    }
   }
 
   /**
@@ -606,6 +670,9 @@ public final class Engine implements AutoCloseable {
     }
     newTokenRatio.decay();
     batch = new ArrayList<>(batch);
+    for (Req r : running) {
+      r.drafted = 0;
+    }
     appendDecodes(decodeLastLocs());
   }
 
@@ -648,27 +715,52 @@ public final class Engine implements AutoCloseable {
   }
 
   /**
-   * Appends each running request's next token to the forward batch, slots allocated; {@code
-   * lastLocs} holds the slot of each one's last token.
+   * Appends each running request's next token, and its draft if it has one, to the forward batch,
+   * slots allocated; {@code lastLocs} holds the slot of each one's last token.
    */
   private void appendDecodes(int[] lastLocs) {
     int n = running.size();
     int[] seqLens = new int[n];
+    int[] prefixLens = null;
     for (int i = 0; i < n; i++) {
-      seqLens[i] = running.get(i).computedLen + 1;
+      Req r = running.get(i);
+      seqLens[i] = r.computedLen + 1 + r.drafted;
+      if (r.drafted > 0 && prefixLens == null) {
+        prefixLens = new int[n];
+      }
     }
-    int[] locs = allocator.allocDecode(seqLens, lastLocs);
+    if (prefixLens != null) {
+      for (int i = 0; i < n; i++) {
+        prefixLens[i] = running.get(i).computedLen;
+      }
+    }
+    int[] locs =
+        prefixLens == null
+            ? allocator.allocDecode(seqLens, lastLocs)
+            : allocator.allocExtend(prefixLens, seqLens, lastLocs);
     if (locs == null) {
       throw new IllegalStateException("the allocator refused " + n + " decode slots after room");
     }
+    int off = 0;
     for (int i = 0; i < n; i++) {
       Req r = running.get(i);
       int slot = r.cache.reqPoolIdx();
-      reqToToken.write(slot, r.computedLen, locs, i, 1);
-      fb.add(slot, r.computedLen, r.tokens, r.computedLen, 1, locs, i);
-      Sampler.prepare(fb, r.params(), r.outputLen());
+      int count = 1 + r.drafted;
+      reqToToken.write(slot, r.computedLen, locs, off, count);
+      fb.add(slot, r.computedLen, r.tokens, r.computedLen, count, locs, off);
+      if (r.drafted > 0) {
+        // The draft positions' rows go to the sink, which verifies them (scorePosition).
+        fb.scorePositions(0);
+        if (r.verification == null) {
+          r.verification = new DraftVerification();
+        }
+        r.verification.start(r.drafted);
+        draftTokens += r.drafted;
+      }
+      Sampler.prepare(fb, r.params(), r.outputLen() + r.drafted);
+      off += count;
     }
-    decodeTokens += n;
+    decodeTokens += off;
     batch.addAll(running);
   }
 
@@ -725,7 +817,15 @@ public final class Engine implements AutoCloseable {
           continue;
         }
       } else {
+        int end = r.computedLen + 1 + r.drafted;
         r.computedLen++;
+        if (r.drafted > 0) {
+          FinishReason finish = emitVerified(r, b, end, now, events);
+          if (finish != null) {
+            end(r, finish, finished);
+          }
+          continue;
+        }
       }
       int index = r.outputLen();
       long[] allowed =
@@ -744,46 +844,10 @@ public final class Engine implements AutoCloseable {
       }
       int token =
           sampler.sample(logits, b, r.params(), r.tokens, r.promptLen(), r.len, index, allowed);
-      float logprob = sampler.lastLogprob();
-      // Most requests ask for no alternatives: they share the empty arrays.
-      int k = sampler.lastTopCount();
-      int[] topIds = k == 0 ? TokenEvent.NO_IDS : new int[k];
-      float[] topLogprobs = k == 0 ? TokenEvent.NO_LOGPROBS : new float[k];
-      for (int i = 0; i < k; i++) {
-        topIds[i] = sampler.lastTopId(i);
-        topLogprobs[i] = sampler.lastTopLogprob(i);
-      }
-      r.append(token);
-      if (r.constraint != null) {
-        r.constraint.advance(token);
-      }
-      if (r.budget != null) {
-        r.budget.advance(token);
-      }
-      if (r.firstTokenNanos == 0) {
-        r.firstTokenNanos = now;
-      }
-      r.lastTokenNanos = now;
-      FinishReason finish = FinishCheck.after(r, token, endTokens);
-      PromptLogprobs prompt = r.scores == null ? null : r.scores.result();
-      r.scores = null;
-      events.add(
-          new TokenEvent(
-              r.id(),
-              index,
-              token,
-              logprob,
-              finish,
-              finish == null ? 0 : Math.max(0, r.cachedTokens),
-              index == 0 ? queuedMillis(r) : 0,
-              topIds,
-              topLogprobs,
-              prompt));
+      FinishReason finish =
+          emit(r, token, sampler.lastLogprob(), lastTopIds(), lastTopLogprobs(), now, events);
       if (finish != null) {
-        r.finish = finish;
-        cache.cacheFinishedReq(r.cache, r.tokens, r.computedLen);
-        live.remove(r.id());
-        finished.add(r);
+        end(r, finish, finished);
       } else if (prefill) {
         // Make the prompt shareable now, and start decoding.
         cache.cacheUnfinishedReq(r.cache, r.tokens, r.computedLen);
@@ -797,16 +861,171 @@ public final class Engine implements AutoCloseable {
     }
   }
 
+  /** A request's end with a token: its K/V to the cache, and out of the engine. */
+  private void end(Req r, FinishReason finish, List<Req> finished) {
+    r.finish = finish;
+    cache.cacheFinishedReq(r.cache, r.tokens, r.computedLen);
+    live.remove(r.id());
+    finished.add(r);
+  }
+
+  /** The alternatives the sampler reported for its last token; most requests ask for none. */
+  private int[] lastTopIds() {
+    int k = sampler.lastTopCount();
+    if (k == 0) {
+      return TokenEvent.NO_IDS;
+    }
+    int[] ids = new int[k];
+    for (int i = 0; i < k; i++) {
+      ids[i] = sampler.lastTopId(i);
+    }
+    return ids;
+  }
+
+  private float[] lastTopLogprobs() {
+    int k = sampler.lastTopCount();
+    if (k == 0) {
+      return TokenEvent.NO_LOGPROBS;
+    }
+    float[] lp = new float[k];
+    for (int i = 0; i < k; i++) {
+      lp[i] = sampler.lastTopLogprob(i);
+    }
+    return lp;
+  }
+
+  /**
+   * The tokens a verified draft gives: each accepted draft token, then the token sampled where the
+   * draft was refused, or, when all were accepted, the token of the step's last row; up to the
+   * first that ends the request. The K/V of the positions after them goes back to the pool. Returns
+   * how the request ends, or null.
+   *
+   * @param end the position after the step's last (the last draft token's plus one)
+   */
+  private FinishReason emitVerified(Req r, int b, int end, long now, List<TokenEvent> events) {
+    DraftVerification v = r.verification;
+    r.drafted = 0;
+    FinishReason finish = null;
+    int emitted = 0;
+    for (int j = 0; j < v.sampled() && finish == null; j++) {
+      if (j > 0) {
+        r.computedLen++; // draft token j - 1, accepted: its K/V holds
+      }
+      finish = emit(r, v.token(j), v.logprob(j), v.topIds(j), v.topLogprobs(j), now, events);
+      emitted++;
+    }
+    if (finish == null && v.allAccepted()) {
+      r.computedLen++;
+      int index = r.outputLen();
+      long[] allowed =
+          masks.allowed(
+              r.params(),
+              null,
+              null,
+              index,
+              r.ignoreEos() ? NO_TOKENS : endTokens,
+              r.stopTokenIds());
+      int token =
+          sampler.sample(logits, b, r.params(), r.tokens, r.promptLen(), r.len, index, allowed);
+      finish = emit(r, token, sampler.lastLogprob(), lastTopIds(), lastTopLogprobs(), now, events);
+      emitted++;
+    }
+    acceptedDraftTokens += emitted - 1;
+    freeRefused(r, end);
+    return finish;
+  }
+
+  /**
+   * Frees the slots of a request's positions from its computed length (rounded up to a page: the
+   * page it ends in stays its own) to {@code end}: the refused draft tokens'.
+   */
+  private void freeRefused(Req r, int end) {
+    int page = allocator.pageSize();
+    int from = (r.computedLen + page - 1) / page * page;
+    int n = 0;
+    for (int p = from; p < end; p++) {
+      refusedSlots[n++] = reqToToken.get(r.cache.reqPoolIdx(), p);
+    }
+    if (n > 0) {
+      allocator.free(refusedSlots, 0, n);
+    }
+  }
+
+  /**
+   * Appends token number {@code r.outputLen()} to a request and reports it: advances its format and
+   * budget, and checks whether it ends the request (returned; null: it goes on).
+   */
+  private FinishReason emit(
+      Req r,
+      int token,
+      float logprob,
+      int[] topIds,
+      float[] topLogprobs,
+      long now,
+      List<TokenEvent> events) {
+    int index = r.outputLen();
+    r.append(token);
+    if (r.constraint != null) {
+      r.constraint.advance(token);
+    }
+    if (r.budget != null) {
+      r.budget.advance(token);
+    }
+    if (r.firstTokenNanos == 0) {
+      r.firstTokenNanos = now;
+    }
+    r.lastTokenNanos = now;
+    FinishReason finish = FinishCheck.after(r, token, endTokens);
+    PromptLogprobs prompt = r.scores == null ? null : r.scores.result();
+    r.scores = null;
+    events.add(
+        new TokenEvent(
+            r.id(),
+            index,
+            token,
+            logprob,
+            finish,
+            finish == null ? 0 : Math.max(0, r.cachedTokens),
+            index == 0 ? queuedMillis(r) : 0,
+            topIds,
+            topLogprobs,
+            prompt));
+    return finish;
+  }
+
   /**
    * Reads a prompt log-probability from the logits at new token {@code i} of the step's request
    * {@code b}: the step hands over every scored position's row, and each chunk's last row.
    */
   private void scorePosition(int b, int i, float[] row, int off) {
     Req r = batch.get(b);
+    if (r.drafted > 0) {
+      verifyDraft(r, i, row, off);
+      return;
+    }
     int position = fb.prefixLen(b) + i;
     if (r.scores != null && position + 1 < r.promptLen()) {
       r.scores.score(sampler, position, r.tokens[position + 1], row, off);
     }
+  }
+
+  /**
+   * Samples draft position {@code i} of a request as a plain decode step would sample its token
+   * there: the same row bits, index, history (the draft tokens before it, accepted) and mask. Rows
+   * after the first refused draft token are not read.
+   */
+  private void verifyDraft(Req r, int i, float[] row, int off) {
+    DraftVerification v = r.verification;
+    if (!v.wants(i)) {
+      return;
+    }
+    int index = r.outputLen() + i;
+    long[] allowed =
+        masks.allowed(
+            r.params(), null, null, index, r.ignoreEos() ? NO_TOKENS : endTokens, r.stopTokenIds());
+    int token =
+        sampler.sample(row, off, r.params(), r.tokens, r.promptLen(), r.len + i, index, allowed);
+    v.record(token, r.tokens[r.len + i], sampler.lastLogprob(), lastTopIds(), lastTopLogprobs());
   }
 
   /** Milliseconds between a request's submission and its first admission to a batch. */
@@ -910,7 +1129,9 @@ public final class Engine implements AutoCloseable {
         batch.size(),
         evictedTokens,
         MemoryPressure.of(allocator.size(), allocator.size() - free, evictable),
-        cache.tierStats());
+        cache.tierStats(),
+        draftTokens,
+        acceptedDraftTokens);
   }
 
   /** The prefix cache, for inspection. */

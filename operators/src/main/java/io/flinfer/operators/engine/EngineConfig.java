@@ -10,7 +10,8 @@ import java.io.Serializable;
  * kvStoreType}, the backend's default (fp32 on the CPU, the weights' 16-bit type on CUDA). With
  * {@code mixedChunk} (SGLang's {@code enable_mixed_chunk}) a prefill step also decodes the running
  * requests, so arrivals do not stall them for a step. A non-null {@code hiCache} puts host (and
- * storage) tiers under the radix cache.
+ * storage) tiers under the radix cache; a non-null {@code speculative} drafts tokens by n-gram
+ * lookup and verifies them, which changes how many steps an output takes and nothing of the output.
  */
 public record EngineConfig(
     int maxRunningRequests,
@@ -28,7 +29,8 @@ public record EngineConfig(
     double initNewTokenRatio,
     double minNewTokenRatio,
     int newTokenRatioDecaySteps,
-    HiCacheConfig hiCache)
+    HiCacheConfig hiCache,
+    SpeculativeConfig speculative)
     implements Serializable {
 
   public static Builder builder() {
@@ -53,6 +55,7 @@ public record EngineConfig(
     private double minNewTokenRatio = 0.1;
     private int newTokenRatioDecaySteps = 600;
     private HiCacheConfig hiCache;
+    private SpeculativeConfig speculative;
 
     public Builder maxRunningRequests(int v) {
       maxRunningRequests = v;
@@ -138,6 +141,12 @@ public record EngineConfig(
       return this;
     }
 
+    /** Speculative decoding by n-gram lookup; null (the default) for none. */
+    public Builder speculative(SpeculativeConfig v) {
+      speculative = v;
+      return this;
+    }
+
     public EngineConfig build() {
       check(maxRunningRequests >= 1, "max_running_requests must be >= 1");
       check(maxTotalTokens >= 0, "max_total_tokens must be >= 0 (0 = size from memory)");
@@ -172,7 +181,8 @@ public record EngineConfig(
           initNewTokenRatio,
           minNewTokenRatio,
           newTokenRatioDecaySteps,
-          hiCache);
+          hiCache,
+          speculative);
     }
 
     private static void check(boolean ok, String message) {

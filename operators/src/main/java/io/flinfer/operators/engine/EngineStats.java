@@ -12,6 +12,8 @@ import io.flinfer.memcache.tier.TierStats;
  * @param evictedTokens cached tokens evicted to make room, over all time
  * @param pressure how hard the pool is pressed now
  * @param tiers the host and storage tiers ({@link TierStats#NONE} without them)
+ * @param draftTokens draft tokens decode steps verified, over all time (in {@code decodeTokens})
+ * @param acceptedDraftTokens tokens verified steps gave beyond one per request, over all time
  */
 public record EngineStats(
     int runningRequests,
@@ -32,4 +34,12 @@ public record EngineStats(
     int lastBatchSize,
     long evictedTokens,
     MemoryPressure pressure,
-    TierStats tiers) {}
+    TierStats tiers,
+    long draftTokens,
+    long acceptedDraftTokens) {
+
+  /** Accepted draft tokens over those verified; 0 before any. */
+  public double draftAcceptanceRate() {
+    return draftTokens == 0 ? 0 : (double) acceptedDraftTokens / draftTokens;
+  }
+}

@@ -63,6 +63,12 @@ public final class Req {
   /** The cap on the output's thought after the output so far; null where it has none. */
   ThoughtBudget budget;
 
+  /** Draft tokens the current decode step verifies, past {@code len} in {@code tokens}. */
+  int drafted;
+
+  /** Its verification; null until the request first speculates. */
+  DraftVerification verification;
+
   StringBuilder text;
   int retractions;
   long queuedNanos;

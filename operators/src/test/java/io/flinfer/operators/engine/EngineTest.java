@@ -32,8 +32,17 @@ class EngineTest {
     model = SharedFiles.stories260k();
   }
 
+  /** The model of {@link #workload}. */
+  static LlamaModel model() {
+    if (model == null) {
+      load();
+    }
+    return model;
+  }
+
   /** A mixed workload: shared and unshared prefixes, different lengths, greedy and seeded. */
   static List<Req> workload() {
+    LlamaModel model = model();
     String lily =
         "Once upon a time, there was a little girl named Lily. She loved to play outside in the sun with her friends. One day,";
     String tom = "Tom and his dog went to the park. They saw a big tree and";
@@ -80,7 +89,9 @@ class EngineTest {
           Req.builder(r.id(), r.originInputIds())
               .params(r.params())
               .maxNewTokens(r.maxNewTokens())
-              .ignoreEos(true)
+              .stopTokenIds(r.stopTokenIds())
+              .stopStrings(r.stopStrings())
+              .ignoreEos(r.ignoreEos())
               .namespace(r.namespace())
               .build());
     }
@@ -88,6 +99,12 @@ class EngineTest {
   }
 
   static Map<String, List<TokenEvent>> runAll(Engine engine, List<Req> reqs) {
+    return runAll(engine, reqs, e -> {});
+  }
+
+  /** Serves requests to the end, each as soon as the engine takes it; {@code afterStep} checks. */
+  static Map<String, List<TokenEvent>> runAll(
+      Engine engine, List<Req> reqs, java.util.function.Consumer<Engine> afterStep) {
     Map<String, List<TokenEvent>> out = new HashMap<>();
     List<Req> queue = new ArrayList<>(reqs);
     int guard = 0;
@@ -98,6 +115,7 @@ class EngineTest {
       for (TokenEvent e : engine.step()) {
         out.computeIfAbsent(e.requestId(), k -> new ArrayList<>()).add(e);
       }
+      afterStep.accept(engine);
       assertThat(++guard).as("engine made no progress").isLessThan(100_000);
     }
     return out;
