@@ -231,6 +231,9 @@ public final class CpuModelRunner implements ModelRunner {
       matmul(hb, n, w.w2()[l], xb, null, null, null, null);
       addToResidual(xb, n, c.postNorms() ? w.postFfnNorm()[l] : null);
     }
+    if (classifyTogether(batch, out)) {
+      return;
+    }
     scorePositions(batch);
     int b = batch.batchSize();
     if (last.length < b * dim) {
@@ -249,6 +252,55 @@ public final class CpuModelRunner implements ModelRunner {
 
   @Override
   public boolean scoresPositions() {
+    return true;
+  }
+
+  /**
+   * The last rows and the scored positions' rows in one classifier product, where they fit one
+   * slice: the classifier, often the largest matrix, is then read once in the step (a decode step
+   * verifying drafts scores a few positions per request). The bits are those of separate products.
+   * Whether it did so.
+   */
+  private boolean classifyTogether(ForwardBatch batch, Logits out) {
+    int b = batch.batchSize();
+    int scored = 0;
+    for (int r = 0; r < b; r++) {
+      scored += batch.scoredPositions(r);
+    }
+    int dim = c.dim();
+    int vocab = c.vocabSize();
+    int slice = Math.max(1, Math.min(64, SCORED_FLOATS / vocab));
+    if (scored == 0 || b + scored > slice) {
+      return false;
+    }
+    if (scoredRows.length < slice * vocab) {
+      scoredIn = new float[slice * dim];
+      scoredRows = new float[slice * vocab];
+    }
+    // Rows 0 .. b - 1: each request's last token; then the scored positions, request by request.
+    int row = b;
+    for (int r = 0; r < b; r++) {
+      int last = batch.tokenOffset(r) + batch.extendLen(r) - 1;
+      Ops.rmsNorm(scoredIn, r * dim, x, last * dim, w.rmsFinal(), dim, c.normEps());
+      int first = batch.firstScored(r);
+      for (int j = 0; j < batch.scoredPositions(r); j++, row++) {
+        int t = batch.tokenOffset(r) + first + j;
+        Ops.rmsNorm(scoredIn, row * dim, x, t * dim, w.rmsFinal(), dim, c.normEps());
+      }
+    }
+    matmul(scoredIn, b + scored, w.classifier(), scoredRows, null, null, null, null);
+    row = b;
+    for (int r = 0; r < b; r++) {
+      int first = batch.firstScored(r);
+      for (int j = 0; j < batch.scoredPositions(r); j++, row++) {
+        batch.positionSink().accept(r, first + j, scoredRows, row * vocab);
+      }
+    }
+    out.reset(b);
+    System.arraycopy(scoredRows, 0, out.rows(), 0, b * vocab);
+    for (int r = 0; r < b; r++) {
+      out.markFull(r);
+    }
     return true;
   }
 

@@ -34,7 +34,9 @@ class ScoredPositionsTest {
     int[] other = rnd.ints(40, 3, vocab).toArray();
     // One token of prompt, then a decode step per token: the row at every position.
     List<float[]> oneByOne = ForwardRuns.alone(model, tokens, 1, CpuModelRunner::new, 1);
-    for (int chunk : new int[] {tokens.length, 37}) {
+    // Chunks of 5 score few enough positions for one classifier product with the last rows; the
+    // longer ones (on the large vocabularies) need products of their own.
+    for (int chunk : new int[] {tokens.length, 37, 5}) {
       List<float[]> rows = new ArrayList<>();
       ReqToTokenPool reqToToken = new ReqToTokenPool(2, 512);
       int[] slots = new int[tokens.length];

@@ -43,7 +43,17 @@ public final class EngineBenchmark {
       long prefillMinimum,
       double schedulerFraction,
       io.flinfer.memcache.tier.TierStats tiers,
-      io.flinfer.memcache.KvStoreType kvStoreType) {}
+      io.flinfer.memcache.KvStoreType kvStoreType,
+      long steps,
+      long draftTokens,
+      long acceptedDraftTokens,
+      long outputsDigest) {
+
+    /** Accepted draft tokens over those verified; 0 without speculation. */
+    public double draftAcceptanceRate() {
+      return draftTokens == 0 ? 0 : (double) acceptedDraftTokens / draftTokens;
+    }
+  }
 
   /** Supplies requests: an initial set, then follow-ups as requests finish. */
   public interface Workload {
@@ -161,7 +171,20 @@ public final class EngineBenchmark {
         w.prefillMinimum(),
         (double) schedulerNanos / (schedulerNanos + forwardNanos),
         s.tiers(),
-        engine.kvStoreType());
+        engine.kvStoreType(),
+        s.steps() - before.steps(),
+        s.draftTokens() - before.draftTokens(),
+        s.acceptedDraftTokens() - before.acceptedDraftTokens(),
+        digest(outputs));
+  }
+
+  /** A digest of every request's output tokens, whatever order the requests ended in. */
+  private static long digest(Map<String, List<Integer>> outputs) {
+    long d = 0;
+    for (Map.Entry<String, List<Integer>> e : outputs.entrySet()) {
+      d += (long) e.getKey().hashCode() * 0x9E3779B97F4A7C15L ^ e.getValue().hashCode();
+    }
+    return d;
   }
 
   private static double percentile(List<Double> v, int p) {
@@ -176,17 +199,15 @@ public final class EngineBenchmark {
     return rnd.ints(n, 3, model.config().vocabSize()).toArray();
   }
 
-  /** (a) Independent random prompts of {@code minPrompt..maxPrompt} tokens. */
-  public Workload independent(int requests, int minPrompt, int maxPrompt, int output, long seed) {
-    Random rnd = new Random(seed);
+  /**
+   * Requests for the given prompts, each {@code output} tokens long (greedy), ids "p0", "p1", ..
+   */
+  public Workload prompts(List<int[]> prompts, int output) {
     List<Req> reqs = new ArrayList<>();
-    long min = 0;
-    for (int i = 0; i < requests; i++) {
-      int[] p = randomTokens(rnd, minPrompt + rnd.nextInt(maxPrompt - minPrompt + 1));
-      min += p.length;
-      reqs.add(Req.builder("a" + i, p).maxNewTokens(output).ignoreEos(true).build());
+    for (int i = 0; i < prompts.size(); i++) {
+      reqs.add(Req.builder("p" + i, prompts.get(i)).maxNewTokens(output).ignoreEos(true).build());
     }
-    long minimum = min;
+    long minimum = reqs.stream().mapToLong(Req::promptLen).sum();
     return new Workload() {
       public List<Req> initial() {
         return reqs;
@@ -196,6 +217,16 @@ public final class EngineBenchmark {
         return minimum;
       }
     };
+  }
+
+  /** (a) Independent random prompts of {@code minPrompt..maxPrompt} tokens. */
+  public Workload independent(int requests, int minPrompt, int maxPrompt, int output, long seed) {
+    Random rnd = new Random(seed);
+    List<int[]> prompts = new ArrayList<>();
+    for (int i = 0; i < requests; i++) {
+      prompts.add(randomTokens(rnd, minPrompt + rnd.nextInt(maxPrompt - minPrompt + 1)));
+    }
+    return prompts(prompts, output);
   }
 
   /** (b) Requests whose prompts are one system prompt then their own question. */

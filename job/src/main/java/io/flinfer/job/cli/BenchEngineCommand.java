@@ -7,6 +7,7 @@ import io.flinfer.job.bench.EngineBenchmark;
 import io.flinfer.memcache.KvPool;
 import io.flinfer.memcache.KvStoreType;
 import io.flinfer.operators.engine.EngineConfig;
+import io.flinfer.operators.engine.SpeculativeConfig;
 import io.flinfer.runtime.forward.ModelRunnerFactory;
 import io.flinfer.runtime.forward.ModelRunners;
 import io.flinfer.runtime.model.LlamaModel;
@@ -60,8 +61,16 @@ public final class BenchEngineCommand implements Callable<Integer> {
       split = ",",
       defaultValue = "independent,shared,multi-turn,long-lived",
       description =
-          "Which of independent, shared, multi-turn, long-lived, tiers (default: ${DEFAULT-VALUE}).")
+          "Which of independent, shared, multi-turn, long-lived, tiers, speculative (default:"
+              + " ${DEFAULT-VALUE}).")
   List<String> workloads;
+
+  @Option(
+      names = "--speculative-num-draft-tokens",
+      defaultValue = "8",
+      description =
+          "Draft tokens per step in the speculative workload (default: ${DEFAULT-VALUE}).")
+  int draftTokens;
 
   @Option(
       names = "--tier-workload",
@@ -233,6 +242,10 @@ public final class BenchEngineCommand implements Callable<Integer> {
     if (workloads.contains("tiers")) {
       m.set("tiers", TierBench.run(json, b, base, tierWorkload));
     }
+    // (f) speculative decoding: n-gram drafts against none, at 1 and 4 running requests.
+    if (workloads.contains("speculative")) {
+      m.set("speculative", speculative(json, b, base, model, big));
+    }
     // (d) a long-lived engine: waves of (a) on one engine, whose pool fills with cached requests
     // and hands back slots in eviction order. Where its tokens lie decides how fast attention
     // reads them; the last waves should decode as fast as the first. On one worker thread, as the
@@ -264,6 +277,82 @@ public final class BenchEngineCommand implements Callable<Integer> {
       }
     }
     return m;
+  }
+
+  /** Story openings for the test model, {@code n} of them (cycling). */
+  private static List<int[]> stories(LlamaModel model, int n) {
+    String[] openings = {
+      "Once upon a time",
+      "Tom and his dog went to the park.",
+      "Lily had a red ball.",
+      "One day, a little bird",
+      "Sam liked to play",
+      "The sun was hot.",
+      "Mia found a box",
+      "Ben and Sue"
+    };
+    List<int[]> out = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      out.add(model.tokenizer().encode(openings[i % openings.length], true));
+    }
+    return out;
+  }
+
+  /**
+   * Speculative decoding on against off, on the same requests (greedy, each its own prompt): the
+   * outputs must be identical, and the JSON says whether they were. Alternating runs (after one of
+   * each to warm up), the run of median duration of each reported.
+   */
+  private ObjectNode speculative(
+      ObjectMapper json,
+      EngineBenchmark b,
+      EngineConfig.Builder base,
+      LlamaModel model,
+      boolean big) {
+    ObjectNode o = json.createObjectNode();
+    o.put("draft_tokens", draftTokens);
+    o.put(
+        "prompts",
+        big ? "random tokens; random weights decide how often a text repeats" : "story openings");
+    int output = big ? 128 : 256;
+    int rounds = big ? 1 : 3;
+    for (int running : new int[] {1, 4}) {
+      Supplier<EngineBenchmark.Workload> w =
+          () ->
+              big
+                  ? b.independent(2 * running, 16, 48, output, 7)
+                  : b.prompts(stories(model, 2 * running), output);
+      EngineConfig off = base.maxRunningRequests(running).speculative(null).build();
+      EngineConfig on =
+          base.speculative(new SpeculativeConfig(draftTokens, 1, 4, Math.max(8, running))).build();
+      base.maxRunningRequests(64).speculative(null);
+      b.run(off, w.get());
+      b.run(on, w.get());
+      List<EngineBenchmark.Result> offs = new ArrayList<>();
+      List<EngineBenchmark.Result> ons = new ArrayList<>();
+      for (int i = 0; i < rounds; i++) {
+        offs.add(b.run(off, w.get()));
+        ons.add(b.run(on, w.get()));
+      }
+      EngineBenchmark.Result plain = median(offs);
+      EngineBenchmark.Result drafted = median(ons);
+      log("speculative " + running + " running, off", plain);
+      log("speculative " + running + " running, on", drafted);
+      System.err.printf(
+          "  drafts accepted %.2f, steps %d -> %d%n",
+          drafted.draftAcceptanceRate(), plain.steps(), drafted.steps());
+      ObjectNode r = o.putObject("running_" + running);
+      r.put("runs_each", rounds);
+      r.putPOJO("off", plain);
+      r.putPOJO("on", drafted);
+      r.put("outputs_identical", plain.outputsDigest() == drafted.outputsDigest());
+      r.put("draft_acceptance_rate", round(drafted.draftAcceptanceRate()));
+      r.put("steps_ratio_on_over_off", round((double) drafted.steps() / plain.steps()));
+      r.put(
+          "output_throughput_ratio_on_over_off",
+          round(drafted.outputTokensPerS() / plain.outputTokensPerS()));
+    }
+    return o;
   }
 
   /**

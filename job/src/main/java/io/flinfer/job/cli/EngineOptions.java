@@ -7,6 +7,7 @@ import io.flinfer.memcache.tier.HiCacheConfig;
 import io.flinfer.memcache.tier.WritePolicy;
 import io.flinfer.operators.engine.EngineConfig;
 import io.flinfer.operators.engine.SchedulePolicy;
+import io.flinfer.operators.engine.SpeculativeConfig;
 import io.flinfer.runtime.forward.ModelRunners;
 import java.util.Locale;
 import picocli.CommandLine.Option;
@@ -164,6 +165,48 @@ final class EngineOptions {
           "Tokens per storage page, a multiple of --page-size (default: ${DEFAULT-VALUE}).")
   int hicacheStoragePageTokens;
 
+  @Option(
+      names = "--speculative-num-draft-tokens",
+      defaultValue = "0",
+      description =
+          "Speculative decoding by n-gram lookup: draft up to this many tokens a decode step from"
+              + " the request's own earlier text, and verify them in the step; outputs are the"
+              + " same, bit for bit; 0: off (default: ${DEFAULT-VALUE}).")
+  int speculativeDraftTokens;
+
+  @Option(
+      names = "--speculative-ngram-min-match-window-size",
+      defaultValue = "1",
+      description = "Shortest suffix a draft is looked up by (default: ${DEFAULT-VALUE}).")
+  int speculativeMinWindow;
+
+  @Option(
+      names = "--speculative-ngram-max-match-window-size",
+      defaultValue = "4",
+      description = "Longest suffix a draft is looked up by (default: ${DEFAULT-VALUE}).")
+  int speculativeMaxWindow;
+
+  @Option(
+      names = "--speculative-disable-by-batch-size",
+      defaultValue = "8",
+      description =
+          "Steps with more running requests than this do not speculate (default: ${DEFAULT-VALUE}).")
+  int speculativeMaxBatch;
+
+  /** Speculative decoding as the options ask for it; null for none. */
+  SpeculativeConfig speculativeConfig() {
+    if (speculativeDraftTokens < 0) {
+      throw new IllegalArgumentException("--speculative-num-draft-tokens must be 0 or more");
+    }
+    return speculativeDraftTokens == 0
+        ? null
+        : new SpeculativeConfig(
+            speculativeDraftTokens,
+            speculativeMinWindow,
+            speculativeMaxWindow,
+            speculativeMaxBatch);
+  }
+
   /** The host and storage tiers the options ask for; null for none. */
   HiCacheConfig hiCacheConfig() {
     if (hicacheRatio <= 0 && hicacheSize <= 0) {
@@ -210,6 +253,7 @@ final class EngineOptions {
         .maxPrefillTokens(maxPrefillTokens)
         .threads(engineThreads)
         .hiCache(hiCacheConfig())
+        .speculative(speculativeConfig())
         .build();
   }
 

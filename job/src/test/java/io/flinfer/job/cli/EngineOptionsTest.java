@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.flinfer.memcache.KvStoreType;
 import io.flinfer.operators.engine.EngineConfig;
 import io.flinfer.operators.engine.SchedulePolicy;
+import io.flinfer.operators.engine.SpeculativeConfig;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
@@ -27,6 +28,7 @@ class EngineOptionsTest {
     assertThat(c.radixCache()).isTrue();
     assertThat(c.mixedChunk()).isTrue();
     assertThat(c.pageSize()).isEqualTo(1);
+    assertThat(c.speculative()).as("speculative decoding is asked for").isNull();
   }
 
   @Test
@@ -43,7 +45,11 @@ class EngineOptionsTest {
                 "--no-mixed-chunk",
                 "--chunked-prefill-size=256",
                 "--max-prefill-tokens=1024",
-                "--engine-threads=3")
+                "--engine-threads=3",
+                "--speculative-num-draft-tokens=5",
+                "--speculative-ngram-min-match-window-size=2",
+                "--speculative-ngram-max-match-window-size=6",
+                "--speculative-disable-by-batch-size=3")
             .engineConfig();
     assertThat(c.maxRunningRequests()).isEqualTo(7);
     assertThat(c.maxTotalTokens()).isEqualTo(4096);
@@ -56,6 +62,7 @@ class EngineOptionsTest {
     assertThat(c.chunkedPrefillSize()).isEqualTo(256);
     assertThat(c.maxPrefillTokens()).isEqualTo(1024);
     assertThat(c.threads()).isEqualTo(3);
+    assertThat(c.speculative()).isEqualTo(new SpeculativeConfig(5, 2, 6, 3));
   }
 
   @Test
@@ -68,6 +75,16 @@ class EngineOptionsTest {
         .hasMessageContaining("--schedule-policy");
     assertThatThrownBy(() -> parse("--mem-fraction-static=1.5").engineConfig())
         .hasMessageContaining("mem_fraction_static");
+    assertThatThrownBy(() -> parse("--speculative-num-draft-tokens=17").engineConfig())
+        .hasMessageContaining("speculative_num_draft_tokens must be 1 to 16");
+    assertThatThrownBy(
+            () ->
+                parse(
+                        "--speculative-num-draft-tokens=4",
+                        "--speculative-ngram-min-match-window-size=3",
+                        "--speculative-ngram-max-match-window-size=2")
+                    .engineConfig())
+        .hasMessageContaining("min match window");
     assertThatThrownBy(() -> parse("--backend=banana").checkBackend())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("banana");

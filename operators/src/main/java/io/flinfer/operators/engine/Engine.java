@@ -630,8 +630,13 @@ public final class Engine implements AutoCloseable {
       if (r.constraint != null || r.budget != null) {
         continue;
       }
+      if (r.verification == null) {
+        r.verification = new DraftVerification(speculative.numDraftTokens());
+      }
       // Drafts stop one short of the limit: the step's last row gives one token more.
-      int max = Math.min(speculative.numDraftTokens(), r.effectiveMaxNewTokens - r.outputLen() - 1);
+      int max =
+          r.verification.allowance(
+              Math.min(speculative.numDraftTokens(), r.effectiveMaxNewTokens - r.outputLen() - 1));
       if (max <= 0) {
         continue;
       }
@@ -751,9 +756,6 @@ public final class Engine implements AutoCloseable {
       if (r.drafted > 0) {
         // The draft positions' rows go to the sink, which verifies them (scorePosition).
         fb.scorePositions(0);
-        if (r.verification == null) {
-          r.verification = new DraftVerification();
-        }
         r.verification.start(r.drafted);
         draftTokens += r.drafted;
       }
@@ -931,6 +933,7 @@ public final class Engine implements AutoCloseable {
       emitted++;
     }
     acceptedDraftTokens += emitted - 1;
+    v.adapt();
     freeRefused(r, end);
     return finish;
   }

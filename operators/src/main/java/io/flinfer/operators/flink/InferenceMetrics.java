@@ -13,9 +13,10 @@ import org.apache.flink.metrics.MetricGroup;
  * num_running_reqs}, {@code num_queue_reqs}, {@code token_usage} and {@code kv_cache_usage_perc}
  * (the KV pool's used share), {@code cache_hit_rate}, {@code prefix_cache_queries} and {@code
  * prefix_cache_hits} (prompt tokens), {@code prompt_tokens_total}, {@code generation_tokens_total},
- * and the latency summaries {@code time_to_first_token_seconds}, {@code
- * inter_token_latency_seconds} and {@code e2e_request_latency_seconds}. Owns a snapshot of the
- * engine's statistics, refreshed after every step.
+ * the latency summaries {@code time_to_first_token_seconds}, {@code inter_token_latency_seconds}
+ * and {@code e2e_request_latency_seconds}, and speculative decoding's {@code
+ * spec_decode_num_draft_tokens_total} and {@code spec_decode_num_accepted_tokens_total}. Owns a
+ * snapshot of the engine's statistics, refreshed after every step.
  */
 public final class InferenceMetrics {
   private final Counter promptTokens;
@@ -57,6 +58,9 @@ public final class InferenceMetrics {
     g.gauge("storage_read_bytes_total", () -> last.tiers().storageReadBytes());
     g.gauge("storage_written_bytes_total", () -> last.tiers().storageWrittenBytes());
     g.gauge("storage_corrupt_pages_total", () -> last.tiers().storageCorruptPages());
+    g.gauge("spec_decode_num_draft_tokens_total", () -> last.draftTokens());
+    g.gauge("spec_decode_num_accepted_tokens_total", () -> last.acceptedDraftTokens());
+    g.gauge("spec_decode_acceptance_rate", () -> last.draftAcceptanceRate());
     computedPrefill = g.counter("prefill_tokens_computed_total");
     cacheHits = g.counter("prefix_cache_hits");
     promptTokens = g.counter("prompt_tokens_total");
@@ -88,7 +92,12 @@ public final class InferenceMetrics {
     computedPrefill.inc(computed);
     cacheHits.inc(hits);
     promptTokens.inc(computed + hits);
-    generatedTokens.inc(now.decodeTokens() - last.decodeTokens());
+    // A decode step computes each draft token and generates those accepted.
+    generatedTokens.inc(
+        now.decodeTokens()
+            - last.decodeTokens()
+            - (now.draftTokens() - last.draftTokens())
+            + (now.acceptedDraftTokens() - last.acceptedDraftTokens()));
     last = now;
   }
 

@@ -2,6 +2,7 @@ package io.flinfer.operators.flink;
 
 import io.flinfer.operators.engine.Engine;
 import io.flinfer.operators.engine.EngineConfig;
+import io.flinfer.operators.engine.EngineStats;
 import io.flinfer.operators.engine.FinishReason;
 import io.flinfer.operators.engine.Req;
 import io.flinfer.operators.engine.TokenEvent;
@@ -15,6 +16,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.flink.annotation.VisibleForTesting;
 import org.apache.flink.api.common.operators.MailboxExecutor;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
@@ -86,6 +88,9 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
         engine.kvStoreType(),
         config.maxTotalTokens() > 0 ? "configured" : "sized from memory",
         config.maxRunningRequests());
+    if (config.speculative() != null) {
+      LOG.info("speculative decoding by n-gram lookup: {}", config.speculative());
+    }
     for (String w : engine.warnings()) {
       LOG.warn("{}", w);
     }
@@ -100,6 +105,12 @@ public class InferenceOperator extends AbstractStreamOperator<TokenOutput>
     backlog = new ArrayDeque<>();
     metrics = new InferenceMetrics(getMetricGroup(), model.id(), engine.stats());
     restore();
+  }
+
+  /** The engine's statistics now. */
+  @VisibleForTesting
+  EngineStats engineStats() {
+    return engine.stats();
   }
 
   /** The task's mailbox: back-to-back steps are its mails, with no timer thread in between. */

@@ -5,7 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.flinfer.operators.engine.Engine;
 import io.flinfer.operators.engine.EngineConfig;
 import io.flinfer.operators.engine.Req;
+import io.flinfer.operators.engine.SpeculativeConfig;
+import io.flinfer.operators.engine.TokenEvent;
 import io.flinfer.runtime.model.LlamaModel;
+import io.flinfer.runtime.sampling.SamplingParams;
 import io.flinfer.runtime.testing.SharedFiles;
 import java.util.HashMap;
 import java.util.Map;
@@ -130,6 +133,41 @@ class InferenceMetricsTest {
               "prefix_cache_hits",
               "prompt_tokens_per_second",
               "generation_tokens_per_second");
+    }
+  }
+
+  @Test
+  void generatedTokensCountWhatSpeculativeStepsAccepted() {
+    LlamaModel model = SharedFiles.stories260k();
+    Recording group = new Recording();
+    int[] prompt = model.tokenizer().encode("Tom has a red ball", true);
+    int ball = prompt[prompt.length - 1];
+    EngineConfig config =
+        EngineConfig.builder()
+            .maxRunningRequests(4)
+            .maxTotalTokens(512)
+            .threads(1)
+            .speculative(SpeculativeConfig.ngram(4))
+            .build();
+    try (Engine e = Engine.create(model, config)) {
+      InferenceMetrics m = new InferenceMetrics(group, "stories260K", e.stats());
+      // One token made the only likely one: its text repeats, and drafts of it hold.
+      SamplingParams loop =
+          SamplingParams.builder().logitBias(new int[] {ball}, new float[] {100f}).build();
+      e.submit(Req.builder("a", prompt).params(loop).maxNewTokens(40).ignoreEos(true).build());
+      int generated = 0;
+      while (e.hasWork()) {
+        for (TokenEvent t : e.step()) {
+          generated += t.index() > 0 ? 1 : 0; // the first comes from the prefill step
+        }
+        m.afterStep(e.stats());
+      }
+      assertThat(((Counter) group.metrics.get("generation_tokens_total")).getCount())
+          .isEqualTo(generated)
+          .isEqualTo(39);
+      assertThat((Long) group.gauge("spec_decode_num_draft_tokens_total")).isPositive();
+      assertThat((Long) group.gauge("spec_decode_num_accepted_tokens_total")).isPositive();
+      assertThat((Double) group.gauge("spec_decode_acceptance_rate")).isBetween(0.5, 1.0);
     }
   }
 }

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flinfer.avro.PromptRequest;
 import io.flinfer.avro.SamplingOptions;
+import io.flinfer.operators.engine.EngineConfig;
+import io.flinfer.operators.engine.SpeculativeConfig;
 import io.flinfer.operators.request.RequestLimits;
 import io.flinfer.operators.request.RequestValidator;
 import io.flinfer.operators.request.ValidatedRequest;
@@ -136,6 +138,70 @@ class InferenceOperatorTest {
       h.initializeState(snapshot);
       h.open();
       serve(h, 1_000);
+      List<TokenOutput> all = new ArrayList<>(beforeSnapshot);
+      all.addAll(h.extractOutputValues());
+      assertThat(tokensByRequest(all)).isEqualTo(uninterrupted);
+    }
+  }
+
+  /**
+   * Under speculative decoding a step gives a request several tokens; a snapshot between steps
+   * restores each request where it stood, and the outputs are those of an operator without drafts.
+   */
+  @Test
+  void aSnapshotMidSpeculativeDecodingRestoresEachRequestWhereItStood() throws Exception {
+    EngineConfig.Builder engine =
+        EngineConfig.builder()
+            .maxRunningRequests(4)
+            .maxTotalTokens(1024)
+            .chunkedPrefillSize(128)
+            .threads(1);
+    InferenceSettings plain = new InferenceSettings(settings.model(), engine.build(), "cpu", 0);
+    InferenceSettings drafting =
+        new InferenceSettings(
+            settings.model(), engine.speculative(SpeculativeConfig.ngram(6)).build(), "cpu", 0);
+    String tom = "Tom has a red ball. Tom likes the red ball. ";
+    List<TokenizedPrompt> prompts = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      PromptRequest r =
+          PromptRequest.newBuilder()
+              .setRequestId("spec" + i)
+              .setPrompt(tom + tom + PROMPTS[i])
+              .setMaxNewTokens(60)
+              .setIgnoreEos(true)
+              .setSampling(
+                  SamplingOptions.newBuilder().setTemperature(i % 2 == 0 ? 0f : 0.6f).build())
+              .build();
+      prompts.add(tokenized(r, i));
+    }
+    Map<String, List<Integer>> uninterrupted = uninterrupted(plain, prompts);
+
+    OperatorSubtaskState snapshot;
+    List<TokenOutput> beforeSnapshot;
+    InferenceOperator first = new InferenceOperator(drafting);
+    try (var h = harness(first)) {
+      h.open();
+      for (TokenizedPrompt p : prompts) {
+        h.processElement(p, 0);
+      }
+      h.setProcessingTime(1_000);
+      TaskMailbox mails = h.getTaskMailbox();
+      for (int i = 0; i < 12; i++) {
+        mails.tryTake(TaskMailbox.MIN_PRIORITY).orElseThrow().run();
+      }
+      assertThat(first.engineStats().acceptedDraftTokens()).as("drafts held").isPositive();
+      h.prepareSnapshotPreBarrier(1);
+      snapshot = h.snapshot(1, 1_000);
+      beforeSnapshot = new ArrayList<>(h.extractOutputValues());
+    }
+    assertThat(tokensByRequest(beforeSnapshot).values())
+        .as("requests mid-generation at the snapshot")
+        .anySatisfy(t -> assertThat(t).isNotEmpty().hasSizeLessThan(60));
+
+    try (var h = harness(drafting)) {
+      h.initializeState(snapshot);
+      h.open();
+      serve(h, 2_000);
       List<TokenOutput> all = new ArrayList<>(beforeSnapshot);
       all.addAll(h.extractOutputValues());
       assertThat(tokensByRequest(all)).isEqualTo(uninterrupted);
@@ -281,8 +347,12 @@ class InferenceOperatorTest {
 
   private static KeyedOneInputStreamOperatorTestHarness<String, TokenizedPrompt, TokenOutput>
       harness(InferenceSettings s) throws Exception {
-    return new KeyedOneInputStreamOperatorTestHarness<>(
-        new InferenceOperator(s), p -> p.routingKey, Types.STRING);
+    return harness(new InferenceOperator(s));
+  }
+
+  private static KeyedOneInputStreamOperatorTestHarness<String, TokenizedPrompt, TokenOutput>
+      harness(InferenceOperator operator) throws Exception {
+    return new KeyedOneInputStreamOperatorTestHarness<>(operator, p -> p.routingKey, Types.STRING);
   }
 
   /** Each request's token ids in index order; fails on a repeated or missing index. */
