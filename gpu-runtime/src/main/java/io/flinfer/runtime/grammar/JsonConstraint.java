@@ -49,6 +49,21 @@ public final class JsonConstraint {
     return true;
   }
 
+  /**
+   * A constraint of the same shape in this one's state, to try tokens ahead (a draft's) without
+   * moving this one.
+   */
+  public JsonConstraint fork() {
+    JsonConstraint c = new JsonConstraint(vocabulary, state);
+    c.state.copyFrom(state);
+    return c;
+  }
+
+  /** Takes the state of {@code other}, this one's fork or its origin. */
+  public void copyFrom(JsonConstraint other) {
+    state.copyFrom(other.state);
+  }
+
   /** The state after the tokens so far. For tests. */
   OutputState state() {
     return state;

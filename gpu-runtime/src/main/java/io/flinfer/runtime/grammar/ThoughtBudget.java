@@ -47,6 +47,21 @@ public final class ThoughtBudget {
     this.phase = thinking == Thinking.OPENED ? THOUGHT : OPENING;
   }
 
+  /** A budget in this one's state, to try tokens ahead (a draft's) without moving this one. */
+  public ThoughtBudget fork() {
+    ThoughtBudget b = new ThoughtBudget(vocabulary, Thinking.OPENED, budget, close);
+    b.copyFrom(this);
+    return b;
+  }
+
+  /** Takes the state of {@code other}, this one's fork or its origin. */
+  public void copyFrom(ThoughtBudget other) {
+    phase = other.phase;
+    matched = other.matched;
+    thoughtTokens = other.thoughtTokens;
+    closing = other.closing;
+  }
+
   /** The token that must come next, or -1 when the model chooses freely. */
   public int forced() {
     if (closing < 0 && phase == THOUGHT && thoughtTokens >= budget) {

@@ -83,6 +83,33 @@ class JsonConstraintTest {
     assertThat(mask[0]).isZero();
   }
 
+  /** A fork tries tokens ahead without moving its origin, and hands its state back. */
+  @Test
+  void aForkMovesAloneAndHandsItsStateBack() {
+    JsonConstraint c = new JsonConstraint(small());
+    for (int t : new int[] {3, 6, 4}) {
+      assertThat(c.advance(t)).isTrue();
+    }
+    long[] before = new long[1];
+    c.allowed(before);
+    JsonConstraint fork = c.fork();
+    long[] mask = new long[1];
+    fork.allowed(mask);
+    assertThat(mask).as("the fork starts in its origin's state").isEqualTo(before);
+    for (int t : new int[] {9, 11, 13, 8, 20, 21, 12, 8}) {
+      assertThat(fork.advance(t)).as(PIECES[t]).isTrue();
+    }
+    c.allowed(mask);
+    assertThat(mask).as("the origin did not move").isEqualTo(before);
+    c.copyFrom(fork);
+    assertThat(c.advance(2)).as("now where the fork was: no closing brace").isFalse();
+    for (int t : new int[] {5, 7, 22, 23, 4, 19, 2}) {
+      assertThat(c.advance(t)).as(PIECES[t]).isTrue();
+    }
+    assertThat(c.isComplete()).isTrue();
+    assertThat(fork.isComplete()).isFalse();
+  }
+
   @Test
   void tokensWithoutTextNeverFollow() {
     JsonConstraint c = new JsonConstraint(small());

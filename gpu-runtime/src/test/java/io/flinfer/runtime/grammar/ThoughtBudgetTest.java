@@ -90,6 +90,34 @@ class ThoughtBudgetTest {
     assertThat(out).isEqualTo(reference(choices, tokens, opened));
   }
 
+  /**
+   * A fork taken anywhere goes on as its origin would and leaves it where it was; its state copied
+   * back, the origin goes on from there.
+   */
+  @Property(tries = 1000)
+  void aForkGoesOnAsItsOriginWouldAndLeavesItAlone(
+      @ForAll("choices") List<Integer> choices,
+      @ForAll @IntRange(min = 0, max = 6) int tokens,
+      @ForAll boolean opened,
+      @ForAll @IntRange(min = 0, max = 14) int at) {
+    int split = Math.min(at, choices.size());
+    List<Integer> whole = run(budget(tokens, opened), choices);
+    ThoughtBudget live = budget(tokens, opened);
+    List<Integer> head = run(live, choices.subList(0, split));
+    int forcedBefore = live.forced();
+    int thoughtBefore = live.thoughtTokens();
+    ThoughtBudget fork = live.fork();
+    List<Integer> tail = run(fork, choices.subList(split, choices.size()));
+    List<Integer> joined = new ArrayList<>(head);
+    joined.addAll(tail);
+    assertThat(joined).isEqualTo(whole);
+    assertThat(live.forced()).isEqualTo(forcedBefore);
+    assertThat(live.thoughtTokens()).isEqualTo(thoughtBefore);
+    live.copyFrom(fork);
+    assertThat(live.forced()).isEqualTo(fork.forced());
+    assertThat(live.thoughtTokens()).isEqualTo(fork.thoughtTokens());
+  }
+
   @Provide
   Arbitrary<List<Integer>> choices() {
     return Arbitraries.integers().between(0, PIECES.length - 1).list().ofMaxSize(14);

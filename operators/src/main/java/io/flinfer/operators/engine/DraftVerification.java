@@ -1,5 +1,8 @@
 package io.flinfer.operators.engine;
 
+import io.flinfer.runtime.grammar.JsonConstraint;
+import io.flinfer.runtime.grammar.ThoughtBudget;
+
 /**
  * A request's draft in one decode step and what verifying it sampled: the draft tokens lie in the
  * request's token array past its length, the step computes the logits at each, and the request's
@@ -26,6 +29,12 @@ final class DraftVerification {
   private int drafted;
   private int sampled;
   private boolean rejected;
+  private boolean stopped;
+
+  /** The request's format and thought budget after the accepted draft tokens; null: none. */
+  JsonConstraint constraint;
+
+  ThoughtBudget budget;
 
   /** Pacing from drafts of up to {@code limit} tokens. */
   DraftVerification(int limit) {
@@ -46,7 +55,7 @@ final class DraftVerification {
 
   /** Paces the next drafts after this step's verification. */
   void adapt() {
-    int accepted = rejected ? sampled - 1 : sampled;
+    int accepted = rejected && !stopped ? sampled - 1 : sampled;
     if (accepted == drafted) {
       limit = Math.min(SpeculativeConfig.MAX_DRAFT_TOKENS, 2 * limit);
       backoff = 0;
@@ -65,6 +74,21 @@ final class DraftVerification {
     this.drafted = drafted;
     this.sampled = 0;
     this.rejected = false;
+    this.stopped = false;
+  }
+
+  /**
+   * Ends the verification at the next draft position without a token there: no token continues the
+   * request's format.
+   */
+  void stop() {
+    rejected = true;
+    stopped = true;
+  }
+
+  /** Whether the verification stopped where no token continues the format. */
+  boolean stopped() {
+    return stopped;
   }
 
   /** Whether the logits at draft position {@code i} are still to be sampled. */
@@ -82,7 +106,10 @@ final class DraftVerification {
     rejected = token != draftToken;
   }
 
-  /** Tokens sampled at draft positions: each draft token accepted, and the first one refused. */
+  /**
+   * Tokens sampled at draft positions: each draft token accepted, and the first one refused (none
+   * where the verification {@link #stopped}).
+   */
   int sampled() {
     return sampled;
   }

@@ -15,6 +15,8 @@ import io.flinfer.runtime.forward.ForwardBatch;
 import io.flinfer.runtime.forward.Logits;
 import io.flinfer.runtime.forward.ModelRunner;
 import io.flinfer.runtime.forward.ModelRunnerFactory;
+import io.flinfer.runtime.grammar.JsonConstraint;
+import io.flinfer.runtime.grammar.ThoughtBudget;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.model.ModelConfig;
 import io.flinfer.runtime.sampling.Sampler;
@@ -615,8 +617,7 @@ public final class Engine implements AutoCloseable {
   /**
    * Drafts tokens for the running requests where speculation is on, the batch is small enough, and
    * the free slots hold the drafts without evicting anything: a draft never costs a cached prefix
-   * or a retraction. A request held to a format or a thought budget does not speculate (their state
-   * advances token by token).
+   * or a retraction.
    */
   private void draft() {
     for (Req r : running) {
@@ -627,9 +628,6 @@ public final class Engine implements AutoCloseable {
     }
     int extra = 0;
     for (Req r : running) {
-      if (r.constraint != null || r.budget != null) {
-        continue;
-      }
       if (r.verification == null) {
         r.verification = new DraftVerification(speculative.numDraftTokens());
       }
@@ -829,25 +827,7 @@ public final class Engine implements AutoCloseable {
           continue;
         }
       }
-      int index = r.outputLen();
-      long[] allowed =
-          masks.allowed(
-              r.params(),
-              r.constraint,
-              r.budget,
-              index,
-              r.ignoreEos() ? NO_TOKENS : endTokens,
-              r.stopTokenIds());
-      if (allowed != null && TokenMasks.isEmpty(allowed)) {
-        // Only where the vocabulary lacks a character JSON needs next.
-        finish(r, FinishReason.error("no token continues its response format"), events);
-        finished.add(r);
-        continue;
-      }
-      int token =
-          sampler.sample(logits, b, r.params(), r.tokens, r.promptLen(), r.len, index, allowed);
-      FinishReason finish =
-          emit(r, token, sampler.lastLogprob(), lastTopIds(), lastTopLogprobs(), now, events);
+      FinishReason finish = sampleNext(r, b, now, events);
       if (finish != null) {
         end(r, finish, finished);
       } else if (prefill) {
@@ -863,7 +843,37 @@ public final class Engine implements AutoCloseable {
     }
   }
 
-  /** A request's end with a token: its K/V to the cache, and out of the engine. */
+  /**
+   * Samples a request's next token from row {@code b} of the step's logits and emits it, or, where
+   * no token continues its response format (only where the vocabulary lacks a character JSON needs
+   * next), ends it with that error. Returns how the request ends, or null.
+   */
+  private FinishReason sampleNext(Req r, int b, long now, List<TokenEvent> events) {
+    int index = r.outputLen();
+    long[] allowed =
+        masks.allowed(
+            r.params(),
+            r.constraint,
+            r.budget,
+            index,
+            r.ignoreEos() ? NO_TOKENS : endTokens,
+            r.stopTokenIds());
+    if (allowed != null && TokenMasks.isEmpty(allowed)) {
+      return formatDeadEnd(r, events);
+    }
+    int token =
+        sampler.sample(logits, b, r.params(), r.tokens, r.promptLen(), r.len, index, allowed);
+    return emit(r, token, sampler.lastLogprob(), lastTopIds(), lastTopLogprobs(), now, events);
+  }
+
+  /** The end of a request that no token can continue in its format. */
+  private FinishReason formatDeadEnd(Req r, List<TokenEvent> events) {
+    FinishReason error = FinishReason.error("no token continues its response format");
+    events.add(TokenEvent.end(r.id(), error, Math.max(0, r.cachedTokens)));
+    return error;
+  }
+
+  /** A request's end: its K/V to the cache, and out of the engine. */
   private void end(Req r, FinishReason finish, List<Req> finished) {
     r.finish = finish;
     cache.cacheFinishedReq(r.cache, r.tokens, r.computedLen);
@@ -918,21 +928,14 @@ public final class Engine implements AutoCloseable {
     }
     if (finish == null && v.allAccepted()) {
       r.computedLen++;
-      int index = r.outputLen();
-      long[] allowed =
-          masks.allowed(
-              r.params(),
-              null,
-              null,
-              index,
-              r.ignoreEos() ? NO_TOKENS : endTokens,
-              r.stopTokenIds());
-      int token =
-          sampler.sample(logits, b, r.params(), r.tokens, r.promptLen(), r.len, index, allowed);
-      finish = emit(r, token, sampler.lastLogprob(), lastTopIds(), lastTopLogprobs(), now, events);
+      finish = sampleNext(r, b, now, events);
       emitted++;
+    } else if (finish == null && v.stopped()) {
+      // No token continues the format at the next position: the request ends there, as it would in
+      // a step without drafts.
+      finish = formatDeadEnd(r, events);
     }
-    acceptedDraftTokens += emitted - 1;
+    acceptedDraftTokens += Math.max(0, emitted - 1);
     v.adapt();
     freeRefused(r, end);
     return finish;
@@ -1022,13 +1025,48 @@ public final class Engine implements AutoCloseable {
     if (!v.wants(i)) {
       return;
     }
+    if (i == 0) {
+      // The format and thought budget as they stand, to advance over the accepted draft tokens.
+      if (r.constraint != null) {
+        if (v.constraint == null) {
+          v.constraint = r.constraint.fork();
+        }
+        v.constraint.copyFrom(r.constraint);
+      }
+      if (r.budget != null) {
+        if (v.budget == null) {
+          v.budget = r.budget.fork();
+        }
+        v.budget.copyFrom(r.budget);
+      }
+    }
+    JsonConstraint constraint = r.constraint == null ? null : v.constraint;
+    ThoughtBudget budget = r.budget == null ? null : v.budget;
     int index = r.outputLen() + i;
     long[] allowed =
         masks.allowed(
-            r.params(), null, null, index, r.ignoreEos() ? NO_TOKENS : endTokens, r.stopTokenIds());
+            r.params(),
+            constraint,
+            budget,
+            index,
+            r.ignoreEos() ? NO_TOKENS : endTokens,
+            r.stopTokenIds());
+    if (allowed != null && TokenMasks.isEmpty(allowed)) {
+      v.stop();
+      return;
+    }
     int token =
         sampler.sample(row, off, r.params(), r.tokens, r.promptLen(), r.len + i, index, allowed);
-    v.record(token, r.tokens[r.len + i], sampler.lastLogprob(), lastTopIds(), lastTopLogprobs());
+    int drafted = r.tokens[r.len + i];
+    v.record(token, drafted, sampler.lastLogprob(), lastTopIds(), lastTopLogprobs());
+    if (token == drafted) {
+      if (constraint != null) {
+        constraint.advance(token);
+      }
+      if (budget != null) {
+        budget.advance(token);
+      }
+    }
   }
 
   /** Milliseconds between a request's submission and its first admission to a batch. */

@@ -572,8 +572,6 @@ class EngineTest {
       JsonPrefix prefix = new JsonPrefix();
       assertThat(prefix.accept(text, 0, text.length)).as(r.id()).isTrue();
       FinishReason finish = events.get(events.size() - 1).finish();
-      System.out.println(
-          "DBG " + finish + " " + new String(text, StandardCharsets.UTF_8).replace("\n", "\\n"));
       if (finish.equals(FinishReason.stop("json"))) {
         assertThat(prefix.isComplete()).isTrue();
         assertThat(new ObjectMapper().readTree(text).isObject()).isTrue();

@@ -5,14 +5,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flinfer.runtime.forward.CpuModelRunner;
 import io.flinfer.runtime.gguf.GgufModelLoader;
+import io.flinfer.runtime.grammar.ResponseFormat;
+import io.flinfer.runtime.grammar.Thinking;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.sampling.SamplingParams;
 import io.flinfer.runtime.testing.SharedFiles;
+import io.flinfer.runtime.testing.TinyRandomModel;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -232,6 +237,80 @@ class SpeculativeDecodingTest {
         assertSameEvents(plain, serve(e, EngineTest.copies(reqs)));
         assertThat(e.stats().draftTokens()).as(name).isPositive();
       }
+    }
+  }
+
+  /**
+   * Requests held to a format or a thought budget verify drafts against the format's state after
+   * the accepted draft tokens, and give the same events as without drafts: one JSON object on
+   * stories260K, a schema on a random-weight model over bytes, and a capped thought on the zoo's
+   * Qwen3.
+   */
+  @Test
+  void formatsAndThoughtBudgetsGiveTheSameTokensWithDrafts(@TempDir Path dir) throws Exception {
+    List<Req> json = new ArrayList<>();
+    int[] story = encode("Once upon a time");
+    for (int i = 0; i < 3; i++) {
+      SamplingParams p =
+          SamplingParams.builder()
+              .temperature(i == 0 ? 0f : 1.2f)
+              .seed(70 + i)
+              .topLogprobs(i == 1 ? 3 : 0)
+              .responseFormat(ResponseFormat.JSON_OBJECT)
+              .build();
+      json.add(Req.builder("json" + i, story).params(p).maxNewTokens(300).build());
+    }
+    assertSameWithDrafts(model, json, 1024);
+
+    LlamaModel bytes = TinyRandomModel.write(dir, 11);
+    String schema =
+        "{\"type\": \"object\", \"properties\": {\"tags\": {\"type\": \"array\", \"items\":"
+            + " {\"enum\": [\"alpha\", \"beta\"]}, \"maxItems\": 12}}}";
+    List<Req> schemas = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      SamplingParams p =
+          SamplingParams.builder()
+              .temperature(i == 0 ? 0f : 1f)
+              .seed(i)
+              .responseFormat(ResponseFormat.JSON_SCHEMA)
+              .jsonSchema(schema)
+              .build();
+      schemas.add(
+          Req.builder("schema" + i, bytes.tokenizer().encode("JSON:", true))
+              .params(p)
+              .maxNewTokens(600)
+              .build());
+    }
+    assertSameWithDrafts(bytes, schemas, 4096);
+
+    LlamaModel qwen3 =
+        GgufModelLoader.load(SharedFiles.root().resolve("models/zoo/qwen3-tiny.gguf"));
+    int think = 151667;
+    int[] prompt = qwen3.tokenizer().encode("<|im_start|>user\nHi<|im_end|>\n", false, true);
+    List<Req> thoughts = new ArrayList<>();
+    for (int budget : new int[] {3, 9}) {
+      SamplingParams p =
+          SamplingParams.builder()
+              .logitBias(new int[] {think}, new float[] {100f})
+              .thinking(Thinking.MAY_OPEN)
+              .thinkingBudget(budget)
+              .build();
+      thoughts.add(Req.builder("thought" + budget, prompt).params(p).maxNewTokens(30).build());
+    }
+    assertSameWithDrafts(qwen3, thoughts, 1024);
+  }
+
+  /** Serves {@code reqs} without drafts and with them: the same events, and drafts verified. */
+  private static void assertSameWithDrafts(LlamaModel m, List<Req> reqs, int pool) {
+    Map<String, List<TokenEvent>> plain;
+    try (Engine e = new Engine(m, config(1, pool, 4).build(), CpuModelRunner::new)) {
+      plain = serve(e, EngineTest.copies(reqs));
+    }
+    EngineConfig spec = config(1, pool, 4).speculative(SpeculativeConfig.ngram(6)).build();
+    try (Engine e = new Engine(m, spec, CpuModelRunner::new)) {
+      assertSameEvents(plain, serve(e, EngineTest.copies(reqs)));
+      assertThat(e.stats().acceptedDraftTokens()).as("drafts held").isPositive();
+      assertNoLeak(e);
     }
   }
 }
