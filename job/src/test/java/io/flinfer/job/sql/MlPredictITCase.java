@@ -324,6 +324,12 @@ class MlPredictITCase {
             + with
             + schema
             + "')");
+    // The same model drafting tokens: the same answers.
+    t.executeSql(
+        "CREATE MODEL drafting INPUT (prompt STRING) OUTPUT (text STRING, error STRING)"
+            + with
+            + schema
+            + "', 'speculative-num-draft-tokens' = '4')");
     t.executeSql(
         "CREATE MODEL broken INPUT (prompt STRING) OUTPUT (text STRING, error STRING)"
             + with
@@ -332,6 +338,7 @@ class MlPredictITCase {
     t.executeSql(
         "CREATE TEMPORARY VIEW reviews AS SELECT * FROM (VALUES ('Great film'), ('Dull'))"
             + " AS v(prompt)");
+    java.util.Set<String> answers = new java.util.HashSet<>();
     try (CloseableIterator<Row> rows =
         t.executeSql(
                 "SELECT text, error FROM ML_PREDICT(TABLE reviews, MODEL rater, DESCRIPTOR(prompt))")
@@ -344,9 +351,18 @@ class MlPredictITCase {
         assertThat(JsonSchemaGrammar.compile(schema).start().accept(text, 0, text.length))
             .as((String) r.getField(0))
             .isTrue();
+        answers.add((String) r.getField(0));
         n++;
       }
       assertThat(n).isEqualTo(2);
+    }
+    try (CloseableIterator<Row> rows =
+        t.executeSql(
+                "SELECT text FROM ML_PREDICT(TABLE reviews, MODEL drafting, DESCRIPTOR(prompt))")
+            .collect()) {
+      java.util.Set<String> drafted = new java.util.HashSet<>();
+      rows.forEachRemaining(r -> drafted.add((String) r.getField(0)));
+      assertThat(drafted).isEqualTo(answers);
     }
     assertThatThrownBy(
             () ->

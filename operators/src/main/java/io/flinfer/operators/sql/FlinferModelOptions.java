@@ -34,6 +34,14 @@ public final class FlinferModelOptions {
   public static final ConfigOption<Integer> THREADS =
       ConfigOptions.key("threads").intType().defaultValue(1);
 
+  public static final ConfigOption<Integer> SPECULATIVE_NUM_DRAFT_TOKENS =
+      ConfigOptions.key("speculative-num-draft-tokens")
+          .intType()
+          .defaultValue(0)
+          .withDescription(
+              "Speculative decoding by n-gram lookup: draft tokens per step (1 to 16), verified in"
+                  + " the step, the answers unchanged; 0: off.");
+
   public static final ConfigOption<Integer> MAX_TOKENS =
       ConfigOptions.key("max-tokens").intType().defaultValue(128);
 

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.flinfer.avro.PromptRequest;
 import io.flinfer.avro.SamplingOptions;
 import io.flinfer.operators.engine.EngineConfig;
+import io.flinfer.operators.engine.SpeculativeConfig;
 import io.flinfer.operators.flink.ModelSource;
 import io.flinfer.operators.predict.PredictionEngine;
 import io.flinfer.operators.request.RequestLimits;
@@ -46,6 +47,7 @@ public final class FlinferModelProviderFactory implements ModelProviderFactory {
         MAX_RUNNING_REQUESTS,
         MAX_TOTAL_TOKENS,
         THREADS,
+        SPECULATIVE_NUM_DRAFT_TOKENS,
         MAX_TOKENS,
         TEMPERATURE,
         TOP_P,
@@ -64,11 +66,20 @@ public final class FlinferModelProviderFactory implements ModelProviderFactory {
     helper.validate();
     ReadableConfig o = helper.getOptions();
     ResolvedCatalogModel model = context.getCatalogModel();
+    int drafts = o.get(SPECULATIVE_NUM_DRAFT_TOKENS);
+    if (drafts < 0 || drafts > SpeculativeConfig.MAX_DRAFT_TOKENS) {
+      throw new org.apache.flink.table.api.ValidationException(
+          "speculative-num-draft-tokens must be in [0, "
+              + SpeculativeConfig.MAX_DRAFT_TOKENS
+              + "], got "
+              + drafts);
+    }
     EngineConfig engine =
         EngineConfig.builder()
             .maxRunningRequests(o.get(MAX_RUNNING_REQUESTS))
             .maxTotalTokens(o.get(MAX_TOTAL_TOKENS))
             .threads(o.get(THREADS))
+            .speculative(drafts == 0 ? null : SpeculativeConfig.ngram(drafts))
             .build();
     RequestLimits limits = RequestLimits.defaults();
     if (o.get(MAX_TOKENS) < 1 || o.get(MAX_TOKENS) > limits.maxNewTokens()) {
