@@ -84,6 +84,9 @@ public final class Engine implements AutoCloseable {
   /** Speculative decoding's settings; null where it is off or the backend cannot verify. */
   private final SpeculativeConfig speculative;
 
+  /** Finished requests' outputs, to draft from; null without speculation. */
+  private final NgramIndex finishedOutputs;
+
   private long draftTokens;
   private long acceptedDraftTokens;
 
@@ -168,6 +171,7 @@ public final class Engine implements AutoCloseable {
       spec = null;
     }
     this.speculative = spec;
+    this.finishedOutputs = spec == null ? null : NgramIndex.of(spec);
   }
 
   public EngineConfig config() {
@@ -639,15 +643,17 @@ public final class Engine implements AutoCloseable {
         continue;
       }
       int[] tokens = r.grow(max);
-      r.drafted =
-          NgramDrafter.draft(
-              tokens,
-              r.len,
-              speculative.minMatchWindow(),
-              speculative.maxMatchWindow(),
-              max,
-              tokens,
-              r.len);
+      // The longest suffix that occurred, in its own text first, then in its namespace's
+      // finished answers.
+      r.drafted = 0;
+      for (int n = speculative.maxMatchWindow();
+          n >= speculative.minMatchWindow() && r.drafted == 0;
+          n--) {
+        r.drafted = NgramDrafter.draft(tokens, r.len, n, n, max, tokens, r.len);
+        if (r.drafted == 0) {
+          r.drafted = finishedOutputs.draft(r.namespace(), n, tokens, r.len, max, tokens, r.len);
+        }
+      }
       extra +=
           allocator.slotsNeededForExtend(r.computedLen, r.computedLen + 1 + r.drafted)
               - allocator.slotsNeededForExtend(r.computedLen, r.computedLen + 1);
@@ -876,6 +882,9 @@ public final class Engine implements AutoCloseable {
   /** A request's end: its K/V to the cache, and out of the engine. */
   private void end(Req r, FinishReason finish, List<Req> finished) {
     r.finish = finish;
+    if (finishedOutputs != null) {
+      finishedOutputs.add(r.namespace(), r.tokens, r.promptLen(), r.len);
+    }
     cache.cacheFinishedReq(r.cache, r.tokens, r.computedLen);
     live.remove(r.id());
     finished.add(r);

@@ -3,14 +3,15 @@ package io.flinfer.operators.engine;
 import java.io.Serializable;
 
 /**
- * Speculative decoding by n-gram lookup (SGLang's {@code NGRAM} algorithm without its cross-request
- * trie; vLLM's prompt lookup): each decode step proposes up to {@code numDraftTokens} tokens that
- * followed the latest earlier occurrence of the request's last {@code minMatchWindow} to {@code
- * maxMatchWindow} tokens (the longest that occurred), and one forward step verifies them. A draft
- * is accepted token by token while the request's own sampling picks it, so the output is the one
- * decoding without drafts gives, bit for bit: what changes is how many steps it takes. Steps with
- * more than {@code disableByBatchSize} running requests do not speculate (vLLM's option), since a
- * large batch is compute-bound and a rejected draft is then a cost, not a free read of the weights.
+ * Speculative decoding by n-gram lookup (vLLM's prompt lookup, and SGLang's {@code NGRAM} cache of
+ * finished answers, with linear drafts): each decode step proposes up to {@code numDraftTokens}
+ * tokens that followed an earlier occurrence of the request's last {@code minMatchWindow} to {@code
+ * maxMatchWindow} tokens (the longest that occurred), in its own text or else in the finished
+ * answers of its namespace, and one forward step verifies them. A draft is accepted token by token
+ * while the request's own sampling picks it, so the output is the one decoding without drafts
+ * gives, bit for bit: what changes is how many steps it takes. Steps with more than {@code
+ * disableByBatchSize} running requests do not speculate (vLLM's option), since a large batch is
+ * compute-bound and a rejected draft is then a cost, not a free read of the weights.
  */
 public record SpeculativeConfig(
     int numDraftTokens, int minMatchWindow, int maxMatchWindow, int disableByBatchSize)

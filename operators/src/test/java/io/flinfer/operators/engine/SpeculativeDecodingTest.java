@@ -195,6 +195,39 @@ class SpeculativeDecodingTest {
     }
   }
 
+  /**
+   * A request drafts from the finished answers of its own namespace: the same prompt answered
+   * before is drafted nearly whole, and one answered for another namespace does not help.
+   */
+  @Test
+  void finishedAnswersDraftForTheirNamespaceOnly() {
+    int[] prompt = encode("Once upon a time");
+    EngineConfig spec = config(1, 4096, 1).speculative(SpeculativeConfig.ngram(8)).build();
+    long[] accepted = new long[2];
+    List<List<TokenEvent>> answers = new ArrayList<>();
+    for (int k = 0; k < 2; k++) {
+      try (Engine e = new Engine(model, spec, CpuModelRunner::new)) {
+        Req first =
+            Req.builder("first", prompt).namespace("t1").maxNewTokens(120).ignoreEos(true).build();
+        serve(e, List.of(first));
+        long before = e.stats().acceptedDraftTokens();
+        Req again =
+            Req.builder("again", prompt)
+                .namespace(k == 0 ? "t1" : "t2")
+                .maxNewTokens(120)
+                .ignoreEos(true)
+                .build();
+        answers.add(serve(e, List.of(again)).get("again"));
+        accepted[k] = e.stats().acceptedDraftTokens() - before;
+      }
+    }
+    assertSameEvents(Map.of("again", answers.get(1)), Map.of("again", answers.get(0)));
+    assertThat(accepted[0])
+        .as("the same namespace's answer drafts the repeat")
+        .isGreaterThan(100)
+        .isGreaterThan(accepted[1] + 50);
+  }
+
   @Test
   void largerBatchesThanTheLimitDoNotSpeculate() {
     List<Req> reqs = new ArrayList<>();
