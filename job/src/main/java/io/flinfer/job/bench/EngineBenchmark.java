@@ -8,6 +8,7 @@ import io.flinfer.operators.engine.TokenEvent;
 import io.flinfer.runtime.forward.CpuModelRunner;
 import io.flinfer.runtime.forward.ModelRunnerFactory;
 import io.flinfer.runtime.model.LlamaModel;
+import io.flinfer.runtime.sampling.SamplingParams;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -203,9 +204,22 @@ public final class EngineBenchmark {
    * Requests for the given prompts, each {@code output} tokens long (greedy), ids "p0", "p1", ..
    */
   public Workload prompts(List<int[]> prompts, int output) {
+    return prompts(prompts, SamplingParams.GREEDY, output);
+  }
+
+  /**
+   * Requests for the given prompts, sampled with {@code params}, each {@code output} tokens long at
+   * most (a format may end one sooner).
+   */
+  public Workload prompts(List<int[]> prompts, SamplingParams params, int output) {
     List<Req> reqs = new ArrayList<>();
     for (int i = 0; i < prompts.size(); i++) {
-      reqs.add(Req.builder("p" + i, prompts.get(i)).maxNewTokens(output).ignoreEos(true).build());
+      reqs.add(
+          Req.builder("p" + i, prompts.get(i))
+              .params(params)
+              .maxNewTokens(output)
+              .ignoreEos(true)
+              .build());
     }
     long minimum = reqs.stream().mapToLong(Req::promptLen).sum();
     return new Workload() {

@@ -7,10 +7,13 @@ import io.flinfer.job.bench.EngineBenchmark;
 import io.flinfer.memcache.KvPool;
 import io.flinfer.memcache.KvStoreType;
 import io.flinfer.operators.engine.EngineConfig;
+import io.flinfer.operators.engine.Req;
 import io.flinfer.operators.engine.SpeculativeConfig;
 import io.flinfer.runtime.forward.ModelRunnerFactory;
 import io.flinfer.runtime.forward.ModelRunners;
+import io.flinfer.runtime.grammar.ResponseFormat;
 import io.flinfer.runtime.model.LlamaModel;
+import io.flinfer.runtime.sampling.SamplingParams;
 import io.flinfer.runtime.tensor.GgmlType;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -298,10 +301,17 @@ public final class BenchEngineCommand implements Callable<Integer> {
     return out;
   }
 
+  /** The schema of the speculative workload's JSON answers. */
+  private static final String BENCH_SCHEMA =
+      "{\"type\": \"object\", \"properties\": {\"name\": {\"type\": \"string\", \"maxLength\":"
+          + " 12}, \"city\": {\"type\": \"string\", \"maxLength\": 12}, \"age\": {\"type\":"
+          + " \"integer\"}, \"tags\": {\"type\": \"array\", \"items\": {\"enum\": [\"red\","
+          + " \"green\", \"blue\"]}, \"maxItems\": 3}}}";
+
   /**
-   * Speculative decoding on against off, on the same requests (greedy, each its own prompt): the
-   * outputs must be identical, and the JSON says whether they were. Alternating runs (after one of
-   * each to warm up), the run of median duration of each reported.
+   * Speculative decoding on against off, on the same requests (greedy, each its own prompt): free
+   * text at 1 and 4 running requests, and answers to one JSON schema one at a time. The outputs
+   * must be identical, and the JSON says whether they were.
    */
   private ObjectNode speculative(
       ObjectMapper json,
@@ -316,43 +326,78 @@ public final class BenchEngineCommand implements Callable<Integer> {
         big ? "random tokens; random weights decide how often a text repeats" : "story openings");
     int output = big ? 128 : 256;
     int rounds = big ? 1 : 3;
+    List<int[]> own =
+        big
+            ? b.independent(8, 16, 48, 1, 7).initial().stream().map(Req::originInputIds).toList()
+            : stories(model, 8);
+    ObjectNode text = o.putObject("text");
     for (int running : new int[] {1, 4}) {
-      Supplier<EngineBenchmark.Workload> w =
-          () ->
-              big
-                  ? b.independent(2 * running, 16, 48, output, 7)
-                  : b.prompts(stories(model, 2 * running), output);
-      EngineConfig off = base.maxRunningRequests(running).speculative(null).build();
-      EngineConfig on =
-          base.speculative(new SpeculativeConfig(draftTokens, 1, 4, Math.max(8, running))).build();
-      base.maxRunningRequests(64).speculative(null);
-      b.run(off, w.get());
-      b.run(on, w.get());
-      List<EngineBenchmark.Result> offs = new ArrayList<>();
-      List<EngineBenchmark.Result> ons = new ArrayList<>();
-      for (int i = 0; i < rounds; i++) {
-        offs.add(b.run(off, w.get()));
-        ons.add(b.run(on, w.get()));
-      }
-      EngineBenchmark.Result plain = median(offs);
-      EngineBenchmark.Result drafted = median(ons);
-      log("speculative " + running + " running, off", plain);
-      log("speculative " + running + " running, on", drafted);
-      System.err.printf(
-          "  drafts accepted %.2f, steps %d -> %d%n",
-          drafted.draftAcceptanceRate(), plain.steps(), drafted.steps());
-      ObjectNode r = o.putObject("running_" + running);
-      r.put("runs_each", rounds);
-      r.putPOJO("off", plain);
-      r.putPOJO("on", drafted);
-      r.put("outputs_identical", plain.outputsDigest() == drafted.outputsDigest());
-      r.put("draft_acceptance_rate", round(drafted.draftAcceptanceRate()));
-      r.put("steps_ratio_on_over_off", round((double) drafted.steps() / plain.steps()));
-      r.put(
-          "output_throughput_ratio_on_over_off",
-          round(drafted.outputTokensPerS() / plain.outputTokensPerS()));
+      text.set(
+          "running_" + running,
+          onAgainstOff(
+              json,
+              b,
+              base,
+              running,
+              rounds,
+              "text",
+              () -> b.prompts(own.subList(0, 2 * running), output)));
     }
+    // Answers to one schema: their keys and punctuation repeat from answer to answer.
+    SamplingParams p =
+        SamplingParams.builder()
+            .responseFormat(ResponseFormat.JSON_SCHEMA)
+            .jsonSchema(BENCH_SCHEMA)
+            .build();
+    o.put("json_schema", BENCH_SCHEMA);
+    o.set(
+        "json_schema_running_1",
+        onAgainstOff(json, b, base, 1, rounds, "json schema", () -> b.prompts(own, p, 200)));
     return o;
+  }
+
+  /**
+   * One workload with drafts against without, alternating runs (after one of each to warm up), the
+   * run of median duration of each reported.
+   */
+  private ObjectNode onAgainstOff(
+      ObjectMapper json,
+      EngineBenchmark b,
+      EngineConfig.Builder base,
+      int running,
+      int rounds,
+      String name,
+      Supplier<EngineBenchmark.Workload> w) {
+    EngineConfig off = base.maxRunningRequests(running).speculative(null).build();
+    EngineConfig on =
+        base.speculative(new SpeculativeConfig(draftTokens, 1, 4, Math.max(8, running))).build();
+    base.maxRunningRequests(64).speculative(null);
+    b.run(off, w.get());
+    b.run(on, w.get());
+    List<EngineBenchmark.Result> offs = new ArrayList<>();
+    List<EngineBenchmark.Result> ons = new ArrayList<>();
+    for (int i = 0; i < rounds; i++) {
+      offs.add(b.run(off, w.get()));
+      ons.add(b.run(on, w.get()));
+    }
+    EngineBenchmark.Result plain = median(offs);
+    EngineBenchmark.Result drafted = median(ons);
+    log("speculative " + name + ", " + running + " running, off", plain);
+    log("speculative " + name + ", " + running + " running, on", drafted);
+    System.err.printf(
+        "  drafts accepted %.2f, steps %d -> %d%n",
+        drafted.draftAcceptanceRate(), plain.steps(), drafted.steps());
+    ObjectNode r = json.createObjectNode();
+    r.put("runs_each", rounds);
+    r.putPOJO("off", plain);
+    r.putPOJO("on", drafted);
+    r.put("outputs_identical", plain.outputsDigest() == drafted.outputsDigest());
+    r.put("draft_acceptance_rate", round(drafted.draftAcceptanceRate()));
+    r.put("steps_ratio_on_over_off", round((double) drafted.steps() / plain.steps()));
+    r.put(
+        "output_throughput_ratio_on_over_off",
+        round(drafted.outputTokensPerS() / plain.outputTokensPerS()));
+    return r;
   }
 
   /**
