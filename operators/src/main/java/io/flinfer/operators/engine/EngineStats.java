@@ -7,6 +7,7 @@ import io.flinfer.memcache.tier.TierStats;
  *
  * @param cacheHitTokens prompt tokens taken from the prefix cache at admission, over all time
  * @param prefillTokens tokens computed by extend steps (the cache's savings are not in it)
+ * @param decodeTokens tokens computed by decode steps, draft tokens included
  * @param schedulerNanos time in the engine outside forward passes
  * @param lastBatchSize requests in the last forward step
  * @param evictedTokens cached tokens evicted to make room, over all time
