@@ -1,5 +1,6 @@
 package io.flinfer.job.gateway;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -19,7 +20,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
+import java.util.function.IntFunction;
 
 /**
  * One streamed answer as server-sent events, its choices' deltas interleaved as they arrive, each
@@ -38,8 +39,13 @@ final class EventStream {
   private final String model;
   private final long created;
   private final Choices choices;
-  private final TokenLogprobs[] logprobs;
+  private final boolean logprobs;
   private final InOrder[] chunks;
+  private final PromptLogprobsAnswer[] prompts; // null: prompt_logprobs are not asked for
+  private final int[] promptLens;
+  private final boolean[] promptSent;
+  private final boolean[] echoSent;
+  private String[] echoes;
   private final StringBuilder[] sent;
   private final StringBuilder[] generated;
   private final int[] released; // with auto tools: where the content sent so far ends
@@ -85,8 +91,11 @@ final class EventStream {
   }
 
   /**
-   * @param tokens makes each choice's log-probabilities, when the tokens' log-probabilities go with
-   *     each delta; else null
+   * @param chunks takes each choice's chunks in order, gathering their log-probabilities (and with
+   *     echo, its prompt's first) where they go with each delta
+   * @param logprobs whether the tokens' log-probabilities go with each delta
+   * @param prompts gathers each choice's vLLM {@code prompt_logprobs}, or null where none are asked
+   * @param promptLens each choice's prompt tokens, where {@code prompts} are given (-1: unknown)
    * @param reasoning what tells the thinking from the content, or null to send all as content
    */
   EventStream(
@@ -96,7 +105,10 @@ final class EventStream {
       String model,
       long created,
       Choices choices,
-      Supplier<TokenLogprobs> tokens,
+      IntFunction<InOrder> chunks,
+      boolean logprobs,
+      PromptLogprobsAnswer[] prompts,
+      int[] promptLens,
       ReasoningParser reasoning) {
     this.x = x;
     this.chat = chat;
@@ -105,8 +117,12 @@ final class EventStream {
     this.created = created;
     this.choices = choices;
     int n = choices.size();
-    this.logprobs = new TokenLogprobs[n];
+    this.logprobs = logprobs;
     this.chunks = new InOrder[n];
+    this.prompts = prompts;
+    this.promptLens = promptLens;
+    this.promptSent = new boolean[n];
+    this.echoSent = new boolean[n];
     this.sent = new StringBuilder[n];
     this.generated = new StringBuilder[n];
     this.released = new int[n];
@@ -119,8 +135,7 @@ final class EventStream {
       thinking[i] = reasoning == null ? null : reasoning.stream();
       sentReasoning[i] = new StringBuilder();
       generated[i] = new StringBuilder();
-      logprobs[i] = tokens == null ? null : tokens.get();
-      chunks[i] = new InOrder(null);
+      this.chunks[i] = chunks.apply(i);
       sent[i] = new StringBuilder();
     }
   }
@@ -138,9 +153,13 @@ final class EventStream {
         send(OpenAiResponses.delta(true, id, model, created, i, "", true, null));
       }
     } else if (request.echo) {
-      // Each choice's text starts with its prompt.
+      // Each choice's text starts with its prompt; with logprobs, once they are all here.
+      echoes = new String[choices.size()];
       for (int i = 0; i < choices.size(); i++) {
-        send(OpenAiResponses.delta(false, id, model, created, i, request.echo(i), false, null));
+        echoes[i] = request.echo(i);
+        if (!request.promptLogprobs() || chunks[i].promptComplete()) {
+          sendEcho(i);
+        }
       }
     }
     Completion[] finished = new Completion[choices.size()];
@@ -158,7 +177,16 @@ final class EventStream {
           continue;
         }
         if (e instanceof CompletionChunk c) {
+          if (prompts != null) {
+            prompts[i].accept(c);
+          }
           if (!chunks[i].accept(c)) {
+            continue;
+          }
+          if (c.getPromptLogprobs() != null) {
+            if (echoes != null && !echoSent[i] && chunks[i].promptComplete()) {
+              sendEcho(i);
+            }
             continue;
           }
           Split s =
@@ -172,6 +200,12 @@ final class EventStream {
           }
         } else if (e instanceof Completion c) {
           if (finished[i] == null) {
+            if (echoes != null && !echoSent[i]) {
+              sendEcho(i); // its prompt's log-probabilities did not all come: the text alone
+            }
+            if (prompts != null && promptLens[i] < 0) {
+              promptLens[i] = c.getUsage().getPromptTokens();
+            }
             Split whole = OpenAiResponses.split(reasoning, c);
             Completion answered = OpenAiResponses.answerOnly(c, whole);
             String thought = rest(sentReasoning[i], whole.reasoning());
@@ -204,9 +238,7 @@ final class EventStream {
   private void chunk(int i, CompletionChunk c, Split s) throws IOException {
     String content = s.content();
     String thought = s.reasoning() == null ? "" : s.reasoning();
-    if (content.isEmpty()
-        && thought.isEmpty()
-        && (logprobs[i] == null || c.getTokenIds().isEmpty())) {
+    if (content.isEmpty() && thought.isEmpty() && (!logprobs || c.getTokenIds().isEmpty())) {
       return;
     }
     sent[i].append(content);
@@ -221,8 +253,8 @@ final class EventStream {
             false,
             null);
     withThought(event, i, thought);
-    if (logprobs[i] != null) {
-      ((ObjectNode) event.at("/choices/0")).set("logprobs", logprobs[i].of(c));
+    if (logprobs) {
+      ((ObjectNode) event.at("/choices/0")).set("logprobs", chunks[i].lastLogprobs());
     }
     send(event);
   }
@@ -257,11 +289,11 @@ final class EventStream {
       }
       withThought(event, i, s.reasoning());
     }
-    if (logprobs[i] != null && !c.getTokenIds().isEmpty()) {
+    if (logprobs && !c.getTokenIds().isEmpty()) {
       if (event == null) {
         event = OpenAiResponses.delta(chat, id, model, created, i, null, false, null);
       }
-      ((ObjectNode) event.at("/choices/0")).set("logprobs", logprobs[i].of(c));
+      ((ObjectNode) event.at("/choices/0")).set("logprobs", chunks[i].lastLogprobs());
     }
     if (event != null) {
       send(event);
@@ -377,7 +409,31 @@ final class EventStream {
     return whole != null && whole.startsWith(already) ? whole.substring(already.length()) : "";
   }
 
+  /** Choice {@code i}'s prompt text, with its log-probabilities where they were all taken. */
+  private void sendEcho(int i) throws IOException {
+    echoSent[i] = true;
+    ObjectNode event = OpenAiResponses.delta(false, id, model, created, i, echoes[i], false, null);
+    if (logprobs && chunks[i].promptComplete()) {
+      ((ObjectNode) event.at("/choices/0")).set("logprobs", chunks[i].logprobs().deepCopy());
+    }
+    send(event);
+  }
+
+  /**
+   * Sends {@code event}; the first event of a choice whose {@code prompt_logprobs} were asked for
+   * carries them once they are all here (vLLM's places: each completion choice's, the chat
+   * chunk's).
+   */
   private void send(ObjectNode event) throws IOException {
+    JsonNode index = event.at("/choices/0/index");
+    if (prompts != null && index.isInt() && !promptSent[index.asInt()]) {
+      int i = index.asInt();
+      ArrayNode scored = promptLens[i] < 0 ? null : prompts[i].of(promptLens[i]);
+      if (scored != null || event.at("/choices/0/finish_reason").isTextual()) {
+        promptSent[i] = true;
+        (chat ? event : (ObjectNode) event.at("/choices/0")).set("prompt_logprobs", scored);
+      }
+    }
     sink.send(out, event);
   }
 }

@@ -177,6 +177,13 @@ public final class GatewayServer implements AutoCloseable {
                 ? reasoningParsers().forKwargs(request.chatTemplateKwargs()).orElse(null)
                 : null;
         if (request.stream) {
+          String owner = tenant;
+          PromptLogprobsAnswer[] prompts = promptLogprobsAnswers(request, choices.size());
+          int[] promptLens = new int[choices.size()];
+          for (int i = 0; i < promptLens.length; i++) {
+            int[] ids = prompts == null ? null : promptIds(request, choices, tenant, i);
+            promptLens[i] = ids == null ? -1 : ids.length;
+          }
           EventStream stream =
               new EventStream(
                   x,
@@ -185,9 +192,10 @@ public final class GatewayServer implements AutoCloseable {
                   model,
                   created,
                   choices,
-                  tokens == null
-                      ? null
-                      : () -> new TokenLogprobs(tokens, chat, request.tokensAsIds),
+                  i -> inOrder(request, choices, owner, i, tokens),
+                  tokens != null,
+                  prompts,
+                  promptLens,
                   reasoning);
           if (responses) {
             stream.to(new ResponsesEvents(id, created, model, asked.body));
@@ -198,11 +206,7 @@ public final class GatewayServer implements AutoCloseable {
           for (int i = 0; i < chunks.length; i++) {
             chunks[i] = inOrder(request, choices, tenant, i, tokens);
           }
-          PromptLogprobsAnswer[] prompts =
-              request.promptLogprobsApart() ? new PromptLogprobsAnswer[chunks.length] : null;
-          for (int i = 0; prompts != null && i < prompts.length; i++) {
-            prompts[i] = new PromptLogprobsAnswer(tokenizer(), request.tokensAsIds);
-          }
+          PromptLogprobsAnswer[] prompts = promptLogprobsAnswers(request, chunks.length);
           List<Completion> answers = awaitAnswers(events, choices, chunks, prompts);
           if (request.promptOnly) {
             answers = answers.stream().map(GatewayServer::promptOnly).toList();
@@ -253,15 +257,29 @@ public final class GatewayServer implements AutoCloseable {
       return new InOrder(null);
     }
     TokenLogprobs logprobs = new TokenLogprobs(tokens, request.chat, request.tokensAsIds);
-    if (request.promptLogprobs()) {
-      RequestValidator.Outcome o =
-          validator().validate(request.record(choices.ids().get(i), tenant, i), 0);
-      if (o.ok()) {
-        return new InOrder(
-            logprobs, o.request().promptIds(), request.topLogprobs() > 0, request.promptOnly);
-      }
+    int[] prompt = request.promptLogprobs() ? promptIds(request, choices, tenant, i) : null;
+    return prompt == null
+        ? new InOrder(logprobs)
+        : new InOrder(logprobs, prompt, request.topLogprobs() > 0, request.promptOnly);
+  }
+
+  /** Choice {@code i}'s prompt tokens as the job tokenizes them, or null if it refuses them. */
+  private int[] promptIds(OpenAiRequest request, Choices choices, String tenant, int i) {
+    RequestValidator.Outcome o =
+        validator().validate(request.record(choices.ids().get(i), tenant, i), 0);
+    return o.ok() ? o.request().promptIds() : null;
+  }
+
+  /** A gatherer of vLLM's {@code prompt_logprobs} per choice, or null where none are asked. */
+  private PromptLogprobsAnswer[] promptLogprobsAnswers(OpenAiRequest request, int choices) {
+    if (!request.promptLogprobsApart()) {
+      return null;
     }
-    return new InOrder(logprobs);
+    PromptLogprobsAnswer[] prompts = new PromptLogprobsAnswer[choices];
+    for (int i = 0; i < choices; i++) {
+      prompts[i] = new PromptLogprobsAnswer(tokenizer(), request.tokensAsIds);
+    }
+    return prompts;
   }
 
   /** {@code c} without its generated token: what {@code max_tokens: 0} asked for. */

@@ -12,6 +12,10 @@ import io.flinfer.avro.PromptLogprobs;
 final class InOrder {
   private final TokenLogprobs logprobs;
   private ObjectNode gathered;
+
+  /** The log-probabilities of the last generated chunk taken, or null. */
+  private ObjectNode last;
+
   private int nextToken;
   private boolean gap;
 
@@ -66,6 +70,7 @@ final class InOrder {
     nextToken += c.getTokenIds().size();
     if (logprobs != null) {
       ObjectNode more = logprobs.of(c);
+      last = more;
       if (gathered == null) {
         gathered = more;
       } else {
@@ -86,6 +91,19 @@ final class InOrder {
     nextPrompt += p.getTokenIds().size();
     TokenLogprobs.append(gathered, logprobs.ofPrompt(p));
     return true;
+  }
+
+  /**
+   * Whether every prompt log-probability this order gathers first was taken (with echo; false
+   * without).
+   */
+  boolean promptComplete() {
+    return promptLen > 0 && !gap && nextPrompt >= promptLen;
+  }
+
+  /** The log-probabilities of the last generated chunk taken (streaming sends them with it). */
+  ObjectNode lastLogprobs() {
+    return last;
   }
 
   /** Tokens taken so far. */

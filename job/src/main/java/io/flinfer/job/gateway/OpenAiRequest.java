@@ -298,10 +298,6 @@ final class OpenAiRequest {
     }
     boolean echo = body.path("echo").asBoolean(false);
     boolean stream = body.path("stream").asBoolean(false);
-    if (echo && logprobs && stream) {
-      throw ApiError.badParameter(
-          "echo", "with logprobs is answered whole, not streamed: leave stream out");
-    }
     if (body.hasNonNull("suffix")) {
       throw ApiError.unsupported("suffix");
     }
@@ -387,10 +383,6 @@ final class OpenAiRequest {
       if (echo && logprobs) {
         throw ApiError.badParameter(
             "prompt_logprobs", "cannot be given with echo and logprobs, which score the prompt");
-      }
-      if (stream) {
-        throw ApiError.badParameter(
-            "prompt_logprobs", "is answered whole, not streamed: leave stream out");
       }
       r.setPromptLogprobs(promptTop);
     }

@@ -77,6 +77,22 @@ class AutoCallStreamTest {
         .build();
   }
 
+  /** The gateway's stream of one chat choice, without log-probabilities. */
+  private static EventStream stream(HttpExchange x) {
+    return new EventStream(
+        x,
+        true,
+        "chatcmpl-1",
+        "m",
+        1,
+        new Choices(ID, 1),
+        i -> new InOrder(null),
+        false,
+        null,
+        null,
+        null);
+  }
+
   /** The answer {@link #text} as the gateway gives it, whole or streamed. */
   private void answer(HttpExchange x) throws IOException {
     try {
@@ -86,8 +102,7 @@ class AutoCallStreamTest {
       if (request.stream) {
         BlockingQueue<Object> events = new LinkedBlockingQueue<>(chunks(new Random(seed)));
         events.add(done);
-        new EventStream(x, true, "chatcmpl-1", "m", 1, new Choices(ID, 1), null, null)
-            .serve(request, events, Duration.ofSeconds(10));
+        stream(x).serve(request, events, Duration.ofSeconds(10));
       } else {
         GatewayServer.reply(
             x,
@@ -110,7 +125,7 @@ class AutoCallStreamTest {
       if (request.stream) {
         BlockingQueue<Object> events = new LinkedBlockingQueue<>(chunks(new Random(seed)));
         events.add(done);
-        new EventStream(x, true, "chatcmpl-1", "m", 1, new Choices(ID, 1), null, null)
+        stream(x)
             .to(new ResponsesEvents(ID, 1, "m", asked.body))
             .serve(request, events, Duration.ofSeconds(10));
       } else {

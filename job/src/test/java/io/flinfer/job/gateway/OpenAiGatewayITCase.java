@@ -1111,16 +1111,68 @@ class OpenAiGatewayITCase {
     assertThat(chatApart.get("prompt_logprobs"))
         .hasSize(chatApart.at("/usage/prompt_tokens").asInt());
     assertThat(chatApart.get("prompt_logprobs").get(1).size()).isEqualTo(1);
-    // Streamed, echo with logprobs is refused: the prompt's come whole.
-    JsonNode refused =
-        post(
-            "/v1/completions",
+    // Streamed: the prompt's text first with its log-probabilities, then the token's; together
+    // the answer's.
+    List<JsonNode> echoed =
+        events(
             "{\"model\": \""
                 + MODEL
-                + "\", \"prompt\": \"Hi\", \"logprobs\": 1,"
-                + " \"echo\": true, \"stream\": true}");
-    assertThat(refused.path("status").asInt()).isEqualTo(400);
-    assertThat(refused.at("/error/param").asText()).isEqualTo("echo");
+                + "\", \"prompt\": "
+                + whole
+                + ", \"max_tokens\": 1, \"temperature\": 0, \"ignore_eos\": true, \"logprobs\": 2,"
+                + " \"echo\": true, \"return_tokens_as_token_ids\": true, \"stream\": true}");
+    assertThat(echoed.get(0).at("/choices/0/text").asText())
+        .isEqualTo(only.at("/choices/0/text").asText());
+    assertThat(echoed.get(0).at("/choices/0/logprobs/tokens")).isEqualTo(onlyLp.get("tokens"));
+    assertThat(echoed.get(0).at("/choices/0/logprobs/token_logprobs"))
+        .isEqualTo(onlyLp.get("token_logprobs"));
+    List<JsonNode> tokensStreamed = new ArrayList<>();
+    List<JsonNode> valuesStreamed = new ArrayList<>();
+    StringBuilder text = new StringBuilder();
+    for (JsonNode e : echoed) {
+      text.append(e.at("/choices/0/text").asText());
+      e.at("/choices/0/logprobs/tokens").forEach(tokensStreamed::add);
+      e.at("/choices/0/logprobs/token_logprobs").forEach(valuesStreamed::add);
+    }
+    assertThat(text.toString()).isEqualTo(scored.at("/choices/0/text").asText());
+    assertThat(tokensStreamed).containsExactlyElementsOf(lp.get("tokens"));
+    assertThat(valuesStreamed).containsExactlyElementsOf(lp.get("token_logprobs"));
+    // vLLM's prompt_logprobs streamed: once, with the choice's first event after them.
+    List<JsonNode> apartStreamed =
+        events(
+            "{\"model\": \""
+                + MODEL
+                + "\", \"prompt\": "
+                + whole
+                + ", \"max_tokens\": 1, \"temperature\": 0, \"ignore_eos\": true,"
+                + " \"prompt_logprobs\": 2, \"stream\": true}");
+    List<JsonNode> carried =
+        apartStreamed.stream()
+            .map(e -> e.at("/choices/0/prompt_logprobs"))
+            .filter(n -> !n.isMissingNode())
+            .toList();
+    assertThat(carried).containsExactly(entries);
+  }
+
+  /** The events of a streamed completion, in order, without the end. */
+  private List<JsonNode> events(String body) throws Exception {
+    HttpResponse<String> r =
+        HttpClient.newHttpClient()
+            .send(
+                HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + gatewayPort + "/v1/completions"))
+                    .header("Authorization", "Bearer " + KEY)
+                    .POST(HttpRequest.BodyPublishers.ofString(body))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+    List<JsonNode> out = new ArrayList<>();
+    for (String line : r.body().split("\n")) {
+      if (line.startsWith("data: ") && !line.equals("data: [DONE]")) {
+        out.add(new ObjectMapper().readTree(line.substring("data: ".length())));
+      }
+    }
+    return out;
   }
 
   /** A greedy completion of one token after the token-id {@code prompt}, with {@code more}. */

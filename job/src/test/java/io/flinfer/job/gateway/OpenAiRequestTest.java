@@ -115,13 +115,14 @@ class OpenAiRequestTest {
                 .record("id", "", 0)
                 .getPromptLogprobs())
         .isNull();
-    assertThatThrownBy(
-            () ->
-                parse(
+    // Streamed too: the prompt's log-probabilities go with its text.
+    assertThat(
+            parse(
                     "{\"model\": \"m\", \"prompt\": \"x\", \"echo\": true, \"logprobs\": 1,"
                         + " \"stream\": true}",
-                    false))
-        .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo("echo"));
+                    false)
+                .promptLogprobs())
+        .isTrue();
     assertThat(parse("{\"model\": \"m\", \"prompt\": \"x\", \"echo\": true}", false).echo(0))
         .isEqualTo("x");
     assertThatThrownBy(
@@ -310,7 +311,7 @@ class OpenAiRequestTest {
           .as(bad)
           .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo("max_tokens"));
     }
-    // vLLM's prompt_logprobs: 0-20, answered whole, not beside echo with logprobs.
+    // vLLM's prompt_logprobs: 0-20, streamed or whole, not beside echo with logprobs.
     assertThat(
             parse("{\"model\": \"m\", \"prompt\": \"x\", \"prompt_logprobs\": 3}", false)
                 .record("id", "", 0)
@@ -318,9 +319,7 @@ class OpenAiRequestTest {
         .isEqualTo(3);
     for (String bad :
         List.of(
-            "\"prompt_logprobs\": 21",
-            "\"prompt_logprobs\": 1, \"stream\": true",
-            "\"prompt_logprobs\": 1, \"echo\": true, \"logprobs\": 1")) {
+            "\"prompt_logprobs\": 21", "\"prompt_logprobs\": 1, \"echo\": true, \"logprobs\": 1")) {
       assertThatThrownBy(() -> parse("{\"model\": \"m\", \"prompt\": \"x\", " + bad + "}", false))
           .as(bad)
           .isInstanceOfSatisfying(
