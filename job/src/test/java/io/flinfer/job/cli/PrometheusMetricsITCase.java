@@ -48,7 +48,10 @@ class PrometheusMetricsITCase {
             "--data-dir",
             dir.resolve("data").toString(),
             "--backend",
-            "cpu");
+            "cpu",
+            // Drafts change no output; their series move.
+            "--speculative-num-draft-tokens",
+            "4");
     try {
       run.send("Once upon a time");
       String first = awaitMetric(url, "e2e_request_latency_seconds_count", v -> v >= 1, run);
@@ -80,6 +83,9 @@ class PrometheusMetricsITCase {
       assertThat(value(later, "generation_tokens_total")).isGreaterThan(generated);
       // The same first prompt again: its prefix is served from the radix cache.
       assertThat(value(later, "prefix_cache_hits")).isPositive();
+      assertThat(value(later, "spec_decode_num_draft_tokens_total")).isPositive();
+      assertThat(value(later, "spec_decode_num_accepted_tokens_total"))
+          .isLessThanOrEqualTo(value(later, "spec_decode_num_draft_tokens_total"));
       // Every series the shipped Grafana dashboard queries is one the job serves.
       String dashboard = Files.readString(Path.of("..", "deploy/grafana/dashboards/flinfer.json"));
       Matcher queried = Pattern.compile("flink_\\w+").matcher(dashboard);
