@@ -91,7 +91,7 @@ public final class Engine implements AutoCloseable {
   private long acceptedDraftTokens;
 
   /** The KV slots of refused draft positions, gathered to be freed. */
-  private int[] refusedSlots = new int[SpeculativeConfig.MAX_DRAFT_TOKENS + 1];
+  private final int[] refusedSlots = new int[SpeculativeConfig.MAX_DRAFT_TOKENS + 1];
 
   /** Requests submitted with a deadline so far; once there is one, each step scans the live. */
   private long withDeadlines;
@@ -645,7 +645,6 @@ public final class Engine implements AutoCloseable {
       int[] tokens = r.grow(max);
       // The longest suffix that occurred, in its own text first, then in its namespace's
       // finished answers.
-      r.drafted = 0;
       for (int n = speculative.maxMatchWindow();
           n >= speculative.minMatchWindow() && r.drafted == 0;
           n--) {
