@@ -12,8 +12,9 @@ import net.jqwik.api.constraints.LongRange;
 
 /**
  * Every format's fast row decoding gives the plain reference decoding's bits, on random bytes: any
- * scale, any value, any half-precision pattern (subnormals, infinities, NaNs), and rows whose
- * length is not a multiple of the vector width; from heap and from direct (mapped) buffers.
+ * scale, any value, any half-precision pattern (subnormals, infinities, NaNs: a NaN where the
+ * reference has one, whatever its payload), and rows whose length is not a multiple of the vector
+ * width; from heap and from direct (mapped) buffers.
  */
 class DecodeRowTest {
   @Property(tries = 200)
@@ -49,6 +50,11 @@ class DecodeRowTest {
       m.decodeRow(r, fast, 3);
       m.decodeRowReference(r, ref, 3);
       for (int i = 3; i < cols + 3; i++) {
+        if (Float.isNaN(fast[i]) && Float.isNaN(ref[i])) {
+          // A NaN scale or minimum (Q4_1, the K-quants) makes NaN either way; which payload it
+          // carries depends on the order the CPU meets NaN operands in, which no model relies on.
+          continue;
+        }
         assertThat(Float.floatToRawIntBits(fast[i]))
             .as("%s row %d value %d: %s vs %s", type, r, i - 3, fast[i], ref[i])
             .isEqualTo(Float.floatToRawIntBits(ref[i]));
