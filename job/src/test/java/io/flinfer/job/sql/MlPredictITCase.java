@@ -331,6 +331,11 @@ class MlPredictITCase {
             + schema
             + "', 'speculative-num-draft-tokens' = '4')");
     t.executeSql(
+        "CREATE MODEL overdrafted INPUT (prompt STRING) OUTPUT (text STRING, error STRING)"
+            + with
+            + schema
+            + "', 'speculative-num-draft-tokens' = '17')");
+    t.executeSql(
         "CREATE MODEL broken INPUT (prompt STRING) OUTPUT (text STRING, error STRING)"
             + with
             + "{\"type\": \"object\", \"properties\": {\"s\": {\"type\": \"integer\","
@@ -370,6 +375,13 @@ class MlPredictITCase {
                     "SELECT text FROM ML_PREDICT(TABLE reviews, MODEL broken,"
                         + " DESCRIPTOR(prompt))"))
         .hasStackTraceContaining("keyword multipleOf is not supported");
+    // The option is read: a value beyond the engine's is refused when the model is used.
+    assertThatThrownBy(
+            () ->
+                t.executeSql(
+                    "SELECT text FROM ML_PREDICT(TABLE reviews, MODEL overdrafted,"
+                        + " DESCRIPTOR(prompt))"))
+        .hasStackTraceContaining("speculative-num-draft-tokens must be in [0, 16], got 17");
   }
 
   /**

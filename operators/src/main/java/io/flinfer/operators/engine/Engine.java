@@ -642,17 +642,15 @@ public final class Engine implements AutoCloseable {
       if (max <= 0) {
         continue;
       }
-      int[] tokens = r.grow(max);
-      // The longest suffix that occurred, in its own text first, then in its namespace's
-      // finished answers.
-      for (int n = speculative.maxMatchWindow();
-          n >= speculative.minMatchWindow() && r.drafted == 0;
-          n--) {
-        r.drafted = NgramDrafter.draft(tokens, r.len, n, n, max, tokens, r.len);
-        if (r.drafted == 0) {
-          r.drafted = finishedOutputs.draft(r.namespace(), n, tokens, r.len, max, tokens, r.len);
-        }
-      }
+      r.drafted =
+          NgramDrafter.draft(
+              r.grow(max),
+              r.len,
+              r.namespace(),
+              finishedOutputs,
+              speculative.minMatchWindow(),
+              speculative.maxMatchWindow(),
+              max);
       extra +=
           allocator.slotsNeededForExtend(r.computedLen, r.computedLen + 1 + r.drafted)
               - allocator.slotsNeededForExtend(r.computedLen, r.computedLen + 1);

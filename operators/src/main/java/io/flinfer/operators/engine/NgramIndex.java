@@ -74,20 +74,9 @@ final class NgramIndex {
 
   /**
    * Writes up to {@code max} tokens that followed the latest occurrence, in the namespace's
-   * outputs, of the longest suffix of {@code tokens[0 .. len)} in the window to {@code
-   * out[outOff..]}; returns how many (0: none).
+   * outputs, of the last {@code n} tokens of {@code tokens[0 .. len)} to {@code out[outOff..]};
+   * returns how many (0: none).
    */
-  int draft(String namespace, int[] tokens, int len, int max, int[] out, int outOff) {
-    for (int n = Math.min(maxWindow, len); n >= minWindow; n--) {
-      int count = draft(namespace, n, tokens, len, max, out, outOff);
-      if (count > 0) {
-        return count;
-      }
-    }
-    return 0;
-  }
-
-  /** As {@link #draft(String, int[], int, int, int[], int)} for the suffix of {@code n} tokens. */
   int draft(String namespace, int n, int[] tokens, int len, int max, int[] out, int outOff) {
     Integer ns = namespaces.get(namespace);
     if (ns == null || max <= 0 || n > len || n < minWindow || n > maxWindow) {

@@ -134,14 +134,7 @@ class InferenceOperatorTest {
         .isNotEmpty()
         .hasSizeLessThan(24);
 
-    try (var h = harness(small)) {
-      h.initializeState(snapshot);
-      h.open();
-      serve(h, 1_000);
-      List<TokenOutput> all = new ArrayList<>(beforeSnapshot);
-      all.addAll(h.extractOutputValues());
-      assertThat(tokensByRequest(all)).isEqualTo(uninterrupted);
-    }
+    assertThat(tokensByRequest(restored(small, snapshot, beforeSnapshot))).isEqualTo(uninterrupted);
   }
 
   /**
@@ -161,19 +154,7 @@ class InferenceOperatorTest {
         new InferenceSettings(
             settings.model(), engine.speculative(SpeculativeConfig.ngram(6)).build(), "cpu", 0);
     String tom = "Tom has a red ball. Tom likes the red ball. ";
-    List<TokenizedPrompt> prompts = new ArrayList<>();
-    for (int i = 0; i < 4; i++) {
-      PromptRequest r =
-          PromptRequest.newBuilder()
-              .setRequestId("spec" + i)
-              .setPrompt(tom + tom + PROMPTS[i])
-              .setMaxNewTokens(60)
-              .setIgnoreEos(true)
-              .setSampling(
-                  SamplingOptions.newBuilder().setTemperature(i % 2 == 0 ? 0f : 0.6f).build())
-              .build();
-      prompts.add(tokenized(r, i));
-    }
+    List<TokenizedPrompt> prompts = prompts(tom + tom, 60);
     Map<String, List<Integer>> uninterrupted = uninterrupted(plain, prompts);
 
     OperatorSubtaskState snapshot;
@@ -198,14 +179,8 @@ class InferenceOperatorTest {
         .as("requests mid-generation at the snapshot")
         .anySatisfy(t -> assertThat(t).isNotEmpty().hasSizeLessThan(60));
 
-    try (var h = harness(drafting)) {
-      h.initializeState(snapshot);
-      h.open();
-      serve(h, 2_000);
-      List<TokenOutput> all = new ArrayList<>(beforeSnapshot);
-      all.addAll(h.extractOutputValues());
-      assertThat(tokensByRequest(all)).isEqualTo(uninterrupted);
-    }
+    assertThat(tokensByRequest(restored(drafting, snapshot, beforeSnapshot)))
+        .isEqualTo(uninterrupted);
   }
 
   /**
@@ -234,7 +209,7 @@ class InferenceOperatorTest {
     assertThat(expected).hasSize(prompts.size());
     assertThat(expected.values()).allSatisfy(lp -> assertThat(lp).hasSize(99));
 
-    List<TokenOutput> all = new ArrayList<>();
+    List<TokenOutput> beforeSnapshot;
     OperatorSubtaskState snapshot;
     try (var h = harness(small)) {
       h.open();
@@ -243,18 +218,12 @@ class InferenceOperatorTest {
       }
       h.prepareSnapshotPreBarrier(1);
       snapshot = h.snapshot(1, 0);
-      all.addAll(h.extractOutputValues());
+      beforeSnapshot = new ArrayList<>(h.extractOutputValues());
     }
-    Map<String, float[]> before = promptLogprobs(all);
+    Map<String, float[]> before = promptLogprobs(beforeSnapshot);
     assertThat(before).as("some requests had their first token").isNotEmpty();
     assertThat(before).hasSizeLessThan(prompts.size());
-    try (var h = harness(small)) {
-      h.initializeState(snapshot);
-      h.open();
-      serve(h, 1_000);
-      all.addAll(h.extractOutputValues());
-    }
-    Map<String, float[]> got = promptLogprobs(all);
+    Map<String, float[]> got = promptLogprobs(restored(small, snapshot, beforeSnapshot));
     assertThat(got.keySet()).isEqualTo(expected.keySet());
     expected.forEach((id, lp) -> assertThat(got.get(id)).as(id).isEqualTo(lp));
   }
@@ -303,6 +272,23 @@ class InferenceOperatorTest {
       assertThat(tokens).hasSize(prompts.size());
       return tokens;
     }
+  }
+
+  /**
+   * The outputs {@code before} a snapshot, then those of an operator restored from it and served to
+   * the end.
+   */
+  private static List<TokenOutput> restored(
+      InferenceSettings s, OperatorSubtaskState snapshot, List<TokenOutput> before)
+      throws Exception {
+    List<TokenOutput> all = new ArrayList<>(before);
+    try (var h = harness(s)) {
+      h.initializeState(snapshot);
+      h.open();
+      serve(h, 1_000);
+      all.addAll(h.extractOutputValues());
+    }
+    return all;
   }
 
   /**
@@ -372,13 +358,21 @@ class InferenceOperatorTest {
   }
 
   private static List<TokenizedPrompt> prompts() {
+    return prompts("", 24);
+  }
+
+  /**
+   * One request per prompt of {@link #PROMPTS}, after {@code prefix}, each {@code maxNewTokens}
+   * long, greedy and sampled in turn.
+   */
+  private static List<TokenizedPrompt> prompts(String prefix, int maxNewTokens) {
     List<TokenizedPrompt> prompts = new ArrayList<>();
     for (int i = 0; i < PROMPTS.length; i++) {
       PromptRequest r =
           PromptRequest.newBuilder()
               .setRequestId("r" + i)
-              .setPrompt(PROMPTS[i])
-              .setMaxNewTokens(24)
+              .setPrompt(prefix + PROMPTS[i])
+              .setMaxNewTokens(maxNewTokens)
               .setIgnoreEos(true)
               .setSampling(
                   SamplingOptions.newBuilder().setTemperature(i % 2 == 0 ? 0f : 0.8f).build())
