@@ -2,14 +2,19 @@ package io.flinfer.runtime.grammar;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.math.BigDecimal;
+import java.math.BigInteger;
 import java.math.RoundingMode;
 
 /**
- * A number's {@code minimum}, {@code maximum}, {@code exclusiveMinimum} and {@code
- * exclusiveMaximum}, kept digit by digit: a number with at most {@link #integerDigits} digits
+ * A number's {@code minimum}, {@code maximum}, {@code exclusiveMinimum}, {@code exclusiveMaximum}
+ * and {@code multipleOf}, kept digit by digit: a number with at most {@link #integerDigits} digits
  * before its point and {@link #fractionDigits} after it (18 in all, no exponent), so that every
- * value that can be written is a whole count of units of 10^-fractionDigits in a long, and the
- * bounds are inclusive counts of those units. Integers have no fraction digits. Immutable.
+ * value that can be written is a whole count of units of 10^-fractionDigits in a long, the bounds
+ * are inclusive counts of those units, and the values that are multiples are the multiples of a
+ * step of units. Integers have no fraction digits. Immutable.
+ *
+ * <p>The values a prefix can still become always make one run of consecutive units (any further
+ * digits), so whether one of them is within the bounds and a multiple is a division, not a search.
  */
 final class DecimalBounds {
   private static final int DIGITS = 18;
@@ -27,11 +32,16 @@ final class DecimalBounds {
   private final long lowest;
   private final long highest;
 
-  private DecimalBounds(int integerDigits, int fractionDigits, long lowest, long highest) {
+  /** The units every value must be a multiple of (1: any value). */
+  private final long step;
+
+  private DecimalBounds(
+      int integerDigits, int fractionDigits, long lowest, long highest, long step) {
     this.integerDigits = integerDigits;
     this.fractionDigits = fractionDigits;
     this.lowest = lowest;
     this.highest = highest;
+    this.step = step;
   }
 
   /**
@@ -39,14 +49,23 @@ final class DecimalBounds {
    * as many integer digits as its bounds need (9 where a side is open) and the rest after its
    * point.
    *
-   * @throws IllegalArgumentException when a bound is not a number or no value is within them
+   * @throws IllegalArgumentException when a bound is not a number, {@code multipleOf} is not a
+   *     positive number, or no value is within the bounds and a multiple
    */
   static DecimalBounds of(JsonNode s, boolean integer) {
     BigDecimal min = bound(s, "minimum");
     BigDecimal exclusiveMin = bound(s, "exclusiveMinimum");
     BigDecimal max = bound(s, "maximum");
     BigDecimal exclusiveMax = bound(s, "exclusiveMaximum");
-    if (min == null && exclusiveMin == null && max == null && exclusiveMax == null) {
+    BigDecimal multiple = bound(s, "multipleOf");
+    if (multiple != null && multiple.signum() <= 0) {
+      throw new IllegalArgumentException("multipleOf must be greater than 0");
+    }
+    if (min == null
+        && exclusiveMin == null
+        && max == null
+        && exclusiveMax == null
+        && multiple == null) {
       return null;
     }
     int whole = DIGITS;
@@ -76,11 +95,32 @@ final class DecimalBounds {
     if (exclusiveMax != null) {
       high = Math.min(high, units(exclusiveMax, fraction, RoundingMode.CEILING, -1));
     }
-    if (low > high) {
+    long step = multiple == null ? 1 : step(multiple, fraction);
+    if (low > high || Math.floorDiv(high, step) * step < low) {
       throw new IllegalArgumentException(
-          "no " + (integer ? "integer" : "number of at most 18 digits") + " is within its bounds");
+          "no "
+              + (integer ? "integer" : "number of at most 18 digits")
+              + " is within its bounds"
+              + (multiple == null ? "" : " and a multiple of " + multiple.toPlainString()));
     }
-    return new DecimalBounds(whole, fraction, low, high);
+    return new DecimalBounds(whole, fraction, low, high, step);
+  }
+
+  /**
+   * The units whose multiples are the multiples of {@code m} that can be written with {@code
+   * fraction} digits: m in units is p / q in lowest terms, and k * p / q is whole exactly when q
+   * divides k, so they are the multiples of p (of 1 when m is finer than the grid). A p past 18
+   * digits leaves only zero.
+   */
+  private static long step(BigDecimal m, int fraction) {
+    BigDecimal u = m.movePointRight(fraction).stripTrailingZeros();
+    BigInteger p = u.unscaledValue();
+    if (u.scale() > 0) {
+      p = p.divide(p.gcd(BigInteger.TEN.pow(u.scale())));
+    } else {
+      p = p.multiply(BigInteger.TEN.pow(-u.scale()));
+    }
+    return p.compareTo(BigInteger.valueOf(POWERS[DIGITS])) > 0 ? Long.MAX_VALUE : p.longValue();
   }
 
   private static BigDecimal bound(JsonNode s, String key) {
@@ -117,10 +157,10 @@ final class DecimalBounds {
     return POWERS[fractionDigits - place];
   }
 
-  /** Whether the value of {@code units} (and sign) is within the bounds. */
+  /** Whether the value of {@code units} (and sign) is within the bounds and a multiple. */
   boolean contains(boolean negative, long units) {
     long v = negative ? -units : units;
-    return v >= lowest && v <= highest;
+    return v >= lowest && v <= highest && v % step == 0;
   }
 
   /**
@@ -149,8 +189,13 @@ final class DecimalBounds {
         && meets(negative, units, units + POWERS[fractionDigits - places] - 1);
   }
 
-  /** Whether the values from {@code low} to {@code high} units (with the sign) meet the bounds. */
+  /**
+   * Whether one of the values from {@code low} to {@code high} units (with the sign) is within the
+   * bounds and a multiple: the largest multiple up to the run's top is at least its bottom.
+   */
   private boolean meets(boolean negative, long low, long high) {
-    return negative ? -high <= highest && -low >= lowest : low <= highest && high >= lowest;
+    long from = Math.max(negative ? -high : low, lowest);
+    long to = Math.min(negative ? -low : high, highest);
+    return from <= to && Math.floorDiv(to, step) * step >= from;
   }
 }

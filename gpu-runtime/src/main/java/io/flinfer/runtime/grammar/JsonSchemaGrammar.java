@@ -24,14 +24,14 @@ import java.util.Set;
  * additionalProperties} (no extra properties are written beside listed ones; a schema of it without
  * properties makes a map, whose keys the model writes), {@code items}, {@code minItems}, {@code
  * maxItems}, {@code minLength} and {@code maxLength} (in characters), {@code minimum}, {@code
- * maximum}, {@code exclusiveMinimum} and {@code exclusiveMaximum} on integers and numbers ({@link
- * DecimalBounds}), {@code pattern} and {@code format} on strings ({@link StringPattern}), OpenAPI's
- * number formats (annotations), {@code enum}, {@code const}, {@code anyOf} and {@code oneOf} whose
- * alternatives start with different characters or are objects told apart by their first property
- * ({@code const} or {@code enum} values none of which is written as the start of another: a tagged
- * union, such as a choice of function calls by name), {@code $ref} into {@code $defs} or {@code
- * definitions} (recursion included), and the annotations ({@code title}, {@code description},
- * {@code default}, ...), and {@code allOf} of one schema.
+ * maximum}, {@code exclusiveMinimum}, {@code exclusiveMaximum} and {@code multipleOf} on integers
+ * and numbers ({@link DecimalBounds}), {@code pattern} and {@code format} on strings ({@link
+ * StringPattern}), OpenAPI's number formats (annotations), {@code enum}, {@code const}, {@code
+ * anyOf} and {@code oneOf} whose alternatives start with different characters or are objects told
+ * apart by their first property ({@code const} or {@code enum} values none of which is written as
+ * the start of another: a tagged union, such as a choice of function calls by name), {@code $ref}
+ * into {@code $defs} or {@code definitions} (recursion included), and the annotations ({@code
+ * title}, {@code description}, {@code default}, ...), and {@code allOf} of one schema.
  */
 public final class JsonSchemaGrammar {
   static final int OBJECT = 0;
@@ -80,6 +80,7 @@ public final class JsonSchemaGrammar {
           "maximum",
           "exclusiveMinimum",
           "exclusiveMaximum",
+          "multipleOf",
           "minLength",
           "maxLength",
           "pattern",
@@ -90,7 +91,7 @@ public final class JsonSchemaGrammar {
 
   /** The bounds of integers and numbers ({@link DecimalBounds}). */
   private static final Set<String> BOUNDS =
-      Set.of("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum");
+      Set.of("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf");
 
   private static final ObjectMapper JSON = new ObjectMapper();
 

@@ -176,9 +176,8 @@ class SchemaPrefixTest {
             () ->
                 JsonSchemaGrammar.compile(
                     "{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"integer\","
-                        + " \"multipleOf\": 2}}}"))
-        .hasMessage(
-            "json_schema at #/properties/a/multipleOf: keyword multipleOf is not supported");
+                        + " \"not\": {\"const\": 2}}}}"))
+        .hasMessage("json_schema at #/properties/a/not: keyword not is not supported");
     assertThatThrownBy(
             () ->
                 JsonSchemaGrammar.compile(
@@ -320,10 +319,12 @@ class SchemaPrefixTest {
         .hasMessageContaining("cannot be told apart");
   }
 
-  /** Bounded, patterned and formatted strings, and bounded integers. */
+  /** Bounded, patterned and formatted strings, and bounded integers and multiples. */
   static final String BOUNDED =
       """
       {"type": "object", "properties": {
+        "even": {"type": "integer", "multipleOf": 2, "maximum": 100},
+        "price": {"type": "number", "minimum": 0, "multipleOf": 0.25},
         "counts": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}},
         "score": {"type": "number", "minimum": 0, "exclusiveMaximum": 1},
         "tag": {"type": "string", "pattern": "^[a-z]{2,4}( [0-9]+)?$"},
@@ -408,6 +409,84 @@ class SchemaPrefixTest {
         .isEqualTo(v >= lo && v <= hi);
   }
 
+  /**
+   * {@code multipleOf} on an integer, with bounds or without, by a whole or a fractional step (1.5:
+   * the multiples of 3): a prefix is taken exactly when some multiple within the bounds starts with
+   * it, and a whole one exactly when it is one.
+   */
+  @Property(tries = 300)
+  void integersTakeExactlyThePrefixesOfMultiplesWithinTheirBounds(
+      @ForAll @IntRange(min = -3000, max = 3000) int a,
+      @ForAll @IntRange(min = 0, max = 3000) int width,
+      @ForAll @IntRange(min = 1, max = 40) int m,
+      @ForAll boolean half,
+      @ForAll boolean bounded,
+      @ForAll @IntRange(min = -99999, max = 99999) int v) {
+    BigDecimal multiple = BigDecimal.valueOf(m).add(half ? new BigDecimal("0.5") : BigDecimal.ZERO);
+    long lo = bounded ? a : Long.MIN_VALUE;
+    long hi = bounded ? a + width : Long.MAX_VALUE;
+    Predicate<Long> multipleWithin =
+        w -> w >= lo && w <= hi && BigDecimal.valueOf(w).remainder(multiple).signum() == 0;
+    // With bounds, some multiple within them must exist; otherwise compiling refuses the schema.
+    boolean any = !bounded;
+    for (long w = lo; bounded && w <= hi && !any; w++) {
+      any = multipleWithin.test(w);
+    }
+    Assume.that(any);
+    JsonSchemaGrammar g =
+        JsonSchemaGrammar.compile(
+            "{\"type\": \"object\", \"properties\": {\"n\": {\"type\": \"integer\","
+                + (bounded ? " \"minimum\": " + lo + ", \"maximum\": " + hi + "," : "")
+                + " \"multipleOf\": "
+                + multiple.toPlainString()
+                + "}}}");
+    String text = String.valueOf(v);
+    for (int end = 1; end <= text.length(); end++) {
+      String prefix = text.substring(0, end);
+      boolean possible;
+      if (bounded) {
+        possible = multipleWithin.test(0L) && "-0".startsWith(prefix);
+        for (long w = lo; w <= hi && !possible; w++) {
+          possible = multipleWithin.test(w) && String.valueOf(w).startsWith(prefix);
+        }
+      } else {
+        // Unbounded, digits can always be added until the value is a multiple; 0 is one.
+        possible = true;
+      }
+      byte[] b = ("{\"n\":" + prefix).getBytes(StandardCharsets.UTF_8);
+      assertThat(g.start().accept(b, 0, b.length))
+          .as("%s, multiple of %s in [%d, %d]", prefix, multiple, lo, hi)
+          .isEqualTo(possible);
+    }
+    byte[] whole = ("{\"n\":" + text + "}").getBytes(StandardCharsets.UTF_8);
+    SchemaPrefix p = g.start();
+    assertThat(p.accept(whole, 0, whole.length) && p.isComplete())
+        .as("%d, multiple of %s in [%d, %d]", v, multiple, lo, hi)
+        .isEqualTo(multipleWithin.test((long) v));
+  }
+
+  /** Cents: any number of them, no fraction of one, and as many trailing zeros as wanted. */
+  @Test
+  void aNumberThatIsAMultipleOfACentHasAtMostTwoSignificantDecimals() {
+    JsonSchemaGrammar g =
+        JsonSchemaGrammar.compile(
+            "{\"type\": \"object\", \"properties\": {\"price\": {\"type\": \"number\","
+                + " \"multipleOf\": 0.01}}}");
+    for (String ok : List.of("12.34", "-0.5", "123456789.00000", "0", "7")) {
+      byte[] b = ("{\"price\": " + ok + "}").getBytes(StandardCharsets.UTF_8);
+      SchemaPrefix p = g.start();
+      assertThat(p.accept(b, 0, b.length) && p.isComplete()).as(ok).isTrue();
+    }
+    for (String refused : List.of("12.345", "0.001", "1.0000001")) {
+      byte[] b = ("{\"price\": " + refused).getBytes(StandardCharsets.UTF_8);
+      assertThat(g.start().accept(b, 0, b.length)).as(refused).isFalse();
+      byte[] shorter =
+          ("{\"price\": " + refused.substring(0, refused.length() - 1))
+              .getBytes(StandardCharsets.UTF_8);
+      assertThat(g.start().accept(shorter, 0, shorter.length)).as(refused).isTrue();
+    }
+  }
+
   /** A bounded string counts characters (escapes and multi-byte ones are one each). */
   @Property(tries = 300)
   void boundedStringsCountCharacters(
@@ -470,6 +549,18 @@ class SchemaPrefixTest {
       },
       {"{\"type\": \"string\", \"maxLength\": -1}", "must be a non-negative integer"},
       {"{\"enum\": [1, 2], \"minimum\": 2}", "bounds beside enum or const"},
+      {"{\"const\": 4, \"multipleOf\": 2}", "bounds beside enum or const"},
+      {"{\"type\": \"integer\", \"multipleOf\": 0}", "multipleOf must be greater than 0"},
+      {"{\"type\": \"number\", \"multipleOf\": -0.5}", "multipleOf must be greater than 0"},
+      {"{\"type\": \"integer\", \"multipleOf\": \"2\"}", "multipleOf must be a number"},
+      {
+        "{\"type\": \"integer\", \"minimum\": 1, \"maximum\": 4, \"multipleOf\": 5}",
+        "no integer is within its bounds and a multiple of 5"
+      },
+      {
+        "{\"type\": \"integer\", \"minimum\": 6, \"maximum\": 9, \"multipleOf\": 2.5}",
+        "no integer is within its bounds and a multiple of 2.5"
+      },
     };
     for (String[] c : cases) {
       assertThatThrownBy(
@@ -490,34 +581,38 @@ class SchemaPrefixTest {
   }
 
   /**
-   * A bounded number: a prefix is taken exactly when some number within the bounds is written
-   * starting with it (on a grid of thousandths, trailing zeros and -0 included, and with a fourth
-   * decimal after a prefix of three), and a whole one exactly when it is within them.
+   * A bounded number, a multiple of a step or not: a prefix is taken exactly when some number
+   * within the bounds (and a multiple) is written starting with it (on a grid of thousandths,
+   * trailing zeros and -0 included, and with a fourth decimal after a prefix of three), and a whole
+   * one exactly when it is within them (and a multiple).
    */
-  @Property(tries = 200)
+  @Property(tries = 300)
   void boundedNumbersTakeExactlyThePrefixesOfNumbersWithinTheirBounds(
       @ForAll @IntRange(min = -300, max = 300) int a,
       @ForAll @IntRange(min = 0, max = 60) int width,
       @ForAll @IntRange(min = -99999, max = 99999) int thousandths,
-      @ForAll boolean exclusive) {
+      @ForAll boolean exclusive,
+      @ForAll @IntRange(min = 0, max = 5) int step) {
     Assume.that(!exclusive || width > 0); // else nothing is within them
     BigDecimal lo = BigDecimal.valueOf(a, 1);
     BigDecimal hi = BigDecimal.valueOf(a + width, 1);
+    // Steps of at most three decimals, so every multiple is on the grid; none at 0.
+    BigDecimal multiple =
+        step == 0
+            ? null
+            : new BigDecimal(new String[] {"0.05", "0.25", "0.2", "1.5", "0.125"}[step - 1]);
     String bounds =
         (exclusive ? "\"exclusiveMinimum\": " : "\"minimum\": ")
             + lo.toPlainString()
             + (exclusive ? ", \"exclusiveMaximum\": " : ", \"maximum\": ")
-            + hi.toPlainString();
-    JsonSchemaGrammar g =
-        JsonSchemaGrammar.compile(
-            "{\"type\": \"object\", \"properties\": {\"n\": {\"type\": \"number\", "
-                + bounds
-                + "}}}");
+            + hi.toPlainString()
+            + (multiple == null ? "" : ", \"multipleOf\": " + multiple.toPlainString());
     Predicate<BigDecimal> within =
         v ->
-            exclusive
-                ? v.compareTo(lo) > 0 && v.compareTo(hi) < 0
-                : v.compareTo(lo) >= 0 && v.compareTo(hi) <= 0;
+            (exclusive
+                    ? v.compareTo(lo) > 0 && v.compareTo(hi) < 0
+                    : v.compareTo(lo) >= 0 && v.compareTo(hi) <= 0)
+                && (multiple == null || v.remainder(multiple).signum() == 0);
     List<String> forms = new ArrayList<>();
     for (int u = a * 100 - 10; u <= (a + width) * 100 + 10; u++) {
       BigDecimal v = BigDecimal.valueOf(u, 3);
@@ -532,6 +627,12 @@ class SchemaPrefixTest {
         }
       }
     }
+    Assume.that(!forms.isEmpty()); // else no multiple is within them, and compiling refuses
+    JsonSchemaGrammar g =
+        JsonSchemaGrammar.compile(
+            "{\"type\": \"object\", \"properties\": {\"n\": {\"type\": \"number\", "
+                + bounds
+                + "}}}");
     BigDecimal value = BigDecimal.valueOf(thousandths, 3);
     String text = value.toPlainString();
     for (int end = 1; end <= text.length(); end++) {
@@ -553,7 +654,7 @@ class SchemaPrefixTest {
   /** 0.000 goes on to 0.0001, within (0, 0.1): a prefix the grid of thousandths alone misses. */
   @Example
   void aPrefixAtTheGridsFinestGoesOnWithinExclusiveBounds() {
-    boundedNumbersTakeExactlyThePrefixesOfNumbersWithinTheirBounds(0, 1, 0, true);
+    boundedNumbersTakeExactlyThePrefixesOfNumbersWithinTheirBounds(0, 1, 0, true, 0);
   }
 
   /**

@@ -201,10 +201,10 @@ class ToolsTest {
         "cannot be given"
       },
       {
-        TOOLS.replace("\"integer\"", "\"integer\", \"multipleOf\": 2")
+        TOOLS.replace("\"integer\"", "\"integer\", \"not\": {\"const\": 2}")
             + ", \"tool_choice\": \"required\"",
         "tools[0].function.parameters",
-        "json_schema at #/properties/a/multipleOf: keyword multipleOf is not supported"
+        "json_schema at #/properties/a/not: keyword not is not supported"
       },
     };
     for (String[] c : cases) {

@@ -339,7 +339,7 @@ class MlPredictITCase {
         "CREATE MODEL broken INPUT (prompt STRING) OUTPUT (text STRING, error STRING)"
             + with
             + "{\"type\": \"object\", \"properties\": {\"s\": {\"type\": \"integer\","
-            + " \"multipleOf\": 3}}}')");
+            + " \"not\": {\"const\": 3}}}}')");
     t.executeSql(
         "CREATE TEMPORARY VIEW reviews AS SELECT * FROM (VALUES ('Great film'), ('Dull'))"
             + " AS v(prompt)");
@@ -374,7 +374,7 @@ class MlPredictITCase {
                 t.executeSql(
                     "SELECT text FROM ML_PREDICT(TABLE reviews, MODEL broken,"
                         + " DESCRIPTOR(prompt))"))
-        .hasStackTraceContaining("keyword multipleOf is not supported");
+        .hasStackTraceContaining("keyword not is not supported");
     // The option is read: a value beyond the engine's is refused when the model is used.
     assertThatThrownBy(
             () ->
