@@ -31,7 +31,10 @@ import java.util.Set;
  * apart by their first property ({@code const} or {@code enum} values none of which is written as
  * the start of another: a tagged union, such as a choice of function calls by name), {@code $ref}
  * into {@code $defs} or {@code definitions} (recursion included), and the annotations ({@code
- * title}, {@code description}, {@code default}, ...), and {@code allOf} of one schema.
+ * title}, {@code description}, {@code default}, ...), and {@code allOf} of one schema. Also {@code
+ * prefixItems} (and the drafts' array of {@code items} with {@code additionalItems}) for tuples,
+ * and {@code minProperties}/{@code maxProperties} on objects whose listed properties, all written,
+ * they allow.
  */
 public final class JsonSchemaGrammar {
   static final int OBJECT = 0;
@@ -70,6 +73,10 @@ public final class JsonSchemaGrammar {
           "type",
           "properties",
           "items",
+          "prefixItems",
+          "additionalItems",
+          "minProperties",
+          "maxProperties",
           "minItems",
           "maxItems",
           "enum",
@@ -100,7 +107,8 @@ public final class JsonSchemaGrammar {
     int kind;
     byte[][] keys; // OBJECT: each property's key as JSON text, quotes included
     int[] values; // OBJECT: each property's node
-    int item = -1; // ARRAY: each item's node; MAP: each value's
+    int[] prefixItems; // ARRAY: the nodes of its first items, one each
+    int item = -1; // ARRAY: each later item's node (-1: none is written); MAP: each value's
     int minItems;
     int maxItems = Integer.MAX_VALUE;
     byte[][] literals; // LITERALS: each value as JSON text
@@ -270,6 +278,12 @@ public final class JsonSchemaGrammar {
       JsonNode extra = s.path("additionalProperties");
       if (props.isEmpty() && extra.isObject() && !extra.isEmpty()) {
         // No listed properties, values of one schema: a map, keys written by the model.
+        for (String k : List.of("minProperties", "maxProperties")) {
+          if (s.has(k)) {
+            // The model may write a key twice, which a reader counts once.
+            throw unsupported(path + "/" + k, k + " on a map is not supported");
+          }
+        }
         int id = add(MAP);
         int value = compile(extra, path + "/additionalProperties");
         nodes.get(id).item = value;
@@ -287,6 +301,16 @@ public final class JsonSchemaGrammar {
           throw unsupported(
               path + "/required", "required property " + r.asText() + " is not in properties");
         }
+      }
+      // Every listed property is written, so their count must be within these.
+      if (count(s, "minProperties", 0, path) > keys.size()) {
+        throw unsupported(
+            path + "/minProperties", "minProperties is more than the " + keys.size() + " listed");
+      }
+      if (count(s, "maxProperties", Integer.MAX_VALUE, path) < keys.size()) {
+        throw unsupported(
+            path + "/maxProperties",
+            "maxProperties is fewer than the " + keys.size() + " listed, which are all written");
       }
       Node n = nodes.get(id);
       n.keys = keys.toArray(byte[][]::new);
@@ -360,18 +384,61 @@ public final class JsonSchemaGrammar {
       return false;
     }
 
+    /**
+     * An array: its first items of the schemas in {@code prefixItems} (or, as drafts before 2020-12
+     * write a tuple, in an array of {@code items}), the rest of the schema in {@code items} (or
+     * {@code additionalItems}). Where no schema is given for the rest, or it is {@code false},
+     * nothing is written past the tuple.
+     */
     private int array(JsonNode s, String path) {
       int id = add(ARRAY);
-      if (!s.has("items")) {
+      JsonNode tuple = s.get("prefixItems");
+      String tuplePath = path + "/prefixItems";
+      String restKey = "items";
+      if (s.path("items").isArray()) {
+        if (tuple != null) {
+          throw unsupported(path, "prefixItems beside an array of items is not supported");
+        }
+        tuple = s.get("items");
+        tuplePath = path + "/items";
+        restKey = "additionalItems";
+      } else if (s.has("additionalItems")) {
+        throw unsupported(
+            path + "/additionalItems",
+            "additionalItems is only supported beside an array of items");
+      }
+      if (tuple != null && !tuple.isArray()) {
+        throw unsupported(tuplePath, "prefixItems must be an array of schemas");
+      }
+      JsonNode rest = s.get(restKey);
+      if (tuple == null && rest == null) {
         throw unsupported(path, "an array needs items");
       }
-      int item = compile(s.get("items"), path + "/items");
+      int[] prefix = new int[tuple == null ? 0 : tuple.size()];
+      for (int i = 0; i < prefix.length; i++) {
+        prefix[i] = compile(tuple.get(i), tuplePath + "/" + i);
+      }
+      int item = -1;
+      if (rest != null && !(rest.isBoolean() && !rest.booleanValue())) {
+        if (rest.isBoolean()) {
+          throw unsupported(path + "/" + restKey, restKey + " true (any value) is not supported");
+        }
+        item = compile(rest, path + "/" + restKey);
+      }
       Node n = nodes.get(id);
+      n.prefixItems = prefix;
       n.item = item;
-      n.minItems = s.path("minItems").asInt(0);
-      n.maxItems = s.has("maxItems") ? s.get("maxItems").asInt() : Integer.MAX_VALUE;
-      if (n.minItems < 0 || n.maxItems < n.minItems) {
+      n.minItems = count(s, "minItems", 0, path);
+      n.maxItems = count(s, "maxItems", Integer.MAX_VALUE, path);
+      if (n.maxItems < n.minItems) {
         throw unsupported(path, "minItems and maxItems contradict");
+      }
+      if (item < 0) {
+        n.maxItems = Math.min(n.maxItems, prefix.length);
+        if (n.minItems > n.maxItems) {
+          throw unsupported(
+              path, "minItems needs more items than prefixItems has, and no schema for the rest");
+        }
       }
       return id;
     }

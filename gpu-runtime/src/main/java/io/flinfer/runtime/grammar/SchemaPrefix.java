@@ -249,7 +249,8 @@ public final class SchemaPrefix extends OutputState {
           return false;
         }
         phase[f] = AFTER;
-        return push(n.item) && accept((byte) b);
+        int i = index[f];
+        return push(i < n.prefixItems.length ? n.prefixItems[i] : n.item) && accept((byte) b);
       default: // AFTER
         if (JsonLexicon.isSpace(b)) {
           return space(JsonPrefix.MAX_WHITESPACE);

@@ -319,10 +319,12 @@ class SchemaPrefixTest {
         .hasMessageContaining("cannot be told apart");
   }
 
-  /** Bounded, patterned and formatted strings, and bounded integers and multiples. */
+  /** Bounded, patterned and formatted strings, bounded integers and multiples, and a tuple. */
   static final String BOUNDED =
       """
       {"type": "object", "properties": {
+        "point": {"type": "array", "prefixItems": [{"type": "integer"}, {"enum": ["x", "y"]}],
+          "items": false},
         "even": {"type": "integer", "multipleOf": 2, "maximum": 100},
         "price": {"type": "number", "minimum": 0, "multipleOf": 0.25},
         "counts": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}},
@@ -465,6 +467,84 @@ class SchemaPrefixTest {
         .isEqualTo(multipleWithin.test((long) v));
   }
 
+  /**
+   * A tuple: an array is taken exactly when its first items are of {@code prefixItems}' schemas in
+   * turn (an integer, a string, "a" or "b"), the rest of the schema for the rest (booleans, or none
+   * where it is false or absent), and its length within minItems and maxItems. Drafts before
+   * 2020-12 write the same tuple as an array of items with additionalItems. The arrays are of the
+   * tuple's kinds, with one item of another kind at {@code wrongAt} where that is within them.
+   */
+  @Property(tries = 300)
+  void tuplesTakeExactlyTheirItemsInTurn(
+      @ForAll @IntRange(min = 0, max = 6) int length,
+      @ForAll @IntRange(min = -3, max = 5) int wrongAt,
+      @ForAll @IntRange(min = 0, max = 2) int rest,
+      @ForAll @IntRange(min = 0, max = 4) int minItems,
+      @ForAll @IntRange(min = 0, max = 3) int extra,
+      @ForAll boolean draft7) {
+    int maxItems = minItems + extra;
+    String[] tuple = {
+      "{\"type\": \"integer\"}", "{\"type\": \"string\"}", "{\"enum\": [\"a\", \"b\"]}"
+    };
+    String restSchema = new String[] {null, "false", "{\"type\": \"boolean\"}"}[rest];
+    int most = rest == 2 ? maxItems : Math.min(maxItems, tuple.length);
+    String schema =
+        "{\"type\": \"array\", "
+            + (draft7 ? "\"items\": [" : "\"prefixItems\": [")
+            + String.join(", ", tuple)
+            + "]"
+            + (restSchema == null
+                ? ""
+                : (draft7 ? ", \"additionalItems\": " : ", \"items\": ") + restSchema)
+            + ", \"minItems\": "
+            + minItems
+            + ", \"maxItems\": "
+            + maxItems
+            + "}";
+    if (minItems > most) {
+      assertThatThrownBy(() -> JsonSchemaGrammar.compile(schema))
+          .as(schema)
+          .hasMessageContaining("minItems needs more items than prefixItems has");
+      return;
+    }
+    Object[] right = {3, "s", "b"};
+    Object[] wrong = {"3", 3, "c"};
+    List<Object> items = new ArrayList<>();
+    for (int i = 0; i < length; i++) {
+      items.add(i < 3 ? (i == wrongAt ? wrong[i] : right[i]) : i == wrongAt ? (Object) 4 : true);
+    }
+    boolean valid = length >= minItems && length <= most && (wrongAt < 0 || wrongAt >= length);
+    String text = JSON.valueToTree(items).toString();
+    byte[] b = text.getBytes(StandardCharsets.UTF_8);
+    SchemaPrefix p = JsonSchemaGrammar.compile(schema).start();
+    assertThat(p.accept(b, 0, b.length) && p.isComplete())
+        .as("%s: %s", schema, text)
+        .isEqualTo(valid);
+  }
+
+  /**
+   * A model as Pydantic writes one with a {@code tuple[float, float]} field: its tuple and its
+   * count of properties (all written) are kept.
+   */
+  @Test
+  void aPydanticTupleFieldIsWrittenAsItsTwoNumbers() {
+    JsonSchemaGrammar g =
+        JsonSchemaGrammar.compile(
+            "{\"title\": \"Place\", \"type\": \"object\", \"properties\": {\"name\":"
+                + " {\"type\": \"string\"}, \"at\": {\"type\": \"array\", \"maxItems\": 2,"
+                + " \"minItems\": 2, \"prefixItems\": [{\"type\": \"number\"}, {\"type\":"
+                + " \"number\"}]}}, \"required\": [\"name\", \"at\"], \"minProperties\": 2,"
+                + " \"maxProperties\": 2}");
+    byte[] ok = "{\"name\": \"Oslo\", \"at\": [59.9, 10.75]}".getBytes(StandardCharsets.UTF_8);
+    SchemaPrefix p = g.start();
+    assertThat(p.accept(ok, 0, ok.length) && p.isComplete()).isTrue();
+    for (String bad : List.of("[59.9]", "[59.9, 10.75, 1]", "[\"59.9\", 10.75]")) {
+      byte[] b = ("{\"name\": \"Oslo\", \"at\": " + bad + "}").getBytes(StandardCharsets.UTF_8);
+      SchemaPrefix q = g.start();
+      assertThat(q.accept(b, 0, b.length) && q.isComplete()).as(bad).isFalse();
+    }
+  }
+
   /** Cents: any number of them, no fraction of one, and as many trailing zeros as wanted. */
   @Test
   void aNumberThatIsAMultipleOfACentHasAtMostTwoSignificantDecimals() {
@@ -550,6 +630,35 @@ class SchemaPrefixTest {
       {"{\"type\": \"string\", \"maxLength\": -1}", "must be a non-negative integer"},
       {"{\"enum\": [1, 2], \"minimum\": 2}", "bounds beside enum or const"},
       {"{\"const\": 4, \"multipleOf\": 2}", "bounds beside enum or const"},
+      {
+        "{\"type\": \"object\", \"properties\": {\"x\": {\"type\": \"integer\"}},"
+            + " \"minProperties\": 2}",
+        "minProperties is more than the 1 listed"
+      },
+      {
+        "{\"type\": \"object\", \"properties\": {\"x\": {\"type\": \"integer\"}, \"y\":"
+            + " {\"type\": \"integer\"}}, \"maxProperties\": 1}",
+        "maxProperties is fewer than the 2 listed, which are all written"
+      },
+      {
+        "{\"type\": \"object\", \"additionalProperties\": {\"type\": \"integer\"},"
+            + " \"maxProperties\": 3}",
+        "maxProperties on a map is not supported"
+      },
+      {
+        "{\"type\": \"array\", \"prefixItems\": [{\"type\": \"integer\"}], \"items\": true}",
+        "items true (any value) is not supported"
+      },
+      {
+        "{\"type\": \"array\", \"items\": {\"type\": \"integer\"}, \"additionalItems\": false}",
+        "additionalItems is only supported beside an array of items"
+      },
+      {
+        "{\"type\": \"array\", \"prefixItems\": [{\"type\": \"integer\"}], \"items\":"
+            + " [{\"type\": \"integer\"}]}",
+        "prefixItems beside an array of items"
+      },
+      {"{\"type\": \"array\", \"prefixItems\": {\"type\": \"integer\"}}", "must be an array"},
       {"{\"type\": \"integer\", \"multipleOf\": 0}", "multipleOf must be greater than 0"},
       {"{\"type\": \"number\", \"multipleOf\": -0.5}", "multipleOf must be greater than 0"},
       {"{\"type\": \"integer\", \"multipleOf\": \"2\"}", "multipleOf must be a number"},
