@@ -468,6 +468,10 @@ public final class JsonSchemaGrammar {
     }
 
     private int anyOf(List<Integer> alts, String path) {
+      alts = merged(alts, path);
+      if (alts.size() == 1) {
+        return alts.get(0);
+      }
       List<Integer> objects = new ArrayList<>();
       for (int a : alts) {
         if (nodes.get(a).kind == OBJECT) {
@@ -503,6 +507,80 @@ public final class JsonSchemaGrammar {
         }
       }
       return id;
+    }
+
+    /**
+     * The alternatives less those another one takes every value of, so that unions such as
+     * Pydantic's {@code int | float}, {@code str | date} or {@code Literal["a"] | str} need not be
+     * told apart by their first character: a number without bounds takes every integer and every
+     * numeric literal, a string without pattern, format or lengths every string and every string
+     * literal, and the literals (enum, const, boolean, null) are one list.
+     */
+    private List<Integer> merged(List<Integer> alts, String path) {
+      int anyString = -1;
+      boolean anyNumber = false;
+      for (int a : alts) {
+        Node n = nodes.get(a);
+        if (n.kind == STRING
+            && n.pattern == null
+            && n.minLength == 0
+            && n.maxLength == Integer.MAX_VALUE
+            && anyString < 0) {
+          anyString = a;
+        }
+        anyNumber |= n.kind == NUMBER && n.bounds == null;
+      }
+      List<Integer> kept = new ArrayList<>();
+      List<JsonNode> values = new ArrayList<>();
+      List<String> texts = new ArrayList<>();
+      int literalNodes = 0;
+      boolean dropped = false;
+      for (int a : alts) {
+        Node n = nodes.get(a);
+        if ((n.kind == INTEGER && anyNumber)
+            || (n.kind == STRING && anyString >= 0 && a != anyString)) {
+          continue;
+        }
+        if (n.kind != LITERALS) {
+          kept.add(a);
+          continue;
+        }
+        literalNodes++;
+        for (byte[] t : n.literals) {
+          String text = new String(t, StandardCharsets.UTF_8);
+          boolean covered =
+              (t[0] == '"' && anyString >= 0)
+                  || ((t[0] == '-' || Character.isDigit(t[0])) && anyNumber);
+          if (covered || texts.contains(text)) {
+            dropped = true;
+            continue;
+          }
+          texts.add(text);
+          try {
+            values.add(JSON.readTree(t));
+          } catch (java.io.IOException e) {
+            throw new IllegalStateException(e);
+          }
+        }
+      }
+      if (literalNodes == 1 && !dropped) {
+        return withLiterals(kept, alts); // the node as it was
+      }
+      if (!values.isEmpty()) {
+        kept.add(literals(values, path));
+      }
+      return kept;
+    }
+
+    /** {@code kept} with the one literals node of {@code alts} back in its place among them. */
+    private List<Integer> withLiterals(List<Integer> kept, List<Integer> alts) {
+      List<Integer> out = new ArrayList<>();
+      for (int a : alts) {
+        if (kept.contains(a) || nodes.get(a).kind == LITERALS) {
+          out.add(a);
+        }
+      }
+      return out;
     }
 
     /**

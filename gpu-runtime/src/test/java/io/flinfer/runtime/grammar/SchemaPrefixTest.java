@@ -182,7 +182,7 @@ class SchemaPrefixTest {
             () ->
                 JsonSchemaGrammar.compile(
                     "{\"type\": \"object\", \"properties\": {\"a\": {\"anyOf\": [{\"type\":"
-                        + " \"integer\"}, {\"type\": \"number\"}]}}}"))
+                        + " \"integer\"}, {\"type\": \"number\", \"maximum\": 9}]}}}"))
         .hasMessageContaining("start with the same character");
     assertThatThrownBy(
             () ->
@@ -542,6 +542,76 @@ class SchemaPrefixTest {
       byte[] b = ("{\"name\": \"Oslo\", \"at\": " + bad + "}").getBytes(StandardCharsets.UTF_8);
       SchemaPrefix q = g.start();
       assertThat(q.accept(b, 0, b.length) && q.isComplete()).as(bad).isFalse();
+    }
+  }
+
+  /**
+   * Unions whose alternatives start alike, where one takes every value of the others (Pydantic's
+   * {@code int | float}, {@code date | str}, {@code Literal["a"] | str}, {@code bool |
+   * Literal[True]}): every value of any alternative is taken, and nothing else.
+   */
+  @Test
+  void unionsWhereOneAlternativeTakesTheOthersValuesAreThatAlternative() {
+    String[][] cases = {
+      // schema, values taken, values refused
+      {
+        "{\"anyOf\": [{\"type\": \"integer\"}, {\"type\": \"number\"}]}",
+        "3|3.5|-1e5|0",
+        "\"3\"|true"
+      },
+      {"{\"type\": [\"integer\", \"number\", \"null\"]}", "7|-0.25|null", "\"x\""},
+      {
+        "{\"anyOf\": [{\"type\": \"string\", \"format\": \"date\"}, {\"type\": \"string\"}]}",
+        "\"2020-01-31\"|\"soon\"|\"\"",
+        "5|null"
+      },
+      {
+        "{\"anyOf\": [{\"enum\": [\"a\", 1, null]}, {\"type\": \"string\"}]}",
+        "\"a\"|\"zz\"|1|null",
+        "2|true"
+      },
+      {"{\"anyOf\": [{\"type\": \"boolean\"}, {\"const\": true}]}", "true|false", "null|1"},
+      {
+        "{\"anyOf\": [{\"const\": 1}, {\"type\": \"number\"}, {\"const\": \"x\"}]}",
+        "1|1.5|\"x\"",
+        "\"y\""
+      },
+      {
+        "{\"anyOf\": [{\"type\": \"integer\", \"minimum\": 0}, {\"type\": \"number\"},"
+            + " {\"type\": \"string\", \"maxLength\": 2}, {\"type\": \"string\"}]}",
+        "-4|2.5|\"long text\"",
+        "false"
+      },
+    };
+    for (String[] c : cases) {
+      JsonSchemaGrammar g =
+          JsonSchemaGrammar.compile(
+              "{\"type\": \"object\", \"properties\": {\"a\": " + c[0] + "}}");
+      for (String v : c[1].split("\\|")) {
+        byte[] b = ("{\"a\": " + v + "}").getBytes(StandardCharsets.UTF_8);
+        SchemaPrefix p = g.start();
+        assertThat(p.accept(b, 0, b.length) && p.isComplete()).as("%s in %s", v, c[0]).isTrue();
+      }
+      for (String v : c[2].split("\\|")) {
+        byte[] b = ("{\"a\": " + v + "}").getBytes(StandardCharsets.UTF_8);
+        SchemaPrefix p = g.start();
+        assertThat(p.accept(b, 0, b.length) && p.isComplete()).as("%s in %s", v, c[0]).isFalse();
+      }
+    }
+    // Neither takes all of the other's values: still refused.
+    for (String union :
+        List.of(
+            "[{\"type\": \"integer\"}, {\"type\": \"number\", \"minimum\": 0}]",
+            "[{\"type\": \"string\", \"pattern\": \"^a\"}, {\"type\": \"string\","
+                + " \"maxLength\": 3}]")) {
+      assertThatThrownBy(
+              () ->
+                  JsonSchemaGrammar.compile(
+                      "{\"type\": \"object\", \"properties\": {\"a\": {\"anyOf\": "
+                          + union
+                          + "}}}"))
+          .as(union)
+          .hasMessageContaining("start with the same character");
     }
   }
 
