@@ -230,7 +230,8 @@ public final class JsonSchemaGrammar {
         for (JsonNode a : s.get(union)) {
           alts.add(compile(a, path + "/" + union + "/" + i++));
         }
-        return anyOf(alts, path);
+        // A value of oneOf must be of exactly one alternative: none may take another's values.
+        return anyOf(union.equals("anyOf") ? merged(alts, path) : alts, path);
       }
       JsonNode type = s.get("type");
       if (type == null) {
@@ -241,7 +242,7 @@ public final class JsonSchemaGrammar {
         for (JsonNode t : type) {
           alts.add(typed(s, t.asText(), path));
         }
-        return anyOf(alts, path);
+        return anyOf(merged(alts, path), path);
       }
       return typed(s, type.asText(), path);
     }
@@ -468,7 +469,6 @@ public final class JsonSchemaGrammar {
     }
 
     private int anyOf(List<Integer> alts, String path) {
-      alts = merged(alts, path);
       if (alts.size() == 1) {
         return alts.get(0);
       }
@@ -510,11 +510,12 @@ public final class JsonSchemaGrammar {
     }
 
     /**
-     * The alternatives less those another one takes every value of, so that unions such as
-     * Pydantic's {@code int | float}, {@code str | date} or {@code Literal["a"] | str} need not be
-     * told apart by their first character: a number without bounds takes every integer and every
-     * numeric literal, a string without pattern, format or lengths every string and every string
-     * literal, and the literals (enum, const, boolean, null) are one list.
+     * The alternatives of an {@code anyOf} or a list of types less those another one takes every
+     * value of (not of a {@code oneOf}, whose values must be of one alternative only), so that
+     * unions such as Pydantic's {@code int | float}, {@code str | date} or {@code Literal["a"] |
+     * str} need not be told apart by their first character: a number without bounds takes every
+     * integer and every numeric literal, a string without pattern, format or lengths every string
+     * and every string literal, and the literals (enum, const, boolean, null) are one list.
      */
     private List<Integer> merged(List<Integer> alts, String path) {
       int anyString = -1;
