@@ -28,13 +28,13 @@ import java.util.Set;
  * and numbers ({@link DecimalBounds}), {@code pattern} and {@code format} on strings ({@link
  * StringPattern}), OpenAPI's number formats (annotations), {@code enum}, {@code const}, {@code
  * anyOf} and {@code oneOf} whose alternatives start with different characters or are objects told
- * apart by their first property ({@code const} or {@code enum} values none of which is written as
- * the start of another: a tagged union, such as a choice of function calls by name), {@code $ref}
- * into {@code $defs} or {@code definitions} (recursion included), and the annotations ({@code
- * title}, {@code description}, {@code default}, ...), and {@code allOf} of one schema. Also {@code
- * prefixItems} (and the drafts' array of {@code items} with {@code additionalItems}) for tuples,
- * and {@code minProperties}/{@code maxProperties} on objects whose listed properties, all written,
- * they allow.
+ * apart by a property they share ({@code const} or {@code enum} values none of which is written as
+ * the start of another: a discriminated union, such as a choice of function calls by name, its tag
+ * written first), {@code $ref} into {@code $defs} or {@code definitions} (recursion included), and
+ * the annotations ({@code title}, {@code description}, {@code default}, ...), and {@code allOf} of
+ * one schema. Also {@code prefixItems} (and the drafts' array of {@code items} with {@code
+ * additionalItems}) for tuples, and {@code minProperties}/{@code maxProperties} on objects whose
+ * listed properties, all written, they allow.
  */
 public final class JsonSchemaGrammar {
   static final int OBJECT = 0;
@@ -44,7 +44,7 @@ public final class JsonSchemaGrammar {
   static final int NUMBER = 4;
   static final int LITERALS = 5; // enum, const, boolean, null
   static final int ANY_OF = 6;
-  static final int TAGGED = 7; // objects told apart by their first property's value
+  static final int TAGGED = 7; // objects told apart by their first property's value (the tag)
   static final int MAP = 8; // an object of any keys, each value of one schema
 
   /** The most values an enum may list (a state keeps one bit per value still possible). */
@@ -64,6 +64,7 @@ public final class JsonSchemaGrammar {
           "additionalProperties",
           "required",
           "deprecated",
+          "discriminator",
           "readOnly",
           "writeOnly");
 
@@ -585,32 +586,25 @@ public final class JsonSchemaGrammar {
     }
 
     /**
-     * Objects whose first properties have one key and literal values, none written as the start of
-     * another: the value written picks the object, whose other properties follow.
+     * Objects that share a property whose values are literals (a {@code const} or {@code enum}),
+     * none written as the start of another: a discriminated union. That property is written first
+     * (the first such property of the first object, wherever it is listed; the order of an object's
+     * properties says nothing about its validity), so the value written picks the object, whose
+     * other properties follow in their order.
      */
     private int tagged(List<Integer> objects, String path) {
-      byte[] key = null;
+      byte[] key = tellingKey(objects, path);
       List<JsonNode> values = new ArrayList<>();
       List<Integer> picks = new ArrayList<>();
       for (int o : objects) {
-        Node n = nodes.get(o);
-        Node first = n.keys.length == 0 ? null : nodes.get(n.values[0]);
-        if (first == null
-            || first.kind != LITERALS
-            || (key != null && !java.util.Arrays.equals(key, n.keys[0]))) {
-          throw unsupported(
-              path,
-              "object alternatives must share a first property whose const or enum tells them"
-                  + " apart");
-        }
-        key = n.keys[0];
-        for (byte[] t : first.literals) {
+        int first = withKeyFirst(o, key);
+        for (byte[] t : nodes.get(nodes.get(first).values[0]).literals) {
           try {
             values.add(JSON.readTree(t));
           } catch (java.io.IOException e) {
             throw new IllegalStateException(e);
           }
-          picks.add(o);
+          picks.add(first);
         }
       }
       int tag = literals(values, path);
@@ -620,6 +614,57 @@ public final class JsonSchemaGrammar {
       n.values = new int[] {tag};
       n.alternatives = objects.stream().mapToInt(Integer::intValue).toArray();
       n.tagged = picks.stream().mapToInt(Integer::intValue).toArray();
+      return id;
+    }
+
+    /** The key of the first property of the first object that every object has with literals. */
+    private byte[] tellingKey(List<Integer> objects, String path) {
+      Node first = nodes.get(objects.get(0));
+      for (int k = 0; k < first.keys.length; k++) {
+        boolean telling = true;
+        for (int o : objects) {
+          int at = keyIndex(nodes.get(o), first.keys[k]);
+          telling &= at >= 0 && nodes.get(nodes.get(o).values[at]).kind == LITERALS;
+        }
+        if (telling) {
+          return first.keys[k];
+        }
+      }
+      throw unsupported(
+          path, "object alternatives must share a property whose const or enum tells them apart");
+    }
+
+    private static int keyIndex(Node n, byte[] key) {
+      for (int k = 0; k < n.keys.length; k++) {
+        if (java.util.Arrays.equals(n.keys[k], key)) {
+          return k;
+        }
+      }
+      return -1;
+    }
+
+    /**
+     * Object {@code o}, or a copy of it with property {@code key} moved first (a copy, as the
+     * object may be written elsewhere too).
+     */
+    private int withKeyFirst(int o, byte[] key) {
+      Node n = nodes.get(o);
+      int at = keyIndex(n, key);
+      if (at == 0) {
+        return o;
+      }
+      int id = add(OBJECT);
+      Node c = nodes.get(id);
+      c.keys = new byte[n.keys.length][];
+      c.values = new int[n.keys.length];
+      c.keys[0] = n.keys[at];
+      c.values[0] = n.values[at];
+      for (int k = 0, j = 1; k < n.keys.length; k++) {
+        if (k != at) {
+          c.keys[j] = n.keys[k];
+          c.values[j++] = n.values[k];
+        }
+      }
       return id;
     }
 

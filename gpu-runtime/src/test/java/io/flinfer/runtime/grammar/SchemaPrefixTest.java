@@ -308,8 +308,8 @@ class SchemaPrefixTest {
                         + " \"object\", \"properties\": {\"k\": {\"type\": \"string\"}}},"
                         + " {\"type\": \"object\", \"properties\": {\"k\": {\"const\": 1}}}]}}}"))
         .hasMessage(
-            "json_schema at #/properties/a: object alternatives must share a first property whose"
-                + " const or enum tells them apart");
+            "json_schema at #/properties/a: object alternatives must share a property whose const"
+                + " or enum tells them apart");
     assertThatThrownBy(
             () ->
                 JsonSchemaGrammar.compile(
@@ -611,6 +611,58 @@ class SchemaPrefixTest {
                       "{\"type\": \"object\", \"properties\": {\"a\": {" + union + "}}}"))
           .as(union)
           .hasMessageContaining("start with the same character");
+    }
+  }
+
+  /**
+   * A discriminated union as Pydantic writes one (oneOf, a discriminator, the tag listed after
+   * other fields): the tag is written first, its value picks the object, and the object's other
+   * properties follow in their order; the objects stay as they are where they are used alone.
+   */
+  @Test
+  void aDiscriminatedUnionWritesItsTagFirstWhereverItIsListed() {
+    JsonSchemaGrammar g =
+        JsonSchemaGrammar.compile(
+            """
+            {"type": "object", "properties": {
+              "pet": {"oneOf": [{"$ref": "#/$defs/Cat"}, {"$ref": "#/$defs/Dog"}],
+                      "discriminator": {"propertyName": "kind",
+                        "mapping": {"cat": "#/$defs/Cat", "dog": "#/$defs/Dog"}}},
+              "favourite": {"$ref": "#/$defs/Cat"}},
+             "$defs": {
+              "Cat": {"type": "object", "properties": {"lives": {"type": "integer"},
+                      "kind": {"const": "cat"}}},
+              "Dog": {"type": "object", "properties": {"name": {"type": "string"},
+                      "good": {"type": "boolean"}, "kind": {"enum": ["dog", "puppy"]}}}}}
+            """);
+    Predicate<String> complete =
+        text -> {
+          byte[] b = text.getBytes(StandardCharsets.UTF_8);
+          SchemaPrefix p = g.start();
+          return p.accept(b, 0, b.length) && p.isComplete();
+        };
+    String cat = "{\"lives\": 9, \"kind\": \"cat\"}";
+    assertThat(
+            complete.test(
+                "{\"pet\": {\"kind\": \"cat\", \"lives\": 9}, \"favourite\": " + cat + "}"))
+        .isTrue();
+    assertThat(
+            complete.test(
+                "{\"pet\": {\"kind\": \"puppy\", \"name\": \"Rex\", \"good\": true},"
+                    + " \"favourite\": "
+                    + cat
+                    + "}"))
+        .isTrue();
+    for (String wrong :
+        List.of(
+            "{\"pet\": " + cat + ", \"favourite\": " + cat + "}",
+            "{\"pet\": {\"kind\": \"cat\", \"name\": \"Tom\", \"good\": true}, \"favourite\": "
+                + cat
+                + "}",
+            "{\"pet\": {\"kind\": \"dog\", \"lives\": 9}, \"favourite\": " + cat + "}",
+            "{\"pet\": {\"kind\": \"cat\", \"lives\": 9}, \"favourite\": {\"kind\": \"cat\","
+                + " \"lives\": 9}}")) {
+      assertThat(complete.test(wrong)).as(wrong).isFalse();
     }
   }
 
