@@ -80,6 +80,7 @@ public final class JsonSchemaGrammar {
           "maxProperties",
           "minItems",
           "maxItems",
+          "uniqueItems",
           "enum",
           "const",
           "anyOf",
@@ -112,6 +113,7 @@ public final class JsonSchemaGrammar {
     int item = -1; // ARRAY: each later item's node (-1: none is written); MAP: each value's
     int minItems;
     int maxItems = Integer.MAX_VALUE;
+    boolean uniqueItems; // ARRAY: no literal (item) value twice
     byte[][] literals; // LITERALS: each value as JSON text
     int[] alternatives; // ANY_OF
     int[] byFirstByte; // ANY_OF: the alternative a first byte picks, or -1
@@ -442,7 +444,55 @@ public final class JsonSchemaGrammar {
               path, "minItems needs more items than prefixItems has, and no schema for the rest");
         }
       }
+      unique(s, n, path);
       return id;
+    }
+
+    /**
+     * {@code uniqueItems}: kept where every item is one of a list of literals (an enum, a const, a
+     * boolean; a set of them, as Pydantic writes {@code set[Literal[...]]}), each written at most
+     * once, so at most as many items as values. Other items would need every earlier item's text.
+     */
+    private void unique(JsonNode s, Node n, String path) {
+      JsonNode u = s.get("uniqueItems");
+      if (u == null || (u.isBoolean() && !u.booleanValue())) {
+        return;
+      }
+      Node item = n.item < 0 ? null : nodes.get(n.item);
+      if (!u.isBoolean()
+          || n.prefixItems.length > 0
+          || item == null
+          || item.kind != LITERALS
+          || !distinct(item.literals)) {
+        throw unsupported(
+            path + "/uniqueItems",
+            "uniqueItems is only supported on items of one enum, const or boolean, without"
+                + " prefixItems");
+      }
+      n.uniqueItems = true;
+      n.maxItems = Math.min(n.maxItems, item.literals.length);
+      if (n.minItems > n.maxItems) {
+        throw unsupported(
+            path,
+            "minItems is more than the " + item.literals.length + " values uniqueItems allows");
+      }
+    }
+
+    /** Whether no two literals are equal as JSON values (objects whose keys come in two orders). */
+    private static boolean distinct(byte[][] literals) {
+      List<JsonNode> seen = new ArrayList<>();
+      for (byte[] t : literals) {
+        try {
+          JsonNode v = JSON.readTree(t);
+          if (seen.contains(v)) {
+            return false;
+          }
+          seen.add(v);
+        } catch (java.io.IOException e) {
+          throw new IllegalStateException(e);
+        }
+      }
+      return true;
     }
 
     private int literals(List<JsonNode> values, String path) {

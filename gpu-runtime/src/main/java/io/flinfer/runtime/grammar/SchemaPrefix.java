@@ -48,6 +48,7 @@ public final class SchemaPrefix extends OutputState {
   private final boolean[] negative = new boolean[JsonPrefix.MAX_DEPTH];
   private final int[] pattern = new int[JsonPrefix.MAX_DEPTH]; // a patterned string's state
   private final int[] character = new int[JsonPrefix.MAX_DEPTH]; // the character being read
+  private final long[] used = new long[JsonPrefix.MAX_DEPTH]; // a unique array's values written
   private int depth;
   private boolean started; // the root's first byte has come
   private long candidates; // LITERALS: the values still possible
@@ -77,6 +78,7 @@ public final class SchemaPrefix extends OutputState {
     System.arraycopy(o.negative, 0, negative, 0, depth);
     System.arraycopy(o.pattern, 0, pattern, 0, depth);
     System.arraycopy(o.character, 0, character, 0, depth);
+    System.arraycopy(o.used, 0, used, 0, depth);
     started = o.started;
     candidates = o.candidates;
     position = o.position;
@@ -375,6 +377,9 @@ public final class SchemaPrefix extends OutputState {
     long still = 0;
     int at = phase[f] == BEFORE ? 0 : position;
     long all = n.literals.length == 64 ? -1L : (1L << n.literals.length) - 1;
+    if (f > 0 && grammar.node(node[f - 1]).uniqueItems) {
+      all &= ~used[f - 1]; // an item of a unique array: none written before
+    }
     long from = phase[f] == BEFORE ? all : candidates;
     int complete = -1;
     for (int i = 0; i < n.literals.length; i++) {
@@ -426,6 +431,7 @@ public final class SchemaPrefix extends OutputState {
     node[depth] = child;
     phase[depth] = BEFORE;
     index[depth] = 0;
+    used[depth] = 0;
     depth++;
     return true;
   }
@@ -436,6 +442,9 @@ public final class SchemaPrefix extends OutputState {
     whitespace = 0;
     if (depth > 0 && kind(depth - 1) == ARRAY) {
       index[depth - 1]++;
+      if (grammar.node(node[depth - 1]).uniqueItems) {
+        used[depth - 1] |= 1L << matched; // its items are literals: this one just matched
+      }
     } else if (depth > 0 && kind(depth - 1) == TAGGED) {
       // The first property's value picked the object: it goes on after that property.
       node[depth - 1] = grammar.node(node[depth - 1]).tagged[matched];

@@ -28,6 +28,7 @@ import net.jqwik.api.Example;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.constraints.Size;
 import net.jqwik.api.constraints.StringLength;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -319,12 +320,13 @@ class SchemaPrefixTest {
         .hasMessageContaining("cannot be told apart");
   }
 
-  /** Bounded, patterned and formatted strings, bounded integers and multiples, and a tuple. */
+  /** Bounded, patterned and formatted strings, bounded integers and multiples, a tuple, a set. */
   static final String BOUNDED =
       """
       {"type": "object", "properties": {
         "point": {"type": "array", "prefixItems": [{"type": "integer"}, {"enum": ["x", "y"]}],
           "items": false},
+        "set": {"type": "array", "items": {"enum": ["x", "y", "z"]}, "uniqueItems": true},
         "even": {"type": "integer", "multipleOf": 2, "maximum": 100},
         "price": {"type": "number", "minimum": 0, "multipleOf": 0.25},
         "counts": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}},
@@ -664,6 +666,85 @@ class SchemaPrefixTest {
                 + " \"lives\": 9}}")) {
       assertThat(complete.test(wrong)).as(wrong).isFalse();
     }
+  }
+
+  /**
+   * {@code uniqueItems} on an array of literals (Pydantic's {@code set[Literal[...]]}): an array is
+   * taken exactly when no value comes twice and its length is within minItems and maxItems, and an
+   * item that repeats a value is refused before it ends.
+   */
+  @Property(tries = 300)
+  void uniqueItemsOfLiteralsTakeEachValueOnce(
+      @ForAll @Size(max = 6) List<@IntRange(min = 0, max = 4) Integer> picks,
+      @ForAll @IntRange(min = 0, max = 3) int minItems,
+      @ForAll @IntRange(min = 0, max = 4) int extra) {
+    String[] values = {"\"red\"", "\"green\"", "\"blue\"", "null", "7"};
+    int maxItems = minItems + extra;
+    JsonSchemaGrammar g =
+        JsonSchemaGrammar.compile(
+            "{\"type\": \"array\", \"items\": {\"enum\": ["
+                + String.join(", ", values)
+                + "]}, \"uniqueItems\": true, \"minItems\": "
+                + minItems
+                + ", \"maxItems\": "
+                + maxItems
+                + "}");
+    StringBuilder text = new StringBuilder("[");
+    boolean valid = picks.size() >= minItems && picks.size() <= maxItems;
+    for (int i = 0; i < picks.size(); i++) {
+      String item = values[picks.get(i)];
+      boolean repeat = picks.subList(0, i).contains(picks.get(i));
+      if (repeat && i < maxItems) {
+        // Room for an item, but not for this one: refused before it ends.
+        String at = text + (i > 0 ? ", " : "") + item;
+        byte[] b = at.getBytes(StandardCharsets.UTF_8);
+        assertThat(g.start().accept(b, 0, b.length)).as(at).isFalse();
+      }
+      valid &= !repeat;
+      text.append(i > 0 ? ", " : "").append(item);
+    }
+    text.append("]");
+    byte[] b = text.toString().getBytes(StandardCharsets.UTF_8);
+    SchemaPrefix p = g.start();
+    assertThat(p.accept(b, 0, b.length) && p.isComplete())
+        .as("%s in [%d, %d]", text, minItems, maxItems)
+        .isEqualTo(valid);
+  }
+
+  @Test
+  void uniqueItemsIsRefusedWhereItCannotBeKept() {
+    String[][] cases = {
+      {
+        "{\"type\": \"array\", \"items\": {\"type\": \"string\"}, \"uniqueItems\": true}",
+        "uniqueItems is only supported"
+      },
+      {
+        "{\"type\": \"array\", \"items\": {\"enum\": [\"a\", \"b\"]}, \"uniqueItems\": true, \"minItems\": 3}",
+        "minItems is more than the 2 values uniqueItems allows"
+      },
+      {
+        "{\"type\": \"array\", \"items\": {\"enum\": [{\"x\": 1, \"y\": 2}, {\"y\": 2, \"x\": 1}]}, \"uniqueItems\": true}",
+        "uniqueItems is only supported"
+      },
+    };
+    for (String[] c : cases) {
+      assertThatThrownBy(() -> JsonSchemaGrammar.compile(c[0])).as(c[0]).hasMessageContaining(c[1]);
+    }
+    // Booleans, at most two; uniqueItems false is no constraint.
+    JsonSchemaGrammar flags =
+        JsonSchemaGrammar.compile(
+            "{\"type\": \"array\", \"items\": {\"type\": \"boolean\"}, \"uniqueItems\": true}");
+    byte[] ok = "[true, false]".getBytes(StandardCharsets.UTF_8);
+    SchemaPrefix p = flags.start();
+    assertThat(p.accept(ok, 0, ok.length) && p.isComplete()).isTrue();
+    byte[] third = "[true, false,".getBytes(StandardCharsets.UTF_8);
+    assertThat(flags.start().accept(third, 0, third.length)).isFalse();
+    JsonSchemaGrammar any =
+        JsonSchemaGrammar.compile(
+            "{\"type\": \"array\", \"items\": {\"type\": \"string\"}, \"uniqueItems\": false}");
+    byte[] twice = "[\"a\", \"a\"]".getBytes(StandardCharsets.UTF_8);
+    SchemaPrefix q = any.start();
+    assertThat(q.accept(twice, 0, twice.length) && q.isComplete()).isTrue();
   }
 
   /** Cents: any number of them, no fraction of one, and as many trailing zeros as wanted. */
