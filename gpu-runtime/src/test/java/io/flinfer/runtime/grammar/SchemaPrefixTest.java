@@ -72,6 +72,19 @@ class SchemaPrefixTest {
     return b.length;
   }
 
+  /** Whether {@code g} takes {@code text} as a whole value. */
+  private static boolean whole(JsonSchemaGrammar g, String text) {
+    byte[] b = text.getBytes(StandardCharsets.UTF_8);
+    SchemaPrefix p = g.start();
+    return p.accept(b, 0, b.length) && p.isComplete();
+  }
+
+  /** Whether {@code g} takes {@code text} as the start of a value. */
+  private static boolean prefix(JsonSchemaGrammar g, String text) {
+    byte[] b = text.getBytes(StandardCharsets.UTF_8);
+    return g.start().accept(b, 0, b.length);
+  }
+
   private static boolean complete(String text) {
     byte[] b = text.getBytes(StandardCharsets.UTF_8);
     SchemaPrefix p = GRAMMAR.start();
@@ -401,14 +414,11 @@ class SchemaPrefixTest {
       for (int w = lo; w <= hi && !possible; w++) {
         possible = String.valueOf(w).startsWith(prefix);
       }
-      byte[] b = ("{\"n\":" + prefix).getBytes(StandardCharsets.UTF_8);
-      assertThat(g.start().accept(b, 0, b.length))
+      assertThat(prefix(g, "{\"n\":" + prefix))
           .as("%s in [%d, %d]", prefix, lo, hi)
           .isEqualTo(possible);
     }
-    byte[] whole = ("{\"n\":" + text + "}").getBytes(StandardCharsets.UTF_8);
-    SchemaPrefix p = g.start();
-    assertThat(p.accept(whole, 0, whole.length) && p.isComplete())
+    assertThat(whole(g, "{\"n\":" + text + "}"))
         .as("%d in [%d, %d]", v, lo, hi)
         .isEqualTo(v >= lo && v <= hi);
   }
@@ -457,14 +467,11 @@ class SchemaPrefixTest {
         // Unbounded, digits can always be added until the value is a multiple; 0 is one.
         possible = true;
       }
-      byte[] b = ("{\"n\":" + prefix).getBytes(StandardCharsets.UTF_8);
-      assertThat(g.start().accept(b, 0, b.length))
+      assertThat(prefix(g, "{\"n\":" + prefix))
           .as("%s, multiple of %s in [%d, %d]", prefix, multiple, lo, hi)
           .isEqualTo(possible);
     }
-    byte[] whole = ("{\"n\":" + text + "}").getBytes(StandardCharsets.UTF_8);
-    SchemaPrefix p = g.start();
-    assertThat(p.accept(whole, 0, whole.length) && p.isComplete())
+    assertThat(whole(g, "{\"n\":" + text + "}"))
         .as("%d, multiple of %s in [%d, %d]", v, multiple, lo, hi)
         .isEqualTo(multipleWithin.test((long) v));
   }
@@ -537,13 +544,9 @@ class SchemaPrefixTest {
                 + " \"minItems\": 2, \"prefixItems\": [{\"type\": \"number\"}, {\"type\":"
                 + " \"number\"}]}}, \"required\": [\"name\", \"at\"], \"minProperties\": 2,"
                 + " \"maxProperties\": 2}");
-    byte[] ok = "{\"name\": \"Oslo\", \"at\": [59.9, 10.75]}".getBytes(StandardCharsets.UTF_8);
-    SchemaPrefix p = g.start();
-    assertThat(p.accept(ok, 0, ok.length) && p.isComplete()).isTrue();
+    assertThat(whole(g, "{\"name\": \"Oslo\", \"at\": [59.9, 10.75]}")).isTrue();
     for (String bad : List.of("[59.9]", "[59.9, 10.75, 1]", "[\"59.9\", 10.75]")) {
-      byte[] b = ("{\"name\": \"Oslo\", \"at\": " + bad + "}").getBytes(StandardCharsets.UTF_8);
-      SchemaPrefix q = g.start();
-      assertThat(q.accept(b, 0, b.length) && q.isComplete()).as(bad).isFalse();
+      assertThat(whole(g, "{\"name\": \"Oslo\", \"at\": " + bad + "}")).as(bad).isFalse();
     }
   }
 
@@ -590,14 +593,10 @@ class SchemaPrefixTest {
           JsonSchemaGrammar.compile(
               "{\"type\": \"object\", \"properties\": {\"a\": " + c[0] + "}}");
       for (String v : c[1].split("\\|")) {
-        byte[] b = ("{\"a\": " + v + "}").getBytes(StandardCharsets.UTF_8);
-        SchemaPrefix p = g.start();
-        assertThat(p.accept(b, 0, b.length) && p.isComplete()).as("%s in %s", v, c[0]).isTrue();
+        assertThat(whole(g, "{\"a\": " + v + "}")).as("%s in %s", v, c[0]).isTrue();
       }
       for (String v : c[2].split("\\|")) {
-        byte[] b = ("{\"a\": " + v + "}").getBytes(StandardCharsets.UTF_8);
-        SchemaPrefix p = g.start();
-        assertThat(p.accept(b, 0, b.length) && p.isComplete()).as("%s in %s", v, c[0]).isFalse();
+        assertThat(whole(g, "{\"a\": " + v + "}")).as("%s in %s", v, c[0]).isFalse();
       }
     }
     // Neither takes all of the other's values, or a oneOf (3 would be of both): still refused.
@@ -697,16 +696,13 @@ class SchemaPrefixTest {
       if (repeat && i < maxItems) {
         // Room for an item, but not for this one: refused before it ends.
         String at = text + (i > 0 ? ", " : "") + item;
-        byte[] b = at.getBytes(StandardCharsets.UTF_8);
-        assertThat(g.start().accept(b, 0, b.length)).as(at).isFalse();
+        assertThat(prefix(g, at)).as(at).isFalse();
       }
       valid &= !repeat;
       text.append(i > 0 ? ", " : "").append(item);
     }
     text.append("]");
-    byte[] b = text.toString().getBytes(StandardCharsets.UTF_8);
-    SchemaPrefix p = g.start();
-    assertThat(p.accept(b, 0, b.length) && p.isComplete())
+    assertThat(whole(g, text.toString()))
         .as("%s in [%d, %d]", text, minItems, maxItems)
         .isEqualTo(valid);
   }
@@ -734,17 +730,12 @@ class SchemaPrefixTest {
     JsonSchemaGrammar flags =
         JsonSchemaGrammar.compile(
             "{\"type\": \"array\", \"items\": {\"type\": \"boolean\"}, \"uniqueItems\": true}");
-    byte[] ok = "[true, false]".getBytes(StandardCharsets.UTF_8);
-    SchemaPrefix p = flags.start();
-    assertThat(p.accept(ok, 0, ok.length) && p.isComplete()).isTrue();
-    byte[] third = "[true, false,".getBytes(StandardCharsets.UTF_8);
-    assertThat(flags.start().accept(third, 0, third.length)).isFalse();
+    assertThat(whole(flags, "[true, false]")).isTrue();
+    assertThat(prefix(flags, "[true, false,")).isFalse();
     JsonSchemaGrammar any =
         JsonSchemaGrammar.compile(
             "{\"type\": \"array\", \"items\": {\"type\": \"string\"}, \"uniqueItems\": false}");
-    byte[] twice = "[\"a\", \"a\"]".getBytes(StandardCharsets.UTF_8);
-    SchemaPrefix q = any.start();
-    assertThat(q.accept(twice, 0, twice.length) && q.isComplete()).isTrue();
+    assertThat(whole(any, "[\"a\", \"a\"]")).isTrue();
   }
 
   /** Cents: any number of them, no fraction of one, and as many trailing zeros as wanted. */
@@ -755,17 +746,13 @@ class SchemaPrefixTest {
             "{\"type\": \"object\", \"properties\": {\"price\": {\"type\": \"number\","
                 + " \"multipleOf\": 0.01}}}");
     for (String ok : List.of("12.34", "-0.5", "123456789.00000", "0", "7")) {
-      byte[] b = ("{\"price\": " + ok + "}").getBytes(StandardCharsets.UTF_8);
-      SchemaPrefix p = g.start();
-      assertThat(p.accept(b, 0, b.length) && p.isComplete()).as(ok).isTrue();
+      assertThat(whole(g, "{\"price\": " + ok + "}")).as(ok).isTrue();
     }
     for (String refused : List.of("12.345", "0.001", "1.0000001")) {
-      byte[] b = ("{\"price\": " + refused).getBytes(StandardCharsets.UTF_8);
-      assertThat(g.start().accept(b, 0, b.length)).as(refused).isFalse();
-      byte[] shorter =
-          ("{\"price\": " + refused.substring(0, refused.length() - 1))
-              .getBytes(StandardCharsets.UTF_8);
-      assertThat(g.start().accept(shorter, 0, shorter.length)).as(refused).isTrue();
+      assertThat(prefix(g, "{\"price\": " + refused)).as(refused).isFalse();
+      assertThat(prefix(g, "{\"price\": " + refused.substring(0, refused.length() - 1)))
+          .as(refused)
+          .isTrue();
     }
   }
 
@@ -801,11 +788,8 @@ class SchemaPrefixTest {
             "{\"type\": \"object\", \"properties\": {\"a\": {\"allOf\": [{\"$ref\":"
                 + " \"#/$defs/d\"}], \"description\": \"a day\"}}, \"$defs\": {\"d\":"
                 + " {\"type\": \"string\", \"format\": \"date\"}}}");
-    byte[] ok = "{\"a\": \"2020-01-31\"}".getBytes(StandardCharsets.UTF_8);
-    SchemaPrefix p = g.start();
-    assertThat(p.accept(ok, 0, ok.length) && p.isComplete()).isTrue();
-    byte[] bad = "{\"a\": \"2020-01-32\"}".getBytes(StandardCharsets.UTF_8);
-    assertThat(g.start().accept(bad, 0, bad.length)).isFalse();
+    assertThat(whole(g, "{\"a\": \"2020-01-31\"}")).isTrue();
+    assertThat(prefix(g, "{\"a\": \"2020-01-32\"}")).isFalse();
     assertThatThrownBy(
             () ->
                 JsonSchemaGrammar.compile(
@@ -886,9 +870,7 @@ class SchemaPrefixTest {
         JsonSchemaGrammar.compile(
             "{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"integer\","
                 + " \"maximum\": 1e30}}}");
-    byte[] b = "{\"a\": -123456789012345678}".getBytes(StandardCharsets.UTF_8);
-    SchemaPrefix p = huge.start();
-    assertThat(p.accept(b, 0, b.length) && p.isComplete()).isTrue();
+    assertThat(whole(huge, "{\"a\": -123456789012345678}")).isTrue();
   }
 
   /**
@@ -950,14 +932,11 @@ class SchemaPrefixTest {
       String prefix = text.substring(0, end);
       boolean possible =
           forms.stream().anyMatch(f -> f.startsWith(prefix)) || continuesWithin(prefix, within);
-      byte[] b = ("{\"n\":" + prefix).getBytes(StandardCharsets.UTF_8);
-      assertThat(g.start().accept(b, 0, b.length))
+      assertThat(prefix(g, "{\"n\":" + prefix))
           .as("%s with %s", prefix, bounds)
           .isEqualTo(possible);
     }
-    byte[] whole = ("{\"n\":" + text + "}").getBytes(StandardCharsets.UTF_8);
-    SchemaPrefix p = g.start();
-    assertThat(p.accept(whole, 0, whole.length) && p.isComplete())
+    assertThat(whole(g, "{\"n\":" + text + "}"))
         .as("%s with %s", text, bounds)
         .isEqualTo(within.test(value));
   }
