@@ -565,12 +565,14 @@ public final class JsonSchemaGrammar {
      * value of (not of a {@code oneOf}, whose values must be of one alternative only), so that
      * unions such as Pydantic's {@code int | float}, {@code str | date} or {@code Literal["a"] |
      * str} need not be told apart by their first character: a number without bounds takes every
-     * integer and every numeric literal, a string without pattern, format or lengths every string
-     * and every string literal, and the literals (enum, const, boolean, null) are one list.
+     * integer and every numeric literal, an integer without bounds every integer literal, a string
+     * without pattern, format or lengths every string and every string literal, and the literals
+     * (enum, const, boolean, null) are one list.
      */
     private List<Integer> merged(List<Integer> alts, String path) {
       int anyString = -1;
       boolean anyNumber = false;
+      boolean anyInteger = false;
       for (int a : alts) {
         Node n = nodes.get(a);
         if (n.kind == STRING
@@ -581,6 +583,7 @@ public final class JsonSchemaGrammar {
           anyString = a;
         }
         anyNumber |= n.kind == NUMBER && n.bounds == null;
+        anyInteger |= n.kind == INTEGER && n.bounds == null;
       }
       List<Integer> kept = new ArrayList<>();
       List<JsonNode> values = new ArrayList<>();
@@ -600,9 +603,11 @@ public final class JsonSchemaGrammar {
         literalNodes++;
         for (byte[] t : n.literals) {
           String text = new String(t, StandardCharsets.UTF_8);
+          boolean numeric = t[0] == '-' || Character.isDigit(t[0]);
           boolean covered =
               (t[0] == '"' && anyString >= 0)
-                  || ((t[0] == '-' || Character.isDigit(t[0])) && anyNumber);
+                  || (numeric && anyNumber)
+                  || (numeric && anyInteger && text.matches("-?[0-9]+"));
           if (covered || texts.contains(text)) {
             dropped = true;
             continue;
