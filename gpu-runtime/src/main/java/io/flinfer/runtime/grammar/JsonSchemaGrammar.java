@@ -192,14 +192,12 @@ public final class JsonSchemaGrammar {
         return ref(s.get("$ref").asText(), path);
       }
       if (s.has("allOf")) {
-        // One schema in allOf (as generators write a reference with a description): that one.
         JsonNode all = s.get("allOf");
-        if (!all.isArray() || all.size() != 1 || !onlyAnnotations(s, "allOf")) {
-          throw unsupported(
-              path + "/allOf",
-              "allOf of more than one schema, or beside other keywords, is not supported");
+        if (all.isArray() && all.size() == 1 && onlyAnnotations(s, "allOf")) {
+          // As generators write a reference with a description: that one, a $ref kept as one.
+          return compile(all.get(0), path + "/allOf/0");
         }
-        return compile(all.get(0), path + "/allOf/0");
+        return compile(AllOfMerge.merge(s, root, path), path);
       }
       for (Iterator<String> it = s.fieldNames(); it.hasNext(); ) {
         String k = it.next();

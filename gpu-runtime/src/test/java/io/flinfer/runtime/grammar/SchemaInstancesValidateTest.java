@@ -76,6 +76,15 @@ class SchemaInstancesValidateTest {
               "kind": {"enum": ["dog", "puppy"]}, "good": {"type": "boolean"}},
               "required": ["kind"]}}}
     """,
+    """
+    {"type": "object", "properties": {
+      "item": {"allOf": [{"$ref": "#/$defs/Base"}, {"properties": {"price": {"type": "number",
+               "multipleOf": 0.5, "minimum": 0, "maximum": 1e3}}, "required": ["price"]}]},
+      "code": {"allOf": [{"type": "string"}, {"maxLength": 3}, {"pattern": "^[a-z]*$"}]}},
+     "$defs": {"Base": {"type": "object", "properties": {"id": {"type": "integer"},
+               "tags": {"type": "array", "items": {"enum": ["a", "b"]}, "uniqueItems": true}},
+               "required": ["id"]}}}
+    """,
   };
 
   /** These, and {@link SchemaPrefixTest}'s (every other construct). */
@@ -85,6 +94,7 @@ class SchemaInstancesValidateTest {
     SCHEMAS[2],
     SCHEMAS[3],
     SCHEMAS[4],
+    SCHEMAS[5],
     SchemaPrefixTest.SCHEMA,
     SchemaPrefixTest.CALLS,
     SchemaPrefixTest.BOUNDED
@@ -92,7 +102,7 @@ class SchemaInstancesValidateTest {
 
   @Property(tries = 400)
   void everyValueWrittenValidates(
-      @ForAll @IntRange(min = 0, max = 7) int which, @ForAll long seed) {
+      @ForAll @IntRange(min = 0, max = 8) int which, @ForAll long seed) {
     String schema = ALL[which];
     String text = walk(JsonSchemaGrammar.compile(schema), new Random(seed));
     Statistics.label("walk ended").collect(text != null);

@@ -790,12 +790,53 @@ class SchemaPrefixTest {
                 + " {\"type\": \"string\", \"format\": \"date\"}}}");
     assertThat(whole(g, "{\"a\": \"2020-01-31\"}")).isTrue();
     assertThat(prefix(g, "{\"a\": \"2020-01-32\"}")).isFalse();
-    assertThatThrownBy(
-            () ->
-                JsonSchemaGrammar.compile(
-                    "{\"type\": \"object\", \"properties\": {\"a\": {\"allOf\": [{\"type\":"
-                        + " \"string\"}, {\"maxLength\": 2}]}}}"))
-        .hasMessageContaining("#/properties/a/allOf: allOf of more than one schema");
+  }
+
+  /**
+   * allOf of several schemas is the schema their keywords make together: a base object and its
+   * extension (OpenAPI's composition), a type and its bounds; what cannot be put together is
+   * refused, naming it.
+   */
+  @Test
+  void allOfIsTheSchemaItsSchemasMakeTogether() {
+    JsonSchemaGrammar g =
+        JsonSchemaGrammar.compile(
+            """
+            {"type": "object", "properties": {
+              "pet": {"allOf": [{"$ref": "#/$defs/Base"},
+                {"type": "object", "properties": {"lives": {"type": "integer"}},
+                 "required": ["lives"]}], "description": "a cat"},
+              "code": {"allOf": [{"type": "string"}, {"maxLength": 2}]}},
+             "$defs": {"Base": {"type": "object", "properties": {"id": {"type": "integer"}},
+                       "required": ["id"]}}}
+            """);
+    assertThat(whole(g, "{\"pet\": {\"id\": 1, \"lives\": 9}, \"code\": \"ab\"}")).isTrue();
+    assertThat(whole(g, "{\"pet\": {\"id\": 1}, \"code\": \"ab\"}")).isFalse();
+    assertThat(prefix(g, "{\"pet\": {\"id\": 1, \"lives\": 9}, \"code\": \"abc")).isFalse();
+    String[][] refused = {
+      {
+        "[{\"type\": \"object\", \"properties\": {\"x\": {\"type\": \"integer\"}}}, {\"type\":"
+            + " \"object\", \"properties\": {\"x\": {\"type\": \"string\"}}}]",
+        "property x in two schemas of allOf"
+      },
+      {"[{\"type\": \"string\"}, {\"type\": \"integer\"}]", "type in two schemas of allOf"},
+      {
+        "[{\"type\": \"object\", \"properties\": {\"x\": {\"type\": \"integer\"}},"
+            + " \"additionalProperties\": false}, {\"properties\": {\"y\": {\"type\":"
+            + " \"integer\"}}}]",
+        "additionalProperties and properties from two schemas"
+      },
+      {"[{\"type\": \"string\"}, {\"allOf\": [{\"maxLength\": 2}]}]", "allOf inside allOf"},
+      {"[]", "allOf must be a non-empty array"},
+    };
+    for (String[] c : refused) {
+      assertThatThrownBy(
+              () ->
+                  JsonSchemaGrammar.compile(
+                      "{\"type\": \"object\", \"properties\": {\"a\": {\"allOf\": " + c[0] + "}}}"))
+          .as(c[0])
+          .hasMessageContaining(c[1]);
+    }
   }
 
   @Test
