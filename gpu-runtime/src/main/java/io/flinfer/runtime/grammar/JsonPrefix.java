@@ -78,6 +78,23 @@ public final class JsonPrefix extends OutputState {
     whitespace = o.whitespace;
   }
 
+  /**
+   * Starts one JSON value of any kind (a schema's free value), its first byte next; it is complete
+   * when the value is, except a number, which ends at the byte after it ({@link #endsNumberAt}).
+   */
+  void startValue() {
+    mode = VALUE;
+    depth = 0;
+    whitespace = 0;
+  }
+
+  /** Whether {@code b} ends a number that is the whole value ({@link #startValue}), unread. */
+  boolean endsNumberAt(byte b) {
+    return mode == NUMBER
+        && depth == 0
+        && JsonLexicon.number(lex, b & 0xff, true) == JsonLexicon.END;
+  }
+
   /** A state at a character of a string, for classifying tokens. */
   static JsonPrefix inString() {
     JsonPrefix p = new JsonPrefix();
@@ -285,6 +302,9 @@ public final class JsonPrefix extends OutputState {
 
   /** The number ended before {@code b}: {@code b} is read as what follows a value. */
   private boolean endNumber(int b) {
+    if (depth == 0) {
+      return false; // a whole value: its container reads b (endsNumberAt)
+    }
     whitespace = 0;
     mode = AFTER_VALUE;
     return afterValue(b);

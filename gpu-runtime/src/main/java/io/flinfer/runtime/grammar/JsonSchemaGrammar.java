@@ -46,6 +46,7 @@ public final class JsonSchemaGrammar {
   static final int ANY_OF = 6;
   static final int TAGGED = 7; // objects told apart by their first property's value (the tag)
   static final int MAP = 8; // an object of any keys, each value of one schema
+  static final int ANY = 9; // a free value: any JSON value, or any object or array
 
   /** The most values an enum may list (a state keeps one bit per value still possible). */
   public static final int MAX_ENUM = 64;
@@ -95,6 +96,11 @@ public final class JsonSchemaGrammar {
           "pattern",
           "format");
 
+  /** The bytes a JSON value can start with. */
+  private static final int[] VALUE_STARTS = {
+    '{', '[', '"', 't', 'f', 'n', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9'
+  };
+
   /** OpenAPI's number formats, annotations that say nothing a JSON value must keep. */
   private static final Set<String> NUMBER_FORMATS = Set.of("int32", "int64", "float", "double");
 
@@ -122,6 +128,7 @@ public final class JsonSchemaGrammar {
     int minLength; // STRING: the fewest characters
     int maxLength = Integer.MAX_VALUE; // STRING: the most characters
     StringPattern pattern; // STRING: what pattern and format allow, or null
+    int opens; // ANY: the byte the value must start with ('{', '['), or 0 for any value
   }
 
   private final Node[] nodes;
@@ -182,6 +189,12 @@ public final class JsonSchemaGrammar {
 
     /** Compiles {@code s} (at {@code path}) into a node; returns its id. */
     int compile(JsonNode s, String path) {
+      if (s.isBoolean()) {
+        if (!s.booleanValue()) {
+          throw unsupported(path, "the schema false allows no value");
+        }
+        return free(0); // true: any value
+      }
       if (!s.isObject()) {
         throw unsupported(path, "a schema must be an object");
       }
@@ -235,6 +248,12 @@ public final class JsonSchemaGrammar {
         return anyOf(union.equals("anyOf") ? merged(alts, path) : alts, path);
       }
       JsonNode type = s.get("type");
+      if (type == null
+          && !s.has("additionalProperties")
+          && !s.has("required")
+          && onlyAnnotations(s, null)) {
+        return free(0); // {} (with annotations only): any value, as Pydantic writes Any
+      }
       if (type == null) {
         throw unsupported(path, "a schema needs a type (or enum, const, anyOf, $ref)");
       }
@@ -278,6 +297,14 @@ public final class JsonSchemaGrammar {
     private int object(JsonNode s, String path) {
       JsonNode props = s.path("properties");
       JsonNode extra = s.path("additionalProperties");
+      if (!s.has("properties")
+          && !s.has("required")
+          && (extra.isMissingNode() || extra.isEmpty() || extra.asBoolean(false))) {
+        // No properties listed, any others allowed: any object ({"type": "object"}, a free-form
+        // argument; dict[str, Any]).
+        refuseCounts(s, path, "minProperties", "maxProperties");
+        return free('{');
+      }
       if (props.isEmpty() && extra.isObject() && !extra.isEmpty()) {
         // No listed properties, values of one schema: a map, keys written by the model.
         for (String k : List.of("minProperties", "maxProperties")) {
@@ -393,6 +420,11 @@ public final class JsonSchemaGrammar {
      * nothing is written past the tuple.
      */
     private int array(JsonNode s, String path) {
+      if (!s.has("items") && !s.has("prefixItems") && !s.has("additionalItems")) {
+        // Any items: any array ({"type": "array"}, list[Any]).
+        refuseCounts(s, path, "minItems", "maxItems", "uniqueItems");
+        return free('[');
+      }
       int id = add(ARRAY);
       JsonNode tuple = s.get("prefixItems");
       String tuplePath = path + "/prefixItems";
@@ -493,6 +525,23 @@ public final class JsonSchemaGrammar {
       return true;
     }
 
+    /** A free value: any JSON value ({@code opens} 0), or any object ('{') or array ('['). */
+    private int free(int opens) {
+      int id = add(ANY);
+      nodes.get(id).opens = opens;
+      return id;
+    }
+
+    /** Counts on a free object or array are not kept: refused by name. */
+    private static void refuseCounts(JsonNode s, String path, String... keys) {
+      for (String k : keys) {
+        if (s.has(k)) {
+          throw unsupported(
+              path + "/" + k, k + " without properties or items listed is not supported");
+        }
+      }
+    }
+
     private int literals(List<JsonNode> values, String path) {
       if (values.size() > MAX_ENUM) {
         throw unsupported(path, "more than " + MAX_ENUM + " values");
@@ -568,6 +617,7 @@ public final class JsonSchemaGrammar {
      * (enum, const, boolean, null) are one list.
      */
     private List<Integer> merged(List<Integer> alts, String path) {
+      alts = lessThanFree(alts);
       int anyString = -1;
       boolean anyNumber = false;
       boolean anyInteger = false;
@@ -623,6 +673,40 @@ public final class JsonSchemaGrammar {
       }
       if (!values.isEmpty()) {
         kept.add(literals(values, path));
+      }
+      return kept;
+    }
+
+    /**
+     * The alternatives less those a free value takes: all of them where one is any value, the
+     * objects where one is any object, the arrays where one is any array.
+     */
+    private List<Integer> lessThanFree(List<Integer> alts) {
+      int anyObject = -1;
+      int anyArray = -1;
+      for (int a : alts) {
+        Node n = nodes.get(a);
+        if (n.kind == ANY && n.opens == 0) {
+          return List.of(a);
+        }
+        if (n.kind == ANY && n.opens == '{' && anyObject < 0) {
+          anyObject = a;
+        }
+        if (n.kind == ANY && n.opens == '[' && anyArray < 0) {
+          anyArray = a;
+        }
+      }
+      List<Integer> kept = new ArrayList<>();
+      for (int a : alts) {
+        int k = nodes.get(a).kind;
+        boolean object =
+            k == OBJECT || k == TAGGED || k == MAP || (k == ANY && nodes.get(a).opens == '{');
+        boolean array = k == ARRAY || (k == ANY && nodes.get(a).opens == '[');
+        if ((object && anyObject >= 0 && a != anyObject)
+            || (array && anyArray >= 0 && a != anyArray)) {
+          continue;
+        }
+        kept.add(a);
       }
       return kept;
     }
@@ -730,6 +814,11 @@ public final class JsonSchemaGrammar {
       switch (n.kind) {
         case OBJECT, TAGGED, MAP -> out['{'] = true;
         case ARRAY -> out['['] = true;
+        case ANY -> {
+          for (int b : n.opens != 0 ? new int[] {n.opens} : VALUE_STARTS) {
+            out[b] = true;
+          }
+        }
         case STRING -> out['"'] = true;
         case INTEGER, NUMBER -> {
           out['-'] = true;

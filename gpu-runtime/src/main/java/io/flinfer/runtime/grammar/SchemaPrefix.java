@@ -1,5 +1,6 @@
 package io.flinfer.runtime.grammar;
 
+import static io.flinfer.runtime.grammar.JsonSchemaGrammar.ANY;
 import static io.flinfer.runtime.grammar.JsonSchemaGrammar.ANY_OF;
 import static io.flinfer.runtime.grammar.JsonSchemaGrammar.ARRAY;
 import static io.flinfer.runtime.grammar.JsonSchemaGrammar.INTEGER;
@@ -49,6 +50,7 @@ public final class SchemaPrefix extends OutputState {
   private final int[] pattern = new int[JsonPrefix.MAX_DEPTH]; // a patterned string's state
   private final int[] character = new int[JsonPrefix.MAX_DEPTH]; // the character being read
   private final long[] used = new long[JsonPrefix.MAX_DEPTH]; // a unique array's values written
+  private final JsonPrefix free = new JsonPrefix(); // a free value's (one at a time: none nests)
   private int depth;
   private boolean started; // the root's first byte has come
   private long candidates; // LITERALS: the values still possible
@@ -79,6 +81,7 @@ public final class SchemaPrefix extends OutputState {
     System.arraycopy(o.pattern, 0, pattern, 0, depth);
     System.arraycopy(o.character, 0, character, 0, depth);
     System.arraycopy(o.used, 0, used, 0, depth);
+    free.copyFrom(o.free);
     started = o.started;
     candidates = o.candidates;
     position = o.position;
@@ -92,6 +95,9 @@ public final class SchemaPrefix extends OutputState {
 
   @Override
   int plainRoom() {
+    if (depth > 0 && kind(depth - 1) == ANY && phase[depth - 1] != BEFORE) {
+      return free.plainRoom();
+    }
     if (depth > 0 && kind(depth - 1) == MAP && phase[depth - 1] == MAP_KEY + JsonLexicon.CHARS) {
       return Integer.MAX_VALUE; // a map's key is free text
     }
@@ -136,6 +142,8 @@ public final class SchemaPrefix extends OutputState {
         return number(f, n, b);
       case LITERALS:
         return literal(f, n, b);
+      case ANY:
+        return free(f, n, b);
       default:
         return anyOf(f, n, b);
     }
@@ -371,6 +379,25 @@ public final class SchemaPrefix extends OutputState {
   /** A bounded number's value in units, at its end (lexical state {@code state}). */
   private long units(int f, int state, DecimalBounds bounds) {
     return JsonLexicon.inFraction(state) ? magnitude[f] : bounds.units(magnitude[f]);
+  }
+
+  /** A free value (any JSON value, or any object or array): read by {@link JsonPrefix}. */
+  private boolean free(int f, JsonSchemaGrammar.Node n, int b) {
+    if (phase[f] == BEFORE) {
+      if (n.opens != 0 && b != n.opens) {
+        return false;
+      }
+      free.startValue();
+      phase[f] = INSIDE;
+    } else if (free.endsNumberAt((byte) b)) {
+      // The number ended before b: its container reads b.
+      return pop() && depth > 0 && accept((byte) b);
+    }
+    if (!free.accept((byte) b)) {
+      return false;
+    }
+    whitespace = 0;
+    return !free.isComplete() || pop();
   }
 
   private boolean literal(int f, JsonSchemaGrammar.Node n, int b) {

@@ -85,6 +85,15 @@ class SchemaInstancesValidateTest {
                "tags": {"type": "array", "items": {"enum": ["a", "b"]}, "uniqueItems": true}},
                "required": ["id"]}}}
     """,
+    """
+    {"type": "object", "properties": {
+      "meta": {}, "opts": {"type": "object"}, "list": {"type": "array"},
+      "maybe": {"anyOf": [{"type": "object"}, {"type": "null"},
+                {"type": "object", "properties": {"x": {"type": "integer"}}}]},
+      "rows": {"type": "array", "maxItems": 3, "items": {"type": "object",
+               "additionalProperties": true}},
+      "anything": true}}
+    """,
   };
 
   /** These, and {@link SchemaPrefixTest}'s (every other construct). */
@@ -95,6 +104,7 @@ class SchemaInstancesValidateTest {
     SCHEMAS[3],
     SCHEMAS[4],
     SCHEMAS[5],
+    SCHEMAS[6],
     SchemaPrefixTest.SCHEMA,
     SchemaPrefixTest.CALLS,
     SchemaPrefixTest.BOUNDED
@@ -102,7 +112,7 @@ class SchemaInstancesValidateTest {
 
   @Property(tries = 400)
   void everyValueWrittenValidates(
-      @ForAll @IntRange(min = 0, max = 8) int which, @ForAll long seed) {
+      @ForAll @IntRange(min = 0, max = 9) int which, @ForAll long seed) {
     String schema = ALL[which];
     String text = walk(JsonSchemaGrammar.compile(schema), new Random(seed));
     Statistics.label("walk ended").collect(text != null);

@@ -333,12 +333,16 @@ class SchemaPrefixTest {
         .hasMessageContaining("cannot be told apart");
   }
 
-  /** Bounded, patterned and formatted strings, bounded integers and multiples, a tuple, a set. */
+  /**
+   * Bounded, patterned and formatted strings, bounded integers and multiples, a tuple, a set, a
+   * free value.
+   */
   static final String BOUNDED =
       """
       {"type": "object", "properties": {
         "point": {"type": "array", "prefixItems": [{"type": "integer"}, {"enum": ["x", "y"]}],
           "items": false},
+        "meta": {},
         "set": {"type": "array", "items": {"enum": ["x", "y", "z"]}, "uniqueItems": true},
         "even": {"type": "integer", "multipleOf": 2, "maximum": 100},
         "price": {"type": "number", "minimum": 0, "multipleOf": 0.25},
@@ -738,6 +742,65 @@ class SchemaPrefixTest {
     assertThat(whole(any, "[\"a\", \"a\"]")).isTrue();
   }
 
+  /**
+   * Free values: {@code {}} (Pydantic's {@code Any}) takes any JSON value, {@code {"type":
+   * "object"}} (a free-form argument, {@code dict[str, Any]}) any object and {@code {"type":
+   * "array"}} any array, written compact or pretty; nothing else.
+   */
+  @Property(tries = 200)
+  void freeValuesTakeAnyValueOfTheirKind(@ForAll long seed, @ForAll boolean pretty)
+      throws Exception {
+    JsonSchemaGrammar g =
+        JsonSchemaGrammar.compile(
+            "{\"type\": \"object\", \"properties\": {\"any\": {\"description\": \"x\"},"
+                + " \"obj\": {\"type\": \"object\"}, \"arr\": {\"type\": \"array\"},"
+                + " \"map\": {\"type\": \"object\", \"additionalProperties\": true},"
+                + " \"n\": {\"type\": \"integer\"}}}");
+    Random r = new Random(seed);
+    ObjectNode o = JsonNodeFactory.instance.objectNode();
+    o.set("any", randomValue(r, 3));
+    o.set("obj", randomObject(r, 3));
+    o.set("arr", randomArray(r, 3));
+    o.set("map", randomObject(r, 2));
+    o.put("n", r.nextInt(100));
+    String text =
+        pretty ? JSON.writerWithDefaultPrettyPrinter().writeValueAsString(o) : o.toString();
+    assertThat(whole(g, text)).as(text).isTrue();
+    assertThat(prefix(g, "{\"any\": 1, \"obj\": [")).isFalse();
+    assertThat(prefix(g, "{\"any\": 1, \"obj\": {}, \"arr\": {")).isFalse();
+    assertThat(prefix(g, "{\"any\": 1, \"obj\": {}, \"arr\": [], \"map\": 3")).isFalse();
+  }
+
+  private static JsonNode randomValue(Random r, int depth) {
+    JsonNodeFactory f = JsonNodeFactory.instance;
+    return switch (r.nextInt(depth > 0 ? 8 : 6)) {
+      case 0 -> f.numberNode(r.nextInt(2000) - 1000);
+      case 1 -> f.numberNode(r.nextDouble() * 1e4 - 5e3);
+      case 2 -> f.textNode(r.nextBoolean() ? "t\u00e9\"\n" : "");
+      case 3 -> f.booleanNode(r.nextBoolean());
+      case 4 -> f.nullNode();
+      case 5 -> f.numberNode(0);
+      case 6 -> randomObject(r, depth - 1);
+      default -> randomArray(r, depth - 1);
+    };
+  }
+
+  private static ObjectNode randomObject(Random r, int depth) {
+    ObjectNode o = JsonNodeFactory.instance.objectNode();
+    for (int i = 0; i < r.nextInt(4); i++) {
+      o.set("k" + i, randomValue(r, depth));
+    }
+    return o;
+  }
+
+  private static ArrayNode randomArray(Random r, int depth) {
+    ArrayNode a = JsonNodeFactory.instance.arrayNode();
+    for (int i = 0; i < r.nextInt(4); i++) {
+      a.add(randomValue(r, depth));
+    }
+    return a;
+  }
+
   /** Cents: any number of them, no fraction of one, and as many trailing zeros as wanted. */
   @Test
   void aNumberThatIsAMultipleOfACentHasAtMostTwoSignificantDecimals() {
@@ -857,6 +920,10 @@ class SchemaPrefixTest {
       {"{\"type\": \"string\", \"maxLength\": -1}", "must be a non-negative integer"},
       {"{\"enum\": [1, 2], \"minimum\": 2}", "bounds beside enum or const"},
       {"{\"const\": 4, \"multipleOf\": 2}", "bounds beside enum or const"},
+      {"{\"type\": \"object\", \"minProperties\": 1}", "minProperties without properties"},
+      {"{\"type\": \"array\", \"maxItems\": 2}", "maxItems without properties or items"},
+      {"false", "the schema false allows no value"},
+      {"{\"additionalProperties\": false}", "a schema needs a type"},
       {
         "{\"type\": \"object\", \"properties\": {\"x\": {\"type\": \"integer\"}},"
             + " \"minProperties\": 2}",
