@@ -166,7 +166,8 @@ public final class JsonSchemaGrammar {
     Compiler c = new Compiler(root);
     int id = c.compile(root, "#");
     int kind = c.nodes.get(id).kind;
-    if (kind != OBJECT && kind != TAGGED && kind != MAP && kind != ARRAY) {
+    boolean container = kind == ANY && c.nodes.get(id).opens != 0;
+    if (kind != OBJECT && kind != TAGGED && kind != MAP && kind != ARRAY && !container) {
       // A bare number would not know where it ends; a string or literal is no document.
       throw new IllegalArgumentException("json_schema: the root must be an object or an array");
     }

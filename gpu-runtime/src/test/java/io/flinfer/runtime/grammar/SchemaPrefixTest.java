@@ -769,6 +769,10 @@ class SchemaPrefixTest {
     assertThat(prefix(g, "{\"any\": 1, \"obj\": [")).isFalse();
     assertThat(prefix(g, "{\"any\": 1, \"obj\": {}, \"arr\": {")).isFalse();
     assertThat(prefix(g, "{\"any\": 1, \"obj\": {}, \"arr\": [], \"map\": 3")).isFalse();
+    // At the root too.
+    JsonSchemaGrammar object = JsonSchemaGrammar.compile("{\"type\": \"object\"}");
+    assertThat(whole(object, o.toString())).isTrue();
+    assertThat(prefix(object, "[")).isFalse();
   }
 
   private static JsonNode randomValue(Random r, int depth) {

@@ -172,9 +172,9 @@ class RequestValidatorTest {
             error(
                 base()
                     .setResponseFormat("json_schema")
-                    .setJsonSchema("{\"type\": \"object\", \"minProperties\": 1}")
+                    .setJsonSchema("{\"type\": \"object\", \"not\": {}}")
                     .build()))
-        .isEqualTo("json_schema at #/minProperties: keyword minProperties is not supported");
+        .isEqualTo("json_schema at #/not: keyword not is not supported");
     assertThat(error(base().setStop(List.of("")).build()))
         .isEqualTo("stop strings must not be empty");
     assertThat(error(base().setDeadlineEpochMs(500L).build())).isEqualTo("deadline 500 has passed");
