@@ -92,7 +92,9 @@ class SchemaInstancesValidateTest {
                 {"type": "object", "properties": {"x": {"type": "integer"}}}]},
       "rows": {"type": "array", "maxItems": 3, "items": {"type": "object",
                "additionalProperties": true}},
-      "anything": true}}
+      "anything": true,
+      "typed": {"type": "string", "enum": ["a", 1, null, "b"]},
+      "numeric": {"type": ["integer", "null"], "enum": [1.5, 2.0, null, "x", 3]}}}
     """,
   };
 

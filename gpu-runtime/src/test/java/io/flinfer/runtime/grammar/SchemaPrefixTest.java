@@ -72,6 +72,25 @@ class SchemaPrefixTest {
     return b.length;
   }
 
+  /**
+   * Each case's schema ({@code c[0]}, between {@code before} and {@code after}) as property "a" of
+   * an object is refused with a message holding {@code c[1]}.
+   */
+  private static void assertRefusedAsProperty(String[][] cases, String before, String after) {
+    for (String[] c : cases) {
+      assertThatThrownBy(
+              () ->
+                  JsonSchemaGrammar.compile(
+                      "{\"type\": \"object\", \"properties\": {\"a\": "
+                          + before
+                          + c[0]
+                          + after
+                          + "}}"))
+          .as(c[0])
+          .hasMessageContaining(c[1]);
+    }
+  }
+
   /** Whether {@code g} takes {@code text} as a whole value. */
   private static boolean whole(JsonSchemaGrammar g, String text) {
     byte[] b = text.getBytes(StandardCharsets.UTF_8);
@@ -805,6 +824,46 @@ class SchemaPrefixTest {
     return a;
   }
 
+  /**
+   * A type beside enum or const keeps only the values of that type (none left is refused); beside
+   * anyOf or oneOf it must hold for every alternative, and other keywords there are refused.
+   */
+  @Test
+  void aTypeBesideAnEnumKeepsItsValuesOfThatType() {
+    JsonSchemaGrammar pets =
+        JsonSchemaGrammar.compile(
+            "{\"type\": \"object\", \"properties\": {\"p\": {\"type\": [\"object\", \"null\"],"
+                + " \"anyOf\": [{\"type\": \"object\", \"properties\": {\"k\": {\"const\":"
+                + " 1}}}, {\"type\": \"null\"}]}}}");
+    assertThat(whole(pets, "{\"p\": {\"k\": 1}}")).isTrue();
+    JsonSchemaGrammar g =
+        JsonSchemaGrammar.compile(
+            "{\"type\": \"object\", \"properties\": {\"s\": {\"type\": \"string\", \"enum\":"
+                + " [\"a\", 1, null]}, \"n\": {\"type\": [\"integer\", \"null\"], \"enum\": [1.5,"
+                + " 2.0, null, \"x\"]}, \"c\": {\"enum\": [\"p\", \"q\"], \"const\": \"q\"}}}");
+    assertThat(whole(g, "{\"s\": \"a\", \"n\": 2.0, \"c\": \"q\"}")).isTrue();
+    assertThat(whole(g, "{\"s\": \"a\", \"n\": null, \"c\": \"q\"}")).isTrue();
+    assertThat(prefix(g, "{\"s\": 1")).isFalse();
+    assertThat(prefix(g, "{\"s\": n")).isFalse();
+    assertThat(prefix(g, "{\"s\": \"a\", \"n\": 1.")).isFalse();
+    assertThat(prefix(g, "{\"s\": \"a\", \"n\": \"")).isFalse();
+    assertThat(prefix(g, "{\"s\": \"a\", \"n\": null, \"c\": \"p")).isFalse();
+    assertRefusedAsProperty(
+        new String[][] {
+          {"{\"type\": \"integer\", \"const\": \"s\"}", "no value of its const is of its type"},
+          {"{\"type\": \"string\", \"enum\": [1, 2]}", "no value of its enum is of its type"},
+          {"{\"enum\": [\"p\"], \"const\": \"q\"}", "its const is not in its enum"},
+          {"{\"enum\": [1], \"anyOf\": [{\"type\": \"integer\"}]}", "beside anyOf or oneOf"},
+          {
+            "{\"type\": \"integer\", \"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}]}",
+            "an alternative of anyOf has values not of this type"
+          },
+          {"{\"minimum\": 3, \"anyOf\": [{\"type\": \"integer\"}]}", "minimum beside anyOf"},
+        },
+        "",
+        "");
+  }
+
   /** Cents: any number of them, no fraction of one, and as many trailing zeros as wanted. */
   @Test
   void aNumberThatIsAMultipleOfACentHasAtMostTwoSignificantDecimals() {
@@ -896,14 +955,7 @@ class SchemaPrefixTest {
       {"[{\"type\": \"string\"}, {\"allOf\": [{\"maxLength\": 2}]}]", "allOf inside allOf"},
       {"[]", "allOf must be a non-empty array"},
     };
-    for (String[] c : refused) {
-      assertThatThrownBy(
-              () ->
-                  JsonSchemaGrammar.compile(
-                      "{\"type\": \"object\", \"properties\": {\"a\": {\"allOf\": " + c[0] + "}}}"))
-          .as(c[0])
-          .hasMessageContaining(c[1]);
-    }
+    assertRefusedAsProperty(refused, "{\"allOf\": ", "}");
   }
 
   @Test
@@ -969,14 +1021,7 @@ class SchemaPrefixTest {
         "no integer is within its bounds and a multiple of 2.5"
       },
     };
-    for (String[] c : cases) {
-      assertThatThrownBy(
-              () ->
-                  JsonSchemaGrammar.compile(
-                      "{\"type\": \"object\", \"properties\": {\"a\": " + c[0] + "}}"))
-          .as(c[0])
-          .hasMessageContaining(c[1]);
-    }
+    assertRefusedAsProperty(cases, "", "");
     // A bound past 18 digits bounds nothing that is written.
     JsonSchemaGrammar huge =
         JsonSchemaGrammar.compile(

@@ -1,0 +1,377 @@
+package io.flinfer.runtime.grammar;
+
+import static io.flinfer.runtime.grammar.JsonSchemaGrammar.ANNOTATIONS;
+import static io.flinfer.runtime.grammar.JsonSchemaGrammar.ANY;
+import static io.flinfer.runtime.grammar.JsonSchemaGrammar.ANY_OF;
+import static io.flinfer.runtime.grammar.JsonSchemaGrammar.ARRAY;
+import static io.flinfer.runtime.grammar.JsonSchemaGrammar.INTEGER;
+import static io.flinfer.runtime.grammar.JsonSchemaGrammar.JSON;
+import static io.flinfer.runtime.grammar.JsonSchemaGrammar.LITERALS;
+import static io.flinfer.runtime.grammar.JsonSchemaGrammar.MAP;
+import static io.flinfer.runtime.grammar.JsonSchemaGrammar.NUMBER;
+import static io.flinfer.runtime.grammar.JsonSchemaGrammar.OBJECT;
+import static io.flinfer.runtime.grammar.JsonSchemaGrammar.STRING;
+import static io.flinfer.runtime.grammar.JsonSchemaGrammar.TAGGED;
+import static io.flinfer.runtime.grammar.JsonSchemaGrammar.VALUE_STARTS;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.flinfer.runtime.grammar.JsonSchemaGrammar.Node;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+
+/**
+ * {@code anyOf}, {@code oneOf} and lists of types as {@link SchemaCompiler} makes them nodes: an
+ * alternative chosen by the first byte written, alternatives another one takes every value of left
+ * to it, objects told apart by a shared property's literal values (a discriminated union), and the
+ * keywords a union may have beside it.
+ */
+final class Unions {
+  private final SchemaCompiler c;
+
+  Unions(SchemaCompiler c) {
+    this.c = c;
+  }
+
+  /**
+   * Keywords beside {@code anyOf}/{@code oneOf}, which a value must keep too: annotations, and a
+   * {@code type} that every alternative's values already have (as {@code "type": "object"} beside a
+   * union of objects); anything else is refused.
+   */
+  void besideUnion(JsonNode s, String union, List<Integer> alts, String path) {
+    for (Iterator<String> it = s.fieldNames(); it.hasNext(); ) {
+      String k = it.next();
+      if (!k.equals(union) && !k.equals("type") && !ANNOTATIONS.contains(k)
+          || k.equals("required")
+          || k.equals("additionalProperties")) {
+        throw SchemaCompiler.unsupported(
+            path + "/" + k, k + " beside " + union + " is not supported");
+      }
+    }
+    JsonNode type = s.get("type");
+    for (int a = 0; type != null && a < alts.size(); a++) {
+      if (!ofType(c.nodes.get(alts.get(a)), type)) {
+        throw SchemaCompiler.unsupported(
+            path + "/type", "an alternative of " + union + " has values not of this type");
+      }
+    }
+  }
+
+  /** Whether every value of node {@code n} is of {@code type}. */
+  private boolean ofType(Node n, JsonNode type) {
+    String t =
+        switch (n.kind) {
+          case OBJECT, TAGGED, MAP -> "object";
+          case ARRAY -> "array";
+          case STRING -> "string";
+          case INTEGER -> "integer";
+          case NUMBER -> "number";
+          case ANY -> n.opens == '{' ? "object" : n.opens == '[' ? "array" : null;
+          default -> null;
+        };
+    if (n.kind == LITERALS) {
+      for (byte[] l : n.literals) {
+        try {
+          if (!SchemaCompiler.ofType(JSON.readTree(l), type)) {
+            return false;
+          }
+        } catch (java.io.IOException e) {
+          throw new IllegalStateException(e);
+        }
+      }
+      return true;
+    }
+    if (n.kind == ANY_OF && n.alternatives != null) {
+      for (int a : n.alternatives) {
+        if (!ofType(c.nodes.get(a), type)) {
+          return false;
+        }
+      }
+      return true;
+    }
+    if (t == null) {
+      return false;
+    }
+    for (JsonNode x : type.isArray() ? type : JSON.createArrayNode().add(type)) {
+      if (x.asText().equals(t) || (t.equals("integer") && x.asText().equals("number"))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  int anyOf(List<Integer> alts, String path) {
+    if (alts.size() == 1) {
+      return alts.get(0);
+    }
+    List<Integer> objects = new ArrayList<>();
+    for (int a : alts) {
+      if (c.nodes.get(a).kind == OBJECT) {
+        objects.add(a);
+      }
+    }
+    if (objects.size() > 1) {
+      // Several objects: one tagged node stands for them all.
+      List<Integer> rest = new ArrayList<>(alts);
+      rest.removeAll(objects);
+      rest.add(tagged(objects, path));
+      alts = rest;
+    }
+    int id = c.add(ANY_OF);
+    Node n = c.nodes.get(id);
+    n.alternatives = alts.stream().mapToInt(Integer::intValue).toArray();
+    n.byFirstByte = new int[256];
+    java.util.Arrays.fill(n.byFirstByte, -1);
+    for (int a : n.alternatives) {
+      boolean[] first = new boolean[256];
+      firstBytes(a, first, new java.util.HashSet<>());
+      for (int b = 0; b < 256; b++) {
+        if (first[b]) {
+          if (n.byFirstByte[b] >= 0 && n.byFirstByte[b] != a) {
+            throw SchemaCompiler.unsupported(
+                path,
+                "alternatives that can start with the same character ("
+                    + (char) b
+                    + ") are not supported");
+          }
+          n.byFirstByte[b] = a;
+        }
+      }
+    }
+    return id;
+  }
+
+  /**
+   * The alternatives of an {@code anyOf} or a list of types less those another one takes every
+   * value of (not of a {@code oneOf}, whose values must be of one alternative only), so that unions
+   * such as Pydantic's {@code int | float}, {@code str | date} or {@code Literal["a"] | str} need
+   * not be told apart by their first character: a number without bounds takes every integer and
+   * every numeric literal, an integer without bounds every integer literal, a string without
+   * pattern, format or lengths every string and every string literal, and the literals (enum,
+   * const, boolean, null) are one list.
+   */
+  List<Integer> merged(List<Integer> alts, String path) {
+    alts = lessThanFree(alts);
+    int anyString = -1;
+    boolean anyNumber = false;
+    boolean anyInteger = false;
+    for (int a : alts) {
+      Node n = c.nodes.get(a);
+      if (n.kind == STRING
+          && n.pattern == null
+          && n.minLength == 0
+          && n.maxLength == Integer.MAX_VALUE
+          && anyString < 0) {
+        anyString = a;
+      }
+      anyNumber |= n.kind == NUMBER && n.bounds == null;
+      anyInteger |= n.kind == INTEGER && n.bounds == null;
+    }
+    List<Integer> kept = new ArrayList<>();
+    List<JsonNode> values = new ArrayList<>();
+    List<String> texts = new ArrayList<>();
+    int literalNodes = 0;
+    boolean dropped = false;
+    for (int a : alts) {
+      Node n = c.nodes.get(a);
+      if ((n.kind == INTEGER && anyNumber)
+          || (n.kind == STRING && anyString >= 0 && a != anyString)) {
+        continue;
+      }
+      if (n.kind != LITERALS) {
+        kept.add(a);
+        continue;
+      }
+      literalNodes++;
+      for (byte[] t : n.literals) {
+        String text = new String(t, StandardCharsets.UTF_8);
+        boolean numeric = t[0] == '-' || Character.isDigit(t[0]);
+        boolean covered =
+            (t[0] == '"' && anyString >= 0)
+                || (numeric && anyNumber)
+                || (numeric && anyInteger && text.matches("-?[0-9]+"));
+        if (covered || texts.contains(text)) {
+          dropped = true;
+          continue;
+        }
+        texts.add(text);
+        try {
+          values.add(JSON.readTree(t));
+        } catch (java.io.IOException e) {
+          throw new IllegalStateException(e);
+        }
+      }
+    }
+    if (literalNodes == 1 && !dropped) {
+      return withLiterals(kept, alts); // the node as it was
+    }
+    if (!values.isEmpty()) {
+      kept.add(c.literals(values, path));
+    }
+    return kept;
+  }
+
+  /**
+   * The alternatives less those a free value takes: all of them where one is any value, the objects
+   * where one is any object, the arrays where one is any array.
+   */
+  private List<Integer> lessThanFree(List<Integer> alts) {
+    int anyObject = -1;
+    int anyArray = -1;
+    for (int a : alts) {
+      Node n = c.nodes.get(a);
+      if (n.kind == ANY && n.opens == 0) {
+        return List.of(a);
+      }
+      if (n.kind == ANY && n.opens == '{' && anyObject < 0) {
+        anyObject = a;
+      }
+      if (n.kind == ANY && n.opens == '[' && anyArray < 0) {
+        anyArray = a;
+      }
+    }
+    List<Integer> kept = new ArrayList<>();
+    for (int a : alts) {
+      int k = c.nodes.get(a).kind;
+      boolean object =
+          k == OBJECT || k == TAGGED || k == MAP || (k == ANY && c.nodes.get(a).opens == '{');
+      boolean array = k == ARRAY || (k == ANY && c.nodes.get(a).opens == '[');
+      if ((object && anyObject >= 0 && a != anyObject)
+          || (array && anyArray >= 0 && a != anyArray)) {
+        continue;
+      }
+      kept.add(a);
+    }
+    return kept;
+  }
+
+  /** {@code kept} with the one literals node of {@code alts} back in its place among them. */
+  private List<Integer> withLiterals(List<Integer> kept, List<Integer> alts) {
+    List<Integer> out = new ArrayList<>();
+    for (int a : alts) {
+      if (kept.contains(a) || c.nodes.get(a).kind == LITERALS) {
+        out.add(a);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Objects that share a property whose values are literals (a {@code const} or {@code enum}), none
+   * written as the start of another: a discriminated union. That property is written first (the
+   * first such property of the first object, wherever it is listed; the order of an object's
+   * properties says nothing about its validity), so the value written picks the object, whose other
+   * properties follow in their order.
+   */
+  private int tagged(List<Integer> objects, String path) {
+    byte[] key = tellingKey(objects, path);
+    List<JsonNode> values = new ArrayList<>();
+    List<Integer> picks = new ArrayList<>();
+    for (int o : objects) {
+      int first = withKeyFirst(o, key);
+      for (byte[] t : c.nodes.get(c.nodes.get(first).values[0]).literals) {
+        try {
+          values.add(JSON.readTree(t));
+        } catch (java.io.IOException e) {
+          throw new IllegalStateException(e);
+        }
+        picks.add(first);
+      }
+    }
+    int tag = c.literals(values, path);
+    int id = c.add(TAGGED);
+    Node n = c.nodes.get(id);
+    n.keys = new byte[][] {key};
+    n.values = new int[] {tag};
+    n.alternatives = objects.stream().mapToInt(Integer::intValue).toArray();
+    n.tagged = picks.stream().mapToInt(Integer::intValue).toArray();
+    return id;
+  }
+
+  /** The key of the first property of the first object that every object has with literals. */
+  private byte[] tellingKey(List<Integer> objects, String path) {
+    Node first = c.nodes.get(objects.get(0));
+    for (int k = 0; k < first.keys.length; k++) {
+      boolean telling = true;
+      for (int o : objects) {
+        int at = keyIndex(c.nodes.get(o), first.keys[k]);
+        telling &= at >= 0 && c.nodes.get(c.nodes.get(o).values[at]).kind == LITERALS;
+      }
+      if (telling) {
+        return first.keys[k];
+      }
+    }
+    throw SchemaCompiler.unsupported(
+        path, "object alternatives must share a property whose const or enum tells them apart");
+  }
+
+  private static int keyIndex(Node n, byte[] key) {
+    for (int k = 0; k < n.keys.length; k++) {
+      if (java.util.Arrays.equals(n.keys[k], key)) {
+        return k;
+      }
+    }
+    return -1;
+  }
+
+  /**
+   * Object {@code o}, or a copy of it with property {@code key} moved first (a copy, as the object
+   * may be written elsewhere too).
+   */
+  private int withKeyFirst(int o, byte[] key) {
+    Node n = c.nodes.get(o);
+    int at = keyIndex(n, key);
+    if (at == 0) {
+      return o;
+    }
+    int id = c.add(OBJECT);
+    Node copy = c.nodes.get(id);
+    copy.keys = new byte[n.keys.length][];
+    copy.values = new int[n.keys.length];
+    copy.keys[0] = n.keys[at];
+    copy.values[0] = n.values[at];
+    for (int k = 0, j = 1; k < n.keys.length; k++) {
+      if (k != at) {
+        copy.keys[j] = n.keys[k];
+        copy.values[j++] = n.values[k];
+      }
+    }
+    return id;
+  }
+
+  /** The bytes a value of node {@code id} can start with. */
+  private void firstBytes(int id, boolean[] out, java.util.Set<Integer> seen) {
+    if (!seen.add(id)) {
+      return;
+    }
+    Node n = c.nodes.get(id);
+    switch (n.kind) {
+      case OBJECT, TAGGED, MAP -> out['{'] = true;
+      case ARRAY -> out['['] = true;
+      case ANY -> {
+        for (int b : n.opens != 0 ? new int[] {n.opens} : VALUE_STARTS) {
+          out[b] = true;
+        }
+      }
+      case STRING -> out['"'] = true;
+      case INTEGER, NUMBER -> {
+        out['-'] = true;
+        for (int d = '0'; d <= '9'; d++) {
+          out[d] = true;
+        }
+      }
+      case LITERALS -> {
+        for (byte[] t : n.literals) {
+          out[t[0] & 0xff] = true;
+        }
+      }
+      default -> {
+        // A definition still being compiled has no alternatives yet: it adds none.
+        for (int a : n.alternatives == null ? new int[0] : n.alternatives) {
+          firstBytes(a, out, seen);
+        }
+      }
+    }
+  }
+}
