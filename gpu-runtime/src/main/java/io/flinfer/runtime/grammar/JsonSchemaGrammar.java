@@ -75,6 +75,7 @@ public final class JsonSchemaGrammar {
           "minItems",
           "maxItems",
           "uniqueItems",
+          "propertyNames",
           "enum",
           "const",
           "anyOf",
@@ -112,7 +113,8 @@ public final class JsonSchemaGrammar {
     int item = -1; // ARRAY: each later item's node (-1: none is written); MAP: each value's
     int minItems;
     int maxItems = Integer.MAX_VALUE;
-    boolean uniqueItems; // ARRAY: no literal (item) value twice
+    boolean uniqueItems; // ARRAY: no literal (item) value twice; MAP: no literal key twice
+    int keyNode = -1; // MAP: what its keys are (propertyNames), or -1: any
     byte[][] literals; // LITERALS: each value as JSON text
     int[] alternatives; // ANY_OF
     int[] byFirstByte; // ANY_OF: the alternative a first byte picks, or -1

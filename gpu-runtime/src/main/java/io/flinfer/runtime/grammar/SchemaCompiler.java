@@ -143,26 +143,18 @@ final class SchemaCompiler {
   private int object(JsonNode s, String path) {
     JsonNode props = s.path("properties");
     JsonNode extra = s.path("additionalProperties");
-    if (!s.has("properties")
-        && !s.has("required")
-        && (extra.isMissingNode() || extra.isEmpty() || extra.asBoolean(false))) {
+    boolean anyValue = extra.isMissingNode() || extra.isEmpty() || extra.asBoolean(false);
+    if (!s.has("properties") && !s.has("required") && anyValue && !s.has("propertyNames")) {
       // No properties listed, any others allowed: any object ({"type": "object"}, a free-form
       // argument; dict[str, Any]).
       refuseCounts(s, path, "minProperties", "maxProperties");
       return free('{');
     }
-    if (props.isEmpty() && extra.isObject() && !extra.isEmpty()) {
+    if (props.isEmpty()
+        && !s.has("required")
+        && ((extra.isObject() && !extra.isEmpty()) || (anyValue && s.has("propertyNames")))) {
       // No listed properties, values of one schema: a map, keys written by the model.
-      for (String k : List.of("minProperties", "maxProperties")) {
-        if (s.has(k)) {
-          // The model may write a key twice, which a reader counts once.
-          throw unsupported(path + "/" + k, k + " on a map is not supported");
-        }
-      }
-      int id = add(MAP);
-      int value = compile(extra, path + "/additionalProperties");
-      nodes.get(id).item = value;
-      return id;
+      return map(s, anyValue ? free(0) : compile(extra, path + "/additionalProperties"), path);
     }
     int id = add(OBJECT);
     List<byte[]> keys = new ArrayList<>();
@@ -421,6 +413,60 @@ final class SchemaCompiler {
       case "array" -> v.isArray();
       default -> false;
     };
+  }
+
+  /**
+   * A map whose values are of node {@code value}: keys of {@code propertyNames} (a string schema,
+   * or an enum of strings, each then written at most once, so that {@code minProperties} and {@code
+   * maxProperties} count them; other keys may come twice, which a reader counts once, so counts are
+   * kept only for enum keys).
+   */
+  private int map(JsonNode s, int value, String path) {
+    int id = add(MAP);
+    Node n = nodes.get(id);
+    n.item = value;
+    if (s.has("propertyNames")) {
+      JsonNode names = s.get("propertyNames");
+      if (names.isObject()
+          && !names.has("type")
+          && !names.has("enum")
+          && !names.has("const")
+          && !names.has("$ref")) {
+        // Keys are strings: a pattern or lengths alone are about strings.
+        names =
+            ((com.fasterxml.jackson.databind.node.ObjectNode) names.deepCopy())
+                .put("type", "string");
+      }
+      int key = compile(names, path + "/propertyNames");
+      Node k = nodes.get(key);
+      boolean literals = k.kind == LITERALS;
+      for (int i = 0; literals && i < k.literals.length; i++) {
+        literals = k.literals[i][0] == '"';
+      }
+      if (k.kind != STRING && !literals) {
+        throw unsupported(
+            path + "/propertyNames",
+            "propertyNames must describe strings (or list them in an enum)");
+      }
+      n.keyNode = key;
+      n.uniqueItems = literals;
+    }
+    if (!n.uniqueItems) {
+      for (String k : List.of("minProperties", "maxProperties")) {
+        if (s.has(k)) {
+          throw unsupported(
+              path + "/" + k, k + " on a map is only supported with an enum of propertyNames");
+        }
+      }
+      return id;
+    }
+    int keys = nodes.get(n.keyNode).literals.length;
+    n.minItems = count(s, "minProperties", 0, path);
+    n.maxItems = Math.min(count(s, "maxProperties", Integer.MAX_VALUE, path), keys);
+    if (n.minItems > n.maxItems) {
+      throw unsupported(path, "minProperties is more than the " + keys + " keys allowed");
+    }
+    return id;
   }
 
   /** A free value: any JSON value ({@code opens} 0), or any object ('{') or array ('['). */

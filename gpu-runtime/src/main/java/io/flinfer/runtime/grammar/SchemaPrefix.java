@@ -223,8 +223,16 @@ public final class SchemaPrefix extends OutputState {
         if (JsonLexicon.isSpace(b)) {
           return space(JsonPrefix.MAX_WHITESPACE);
         }
-        if (b == '}' && p == OPENED) {
+        if (b == '}' && p == OPENED && n.minItems == 0) {
           return pop();
+        }
+        if (p == OPENED && n.maxItems == 0) {
+          return false;
+        }
+        if (n.keyNode >= 0) {
+          // The key is a value of its own node; when it ends, this map reads the colon.
+          phase[f] = COLON;
+          return push(n.keyNode) && accept((byte) b);
         }
         return b == '"' && to(f, MAP_KEY + JsonLexicon.CHARS);
       case COLON:
@@ -236,10 +244,10 @@ public final class SchemaPrefix extends OutputState {
         if (JsonLexicon.isSpace(b)) {
           return space(JsonPrefix.MAX_WHITESPACE);
         }
-        if (b == ',') {
+        if (b == ',' && index[f] < n.maxItems) {
           return to(f, NEXT);
         }
-        return b == '}' && pop();
+        return b == '}' && index[f] >= n.minItems && pop();
     }
   }
 
@@ -404,8 +412,8 @@ public final class SchemaPrefix extends OutputState {
     long still = 0;
     int at = phase[f] == BEFORE ? 0 : position;
     long all = n.literals.length == 64 ? -1L : (1L << n.literals.length) - 1;
-    if (f > 0 && grammar.node(node[f - 1]).uniqueItems) {
-      all &= ~used[f - 1]; // an item of a unique array: none written before
+    if (f > 0 && uniqueChild(f - 1)) {
+      all &= ~used[f - 1]; // an item of a unique array, a key of a map of enum keys: a new one
     }
     long from = phase[f] == BEFORE ? all : candidates;
     int complete = -1;
@@ -463,15 +471,26 @@ public final class SchemaPrefix extends OutputState {
     return true;
   }
 
+  /**
+   * Whether the value being read in frame {@code f}'s child is one of literals written at most once
+   * there: an item of a unique array, or a key (read before the colon) of a map of enum keys.
+   */
+  private boolean uniqueChild(int f) {
+    JsonSchemaGrammar.Node n = grammar.node(node[f]);
+    return n.uniqueItems && (n.kind == ARRAY || phase[f] == COLON);
+  }
+
   /** The top value is complete: its container (an array counts it) goes on. */
   private boolean pop() {
     depth--;
     whitespace = 0;
-    if (depth > 0 && kind(depth - 1) == ARRAY) {
+    if (depth > 0 && uniqueChild(depth - 1)) {
+      used[depth - 1] |= 1L << matched; // literals: this one just matched
+    }
+    if (depth > 0 && kind(depth - 1) == MAP && phase[depth - 1] == AFTER) {
+      index[depth - 1]++; // a value: one more property
+    } else if (depth > 0 && kind(depth - 1) == ARRAY) {
       index[depth - 1]++;
-      if (grammar.node(node[depth - 1]).uniqueItems) {
-        used[depth - 1] |= 1L << matched; // its items are literals: this one just matched
-      }
     } else if (depth > 0 && kind(depth - 1) == TAGGED) {
       // The first property's value picked the object: it goes on after that property.
       node[depth - 1] = grammar.node(node[depth - 1]).tagged[matched];

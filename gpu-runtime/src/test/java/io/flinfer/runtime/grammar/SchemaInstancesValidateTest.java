@@ -93,6 +93,11 @@ class SchemaInstancesValidateTest {
       "rows": {"type": "array", "maxItems": 3, "items": {"type": "object",
                "additionalProperties": true}},
       "anything": true,
+      "langs": {"type": "object", "additionalProperties": {"type": "string", "maxLength": 4},
+                "propertyNames": {"enum": ["en", "fr", "de"]}, "minProperties": 1},
+      "ids": {"type": "object", "propertyNames": {"pattern": "^[a-z]{1,3}$"},
+              "additionalProperties": {"type": "integer"}},
+      "tagsByKey": {"type": "object", "propertyNames": {"maxLength": 2}},
       "typed": {"type": "string", "enum": ["a", 1, null, "b"]},
       "numeric": {"type": ["integer", "null"], "enum": [1.5, 2.0, null, "x", 3]}}}
     """,

@@ -362,6 +362,8 @@ class SchemaPrefixTest {
         "point": {"type": "array", "prefixItems": [{"type": "integer"}, {"enum": ["x", "y"]}],
           "items": false},
         "meta": {},
+        "langs": {"type": "object", "propertyNames": {"enum": ["en", "fr"]},
+                  "additionalProperties": {"type": "integer"}},
         "set": {"type": "array", "items": {"enum": ["x", "y", "z"]}, "uniqueItems": true},
         "even": {"type": "integer", "multipleOf": 2, "maximum": 100},
         "price": {"type": "number", "minimum": 0, "multipleOf": 0.25},
@@ -864,6 +866,80 @@ class SchemaPrefixTest {
         "");
   }
 
+  /**
+   * A map whose keys are an enum (Pydantic's {@code dict[Literal[...], str]}): each key at most
+   * once, their count within minProperties and maxProperties; a repeated key is refused before it
+   * ends.
+   */
+  @Property(tries = 300)
+  void mapsOfEnumKeysWriteEachKeyOnce(
+      @ForAll @Size(max = 5) List<@IntRange(min = 0, max = 3) Integer> picks,
+      @ForAll @IntRange(min = 0, max = 2) int minProperties,
+      @ForAll @IntRange(min = 0, max = 3) int extra) {
+    String[] keys = {"en", "fr", "de", "e"};
+    int maxProperties = minProperties + extra;
+    JsonSchemaGrammar g =
+        JsonSchemaGrammar.compile(
+            "{\"type\": \"object\", \"additionalProperties\": {\"type\": \"integer\"},"
+                + " \"propertyNames\": {\"enum\": [\"en\", \"fr\", \"de\", \"e\"]},"
+                + " \"minProperties\": "
+                + minProperties
+                + ", \"maxProperties\": "
+                + maxProperties
+                + "}");
+    StringBuilder text = new StringBuilder("{");
+    boolean valid =
+        picks.size() >= minProperties && picks.size() <= Math.min(maxProperties, keys.length);
+    for (int i = 0; i < picks.size(); i++) {
+      String key = "\"" + keys[picks.get(i)] + "\"";
+      boolean repeat = picks.subList(0, i).contains(picks.get(i));
+      String sep = i > 0 ? ", " : "";
+      if (repeat && i < maxProperties) {
+        assertThat(prefix(g, text + sep + key + ":")).as(text + sep + key).isFalse();
+      }
+      valid &= !repeat;
+      text.append(sep).append(key).append(": ").append(i);
+    }
+    text.append("}");
+    assertThat(whole(g, text.toString()))
+        .as("%s in [%d, %d]", text, minProperties, maxProperties)
+        .isEqualTo(valid);
+  }
+
+  /** Keys of a pattern, lengths or format; counts only with enum keys; keys are strings. */
+  @Test
+  void mapKeysFollowTheirPropertyNames() {
+    JsonSchemaGrammar g =
+        JsonSchemaGrammar.compile(
+            "{\"type\": \"object\", \"properties\": {\"ids\": {\"type\": \"object\","
+                + " \"propertyNames\": {\"pattern\": \"^[a-z]{1,3}$\"}, \"additionalProperties\":"
+                + " {\"type\": \"integer\"}}, \"any\": {\"type\": \"object\", \"propertyNames\":"
+                + " {\"maxLength\": 2}}}}");
+    assertThat(whole(g, "{\"ids\": {\"ab\": 1, \"c\": 2}, \"any\": {\"x\": [1, {}]}}")).isTrue();
+    assertThat(prefix(g, "{\"ids\": {\"A")).isFalse();
+    assertThat(prefix(g, "{\"ids\": {\"abcd")).isFalse();
+    assertThat(prefix(g, "{\"ids\": {}, \"any\": {\"xyz")).isFalse();
+    assertRefusedAsProperty(
+        new String[][] {
+          {
+            "{\"type\": \"object\", \"additionalProperties\": {\"type\": \"integer\"},"
+                + " \"propertyNames\": {\"pattern\": \"^a\"}, \"maxProperties\": 2}",
+            "maxProperties on a map is only supported with an enum of propertyNames"
+          },
+          {
+            "{\"type\": \"object\", \"propertyNames\": {\"type\": \"integer\"}}",
+            "propertyNames must describe strings"
+          },
+          {
+            "{\"type\": \"object\", \"propertyNames\": {\"enum\": [\"a\"]},"
+                + " \"minProperties\": 2}",
+            "minProperties is more than the 1 keys allowed"
+          },
+        },
+        "",
+        "");
+  }
+
   /** Cents: any number of them, no fraction of one, and as many trailing zeros as wanted. */
   @Test
   void aNumberThatIsAMultipleOfACentHasAtMostTwoSignificantDecimals() {
@@ -993,7 +1069,7 @@ class SchemaPrefixTest {
       {
         "{\"type\": \"object\", \"additionalProperties\": {\"type\": \"integer\"},"
             + " \"maxProperties\": 3}",
-        "maxProperties on a map is not supported"
+        "maxProperties on a map is only supported with an enum of propertyNames"
       },
       {
         "{\"type\": \"array\", \"prefixItems\": [{\"type\": \"integer\"}], \"items\": true}",
