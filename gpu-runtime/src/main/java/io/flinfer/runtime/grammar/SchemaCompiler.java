@@ -347,17 +347,22 @@ final class SchemaCompiler {
   private static boolean distinct(byte[][] literals) {
     List<JsonNode> seen = new ArrayList<>();
     for (byte[] t : literals) {
-      try {
-        JsonNode v = JSON.readTree(t);
-        if (seen.contains(v)) {
-          return false;
-        }
-        seen.add(v);
-      } catch (java.io.IOException e) {
-        throw new IllegalStateException(e);
+      JsonNode v = value(t);
+      if (seen.contains(v)) {
+        return false;
       }
+      seen.add(v);
     }
     return true;
+  }
+
+  /** A literal's JSON text (written by this compiler, so valid) as a value. */
+  static JsonNode value(byte[] literal) {
+    try {
+      return JSON.readTree(literal);
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   /**

@@ -49,7 +49,7 @@ public final class SchemaPrefix extends OutputState {
   private final boolean[] negative = new boolean[JsonPrefix.MAX_DEPTH];
   private final int[] pattern = new int[JsonPrefix.MAX_DEPTH]; // a patterned string's state
   private final int[] character = new int[JsonPrefix.MAX_DEPTH]; // the character being read
-  private final long[] used = new long[JsonPrefix.MAX_DEPTH]; // a unique array's values written
+  private final long[] used = new long[JsonPrefix.MAX_DEPTH]; // literals written: items, keys
   private final JsonPrefix free = new JsonPrefix(); // a free value's (one at a time: none nests)
   private int depth;
   private boolean started; // the root's first byte has come

@@ -51,7 +51,7 @@ final class Unions {
     }
     JsonNode type = s.get("type");
     for (int a = 0; type != null && a < alts.size(); a++) {
-      if (!ofType(c.nodes.get(alts.get(a)), type)) {
+      if (!allOfType(c.nodes.get(alts.get(a)), type)) {
         throw SchemaCompiler.unsupported(
             path + "/type", "an alternative of " + union + " has values not of this type");
       }
@@ -59,7 +59,7 @@ final class Unions {
   }
 
   /** Whether every value of node {@code n} is of {@code type}. */
-  private boolean ofType(Node n, JsonNode type) {
+  private boolean allOfType(Node n, JsonNode type) {
     String t =
         switch (n.kind) {
           case OBJECT, TAGGED, MAP -> "object";
@@ -72,19 +72,15 @@ final class Unions {
         };
     if (n.kind == LITERALS) {
       for (byte[] l : n.literals) {
-        try {
-          if (!SchemaCompiler.ofType(JSON.readTree(l), type)) {
-            return false;
-          }
-        } catch (java.io.IOException e) {
-          throw new IllegalStateException(e);
+        if (!SchemaCompiler.ofType(SchemaCompiler.value(l), type)) {
+          return false;
         }
       }
       return true;
     }
     if (n.kind == ANY_OF && n.alternatives != null) {
       for (int a : n.alternatives) {
-        if (!ofType(c.nodes.get(a), type)) {
+        if (!allOfType(c.nodes.get(a), type)) {
           return false;
         }
       }
@@ -101,6 +97,10 @@ final class Unions {
     return false;
   }
 
+  /**
+   * The node for alternatives {@code alts}: the one alternative, or an ANY_OF node whose first byte
+   * picks the alternative (several objects become one tagged node).
+   */
   int anyOf(List<Integer> alts, String path) {
     if (alts.size() == 1) {
       return alts.get(0);
@@ -196,11 +196,7 @@ final class Unions {
           continue;
         }
         texts.add(text);
-        try {
-          values.add(JSON.readTree(t));
-        } catch (java.io.IOException e) {
-          throw new IllegalStateException(e);
-        }
+        values.add(SchemaCompiler.value(t));
       }
     }
     if (literalNodes == 1 && !dropped) {
@@ -271,11 +267,7 @@ final class Unions {
     for (int o : objects) {
       int first = withKeyFirst(o, key);
       for (byte[] t : c.nodes.get(c.nodes.get(first).values[0]).literals) {
-        try {
-          values.add(JSON.readTree(t));
-        } catch (java.io.IOException e) {
-          throw new IllegalStateException(e);
-        }
+        values.add(SchemaCompiler.value(t));
         picks.add(first);
       }
     }
