@@ -40,7 +40,8 @@ final class AllOfMerge {
   static ObjectNode merge(JsonNode s, JsonNode root, String path) {
     JsonNode all = s.get("allOf");
     if (!all.isArray() || all.isEmpty()) {
-      throw refused(path + "/allOf", "allOf must be a non-empty array of schemas");
+      throw SchemaCompiler.unsupported(
+          path + "/allOf", "allOf must be a non-empty array of schemas");
     }
     ObjectNode merged = JsonNodeFactory.instance.objectNode();
     Map<String, Integer> from = new HashMap<>(); // keyword (or "properties/NAME") -> member
@@ -55,7 +56,7 @@ final class AllOfMerge {
       }
       for (Map.Entry<String, Integer> e : from.entrySet()) {
         if (e.getKey().startsWith(r.getValue()) && !e.getValue().equals(reader)) {
-          throw refused(
+          throw SchemaCompiler.unsupported(
               path + "/allOf",
               r.getKey() + " and " + r.getValue() + " from two schemas are not supported");
         }
@@ -67,23 +68,17 @@ final class AllOfMerge {
   /** A member that is a {@code $ref} (with annotations) as its definition. */
   private static JsonNode resolved(JsonNode m, JsonNode root, String path) {
     if (!m.isObject()) {
-      throw refused(path, "a schema must be an object");
+      throw SchemaCompiler.unsupported(path, "a schema must be an object");
     }
     JsonNode ref = m.get("$ref");
     if (ref == null) {
       return m;
     }
-    String r = ref.asText();
-    String defs =
-        r.startsWith("#/$defs/") ? "$defs" : r.startsWith("#/definitions/") ? "definitions" : null;
-    JsonNode target = defs == null ? null : root.path(defs).get(r.substring(defs.length() + 3));
-    if (target == null) {
-      throw refused(path + "/$ref", r + " is not defined");
-    }
+    JsonNode target = SchemaCompiler.definition(root, ref.asText(), path);
     for (Iterator<String> it = m.fieldNames(); it.hasNext(); ) {
       String k = it.next();
       if (!k.equals("$ref") && !SKIPPED.contains(k)) {
-        throw refused(path, "$ref beside other keywords is not supported");
+        throw SchemaCompiler.unsupported(path, "$ref beside other keywords is not supported");
       }
     }
     return target;
@@ -99,7 +94,7 @@ final class AllOfMerge {
         continue;
       }
       if (k.equals("allOf") || k.equals("$ref")) {
-        throw refused(path + "/" + k, k + " inside allOf is not supported");
+        throw SchemaCompiler.unsupported(path + "/" + k, k + " inside allOf is not supported");
       }
       if (k.equals("properties") && v.isObject()) {
         ObjectNode props =
@@ -109,7 +104,7 @@ final class AllOfMerge {
         for (Iterator<Map.Entry<String, JsonNode>> p = v.fields(); p.hasNext(); ) {
           Map.Entry<String, JsonNode> prop = p.next();
           if (props.has(prop.getKey())) {
-            throw refused(
+            throw SchemaCompiler.unsupported(
                 path + "/properties/" + prop.getKey(),
                 "property " + prop.getKey() + " in two schemas of allOf is not supported");
           }
@@ -129,7 +124,7 @@ final class AllOfMerge {
               }
             });
       } else if (merged.has(k) && !merged.get(k).equals(v)) {
-        throw refused(
+        throw SchemaCompiler.unsupported(
             path + "/" + k, k + " in two schemas of allOf with two values is not supported");
       } else {
         merged.set(k, v);
@@ -145,9 +140,5 @@ final class AllOfMerge {
       }
     }
     return false;
-  }
-
-  private static IllegalArgumentException refused(String path, String what) {
-    return new IllegalArgumentException("json_schema at " + path + ": " + what);
   }
 }

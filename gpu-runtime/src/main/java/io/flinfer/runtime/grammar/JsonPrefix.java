@@ -302,9 +302,6 @@ public final class JsonPrefix extends OutputState {
 
   /** The number ended before {@code b}: {@code b} is read as what follows a value. */
   private boolean endNumber(int b) {
-    if (depth == 0) {
-      return false; // a whole value: its container reads b (endsNumberAt)
-    }
     whitespace = 0;
     mode = AFTER_VALUE;
     return afterValue(b);

@@ -143,7 +143,12 @@ final class SchemaCompiler {
   private int object(JsonNode s, String path) {
     JsonNode props = s.path("properties");
     JsonNode extra = s.path("additionalProperties");
-    boolean anyValue = extra.isMissingNode() || extra.isEmpty() || extra.asBoolean(false);
+    // Other properties of any value: additionalProperties absent, true or {} (not false, which a
+    // node's isEmpty() would take for an empty schema).
+    boolean anyValue =
+        extra.isMissingNode()
+            || (extra.isObject() && extra.isEmpty())
+            || (extra.isBoolean() && extra.booleanValue());
     if (!s.has("properties") && !s.has("required") && anyValue && !s.has("propertyNames")) {
       // No properties listed, any others allowed: any object ({"type": "object"}, a free-form
       // argument; dict[str, Any]).
@@ -520,25 +525,30 @@ final class SchemaCompiler {
     if (known != null) {
       return known;
     }
-    String prefix =
-        ref.startsWith("#/$defs/")
-            ? "$defs"
-            : ref.startsWith("#/definitions/") ? "definitions" : null;
-    if (prefix == null) {
-      throw unsupported(path + "/$ref", "only #/$defs/... and #/definitions/... are supported");
-    }
-    String name = ref.substring(prefix.length() + 3);
-    JsonNode target = root.path(prefix).get(name);
-    if (target == null) {
-      throw unsupported(path + "/$ref", ref + " is not defined");
-    }
+    JsonNode target = definition(root, ref, path);
     // A placeholder first, so that a definition may refer to itself; then the definition's
     // node stands in its place.
     int alias = add(ANY_OF);
     refs.put(ref, alias);
-    int body = compile(target, "#/" + prefix + "/" + name);
+    int body = compile(target, ref);
     nodes.set(alias, nodes.get(body));
     return alias;
+  }
+
+  /** The schema {@code ref} (at {@code path}) names in {@code root}'s $defs or definitions. */
+  static JsonNode definition(JsonNode root, String ref, String path) {
+    String defs =
+        ref.startsWith("#/$defs/")
+            ? "$defs"
+            : ref.startsWith("#/definitions/") ? "definitions" : null;
+    if (defs == null) {
+      throw unsupported(path + "/$ref", "only #/$defs/... and #/definitions/... are supported");
+    }
+    JsonNode target = root.path(defs).get(ref.substring(defs.length() + 3));
+    if (target == null) {
+      throw unsupported(path + "/$ref", ref + " is not defined");
+    }
+    return target;
   }
 
   int add(int kind) {

@@ -171,8 +171,6 @@ final class Unions {
     List<Integer> kept = new ArrayList<>();
     List<JsonNode> values = new ArrayList<>();
     List<String> texts = new ArrayList<>();
-    int literalNodes = 0;
-    boolean dropped = false;
     for (int a : alts) {
       Node n = c.nodes.get(a);
       if ((n.kind == INTEGER && anyNumber)
@@ -183,7 +181,6 @@ final class Unions {
         kept.add(a);
         continue;
       }
-      literalNodes++;
       for (byte[] t : n.literals) {
         String text = new String(t, StandardCharsets.UTF_8);
         boolean numeric = t[0] == '-' || Character.isDigit(t[0]);
@@ -192,15 +189,11 @@ final class Unions {
                 || (numeric && anyNumber)
                 || (numeric && anyInteger && text.matches("-?[0-9]+"));
         if (covered || texts.contains(text)) {
-          dropped = true;
           continue;
         }
         texts.add(text);
         values.add(SchemaCompiler.value(t));
       }
-    }
-    if (literalNodes == 1 && !dropped) {
-      return withLiterals(kept, alts); // the node as it was
     }
     if (!values.isEmpty()) {
       kept.add(c.literals(values, path));
@@ -240,17 +233,6 @@ final class Unions {
       kept.add(a);
     }
     return kept;
-  }
-
-  /** {@code kept} with the one literals node of {@code alts} back in its place among them. */
-  private List<Integer> withLiterals(List<Integer> kept, List<Integer> alts) {
-    List<Integer> out = new ArrayList<>();
-    for (int a : alts) {
-      if (kept.contains(a) || c.nodes.get(a).kind == LITERALS) {
-        out.add(a);
-      }
-    }
-    return out;
   }
 
   /**

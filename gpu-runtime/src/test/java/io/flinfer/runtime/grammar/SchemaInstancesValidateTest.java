@@ -88,6 +88,7 @@ class SchemaInstancesValidateTest {
     """
     {"type": "object", "properties": {
       "meta": {}, "opts": {"type": "object"}, "list": {"type": "array"},
+      "closed": {"type": "object", "additionalProperties": false},
       "maybe": {"anyOf": [{"type": "object"}, {"type": "null"},
                 {"type": "object", "properties": {"x": {"type": "integer"}}}]},
       "rows": {"type": "array", "maxItems": 3, "items": {"type": "object",

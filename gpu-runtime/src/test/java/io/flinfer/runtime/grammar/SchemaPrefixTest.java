@@ -790,6 +790,13 @@ class SchemaPrefixTest {
     assertThat(prefix(g, "{\"any\": 1, \"obj\": [")).isFalse();
     assertThat(prefix(g, "{\"any\": 1, \"obj\": {}, \"arr\": {")).isFalse();
     assertThat(prefix(g, "{\"any\": 1, \"obj\": {}, \"arr\": [], \"map\": 3")).isFalse();
+    // No properties and no others: only the empty object, not a free one.
+    JsonSchemaGrammar closed =
+        JsonSchemaGrammar.compile(
+            "{\"type\": \"object\", \"properties\": {\"x\": {\"type\": \"object\","
+                + " \"additionalProperties\": false}}}");
+    assertThat(whole(closed, "{\"x\": {}}")).isTrue();
+    assertThat(prefix(closed, "{\"x\": {\"")).isFalse();
     // At the root too.
     JsonSchemaGrammar object = JsonSchemaGrammar.compile("{\"type\": \"object\"}");
     assertThat(whole(object, o.toString())).isTrue();
