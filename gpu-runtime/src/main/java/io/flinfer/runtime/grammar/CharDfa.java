@@ -23,11 +23,13 @@ final class CharDfa {
   private final char[] points; // the first code unit of each class of units stepped alike
   private final int[][] next; // next[state][class], or -1
   private final boolean[] accepting;
+  private final int[] fewest; // fewest[state]: characters to an accepting state
 
   private CharDfa(char[] points, int[][] next, boolean[] accepting) {
     this.points = points;
     this.next = next;
     this.accepting = accepting;
+    this.fewest = fewestToAccept();
   }
 
   /**
@@ -144,8 +146,70 @@ final class CharDfa {
     return live;
   }
 
+  /**
+   * For each state, the fewest characters that reach an accepting one, a character being one code
+   * unit or a surrogate pair (a breadth-first search back from the accepting states).
+   */
+  private int[] fewestToAccept() {
+    int n = next.length;
+    List<List<Integer>> before = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      before.add(new ArrayList<>());
+    }
+    for (int i = 0; i < n; i++) {
+      BitSet after = new BitSet(n);
+      for (int p = 0; p < points.length; p++) {
+        int to = next[i][p];
+        if (to < 0) {
+          continue;
+        }
+        after.set(to);
+        if (overlaps(p, '\uD800', '\uDBFF')) {
+          for (int q = 0; q < points.length; q++) {
+            if (next[to][q] >= 0 && overlaps(q, '\uDC00', '\uDFFF')) {
+              after.set(next[to][q]);
+            }
+          }
+        }
+      }
+      for (int to = after.nextSetBit(0); to >= 0; to = after.nextSetBit(to + 1)) {
+        before.get(to).add(i);
+      }
+    }
+    int[] fewest = new int[n];
+    Arrays.fill(fewest, Integer.MAX_VALUE);
+    ArrayDeque<Integer> work = new ArrayDeque<>();
+    for (int i = 0; i < n; i++) {
+      if (accepting[i]) {
+        fewest[i] = 0;
+        work.add(i);
+      }
+    }
+    while (!work.isEmpty()) {
+      int to = work.poll();
+      for (int from : before.get(to)) {
+        if (fewest[from] == Integer.MAX_VALUE) {
+          fewest[from] = fewest[to] + 1;
+          work.add(from);
+        }
+      }
+    }
+    return fewest;
+  }
+
+  /** Whether class {@code p}'s code units include some from {@code low} to {@code high}. */
+  private boolean overlaps(int p, char low, char high) {
+    int last = p + 1 < points.length ? points[p + 1] - 1 : Character.MAX_VALUE;
+    return points[p] <= high && last >= low;
+  }
+
   int start() {
     return 0;
+  }
+
+  /** The fewest characters (a surrogate pair one) that take {@code state} to an accepting one. */
+  int fewestToAccept(int state) {
+    return fewest[state];
   }
 
   /** The state after code unit {@code c}, or -1. */
@@ -158,13 +222,17 @@ final class CharDfa {
     return accepting[state];
   }
 
-  /** Whether some code unit from {@code lowest} to {@code highest} can follow in {@code state}. */
-  boolean canStep(int state, char lowest, char highest) {
-    if (step(state, lowest) >= 0) {
+  /**
+   * Whether some code unit from {@code lowest} to {@code highest} can follow in {@code state} to a
+   * state at most {@code room} characters from an accepting one.
+   */
+  boolean canStep(int state, char lowest, char highest, int room) {
+    int to = step(state, lowest);
+    if (to >= 0 && fewest[to] <= room) {
       return true;
     }
     for (char p : points) {
-      if (p > lowest && p <= highest && step(state, p) >= 0) {
+      if (p > lowest && p <= highest && (to = step(state, p)) >= 0 && fewest[to] <= room) {
         return true;
       }
     }

@@ -92,7 +92,11 @@ final class SchemaCompiler {
       }
       unions.besideUnion(s, union, alts, path);
       // A value of oneOf must be of exactly one alternative: none may take another's values.
-      return unions.anyOf(union.equals("anyOf") ? unions.merged(alts, path) : alts, path);
+      return unions.anyOf(
+          union.equals("anyOf")
+              ? unions.merged(alts, path)
+              : unions.disjointStringsJoined(alts, path),
+          path);
     }
     JsonNode type = s.get("type");
     if (type == null
@@ -204,16 +208,40 @@ final class SchemaCompiler {
           throw unsupported(path + "/" + k, k + " must be a string");
         }
       }
-      try {
-        n.pattern =
-            StringPattern.of(
-                s.has("pattern") ? s.get("pattern").asText() : null,
-                s.has("format") ? s.get("format").asText() : null);
-      } catch (IllegalArgumentException e) {
-        throw unsupported(path + (s.has("pattern") ? "/pattern" : "/format"), e.getMessage());
-      }
+      // The least length joins the automaton, so that a state it takes can always be completed;
+      // the most is checked against each state's fewest characters to a match (StringPattern).
+      StringPattern.Part part =
+          StringPattern.Part.of(
+              s.has("pattern") ? s.get("pattern").asText() : null,
+              s.has("format") ? s.get("format").asText() : null,
+              n.minLength,
+              Integer.MAX_VALUE);
+      n.pattern =
+          pattern(List.of(part), n.maxLength, path + (s.has("pattern") ? "/pattern" : "/format"));
     }
     return id;
+  }
+
+  /**
+   * The automaton of {@code parts}, refused where it cannot be made or takes no string of at most
+   * {@code maxLength} characters.
+   */
+  static StringPattern pattern(List<StringPattern.Part> parts, int maxLength, String path) {
+    StringPattern p;
+    try {
+      p = StringPattern.of(parts);
+    } catch (IllegalArgumentException e) {
+      throw unsupported(path, e.getMessage());
+    }
+    if (p.fewestToAccept(p.start()) > maxLength) {
+      throw unsupported(
+          path,
+          "no string of at most "
+              + maxLength
+              + " characters matches "
+              + StringPattern.describe(parts));
+    }
+    return p;
   }
 
   /** A number's format: only OpenAPI's, which constrain nothing written. */

@@ -308,16 +308,23 @@ public final class SchemaPrefix extends OutputState {
       index[f]++; // every return to CHARS ends one character
       if (n.pattern != null) {
         pattern[f] = n.pattern.step(pattern[f], character[f]);
-        return pattern[f] >= 0;
+        return pattern[f] >= 0 && n.pattern.fewestToAccept(pattern[f]) <= room(f, n);
       }
     } else if (n.pattern != null) {
-      // Inside a character: only if it can still become one the pattern takes here.
+      // Inside a character: only if it can still become one the pattern takes here, with room
+      // left after it for the rest of a match.
       long c = JsonLexicon.completions(next, character[f]);
+      int room = room(f, n) - 1;
       return c < 0
-          ? n.pattern.hasNext(pattern[f])
-          : n.pattern.canStep(pattern[f], (int) (c >>> 32), (int) c);
+          ? n.pattern.hasNext(pattern[f], room)
+          : n.pattern.canStep(pattern[f], (int) (c >>> 32), (int) c, room);
     }
     return true;
+  }
+
+  /** The characters string frame {@code f} may still take. */
+  private int room(int f, JsonSchemaGrammar.Node n) {
+    return n.maxLength == Integer.MAX_VALUE ? Integer.MAX_VALUE : n.maxLength - index[f];
   }
 
   private boolean number(int f, JsonSchemaGrammar.Node n, int b) {

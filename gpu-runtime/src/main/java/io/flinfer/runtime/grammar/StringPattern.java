@@ -2,7 +2,8 @@ package io.flinfer.runtime.grammar;
 
 import dk.brics.automaton.Automaton;
 import dk.brics.automaton.RegExp;
-import java.util.Arrays;
+import dk.brics.automaton.State;
+import dk.brics.automaton.Transition;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -19,13 +20,16 @@ final class StringPattern {
 
   // Formats as whole-string expressions in the automaton library's syntax, each a subset of what
   // its RFC allows, so that a strict validator accepts every string: days that every year has
-  // (no 29 February), seconds below 60, dot-atom local parts, host names of at most three labels
-  // (191 characters), addresses within 254, http and https URIs of unreserved characters.
+  // (no 29 February), seconds below 60 with at most 9 decimals and offsets within 18 hours
+  // (java.time's limits, which validators built on it keep), dot-atom local parts, host names of
+  // at most three labels (191 characters), addresses within 254, http and https URIs of unreserved
+  // characters.
   private static final String DATE =
       "[0-9]{4}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)"
           + "|02-(0[1-9]|1[0-9]|2[0-8]))";
   private static final String TIME =
-      "([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]+)?(Z|[+\\-]([01][0-9]|2[0-3]):[0-5][0-9])";
+      "([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?"
+          + "(Z|[+\\-]((0[0-9]|1[0-7]):[0-5][0-9]|18:00))";
   private static final String OCTET = "(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])";
   private static final String LABEL = "[A-Za-z0-9]([A-Za-z0-9\\-]{0,61}[A-Za-z0-9])?";
   private static final String HOST = LABEL + "(\\." + LABEL + "){0,2}";
@@ -56,68 +60,160 @@ final class StringPattern {
               + UNRESERVED
               + "|[=&])*)?");
 
+  /**
+   * One kind of string the automaton takes: a {@code pattern} (null: any) and {@code format} (null:
+   * any) with lengths in characters (a surrogate pair one), or one {@code literal} string.
+   */
+  record Part(String pattern, String format, String literal, int minLength, int maxLength) {
+    static Part of(String pattern, String format, int minLength, int maxLength) {
+      return new Part(pattern, format, null, minLength, maxLength);
+    }
+
+    static Part literal(String text) {
+      return new Part(null, null, text, 0, Integer.MAX_VALUE);
+    }
+
+    /** What this part is, for a refusal's message. */
+    String describe() {
+      return literal != null
+          ? "string " + literal
+          : pattern != null ? "pattern " + pattern : format != null ? "format " + format : "string";
+    }
+  }
+
+  private final List<Part> parts;
   private final CharDfa automaton;
 
-  private StringPattern(CharDfa automaton) {
+  private StringPattern(List<Part> parts, CharDfa automaton) {
+    this.parts = parts;
     this.automaton = automaton;
   }
 
   /**
-   * The strings that match {@code pattern} (null: any) and {@code format} (null: any).
+   * The strings of any of {@code parts}.
    *
    * @throws IllegalArgumentException naming what cannot be turned into an automaton
    */
-  static StringPattern of(String pattern, String format) {
-    // Made once per pattern and format: an address's automaton takes some 28 ms to build, and
-    // every request with the same schema would build it again.
-    List<String> key = Arrays.asList(pattern, format);
+  static StringPattern of(List<Part> parts) {
+    // Made once per list of parts: an address's automaton takes some 28 ms to build, and every
+    // request with the same schema would build it again.
     synchronized (MADE) {
-      StringPattern known = MADE.get(key);
+      StringPattern known = MADE.get(parts);
       if (known != null) {
         return known;
       }
     }
-    StringPattern made = make(pattern, format);
+    StringPattern made = make(List.copyOf(parts));
     synchronized (MADE) {
-      MADE.put(key, made);
+      MADE.put(made.parts, made);
     }
     return made;
+  }
+
+  /** The parts this pattern was made of. */
+  List<Part> parts() {
+    return parts;
   }
 
   /** The most recently used patterns, at most {@link #KEPT}. */
   private static final int KEPT = 256;
 
-  private static final Map<List<String>, StringPattern> MADE =
+  private static final Map<List<Part>, StringPattern> MADE =
       new LinkedHashMap<>(16, 0.75f, true) {
         @Override
-        protected boolean removeEldestEntry(Map.Entry<List<String>, StringPattern> eldest) {
+        protected boolean removeEldestEntry(Map.Entry<List<Part>, StringPattern> eldest) {
           return size() > KEPT;
         }
       };
 
-  private static StringPattern make(String pattern, String format) {
-    Automaton a = Automaton.makeAnyString();
-    if (pattern != null) {
-      a = a.intersection(ecma(pattern));
+  private static StringPattern make(List<Part> parts) {
+    Automaton a = union(parts);
+    try {
+      return new StringPattern(parts, CharDfa.of(a, MAX_STATES));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(describe(parts) + ": " + e.getMessage(), e);
     }
-    if (format != null) {
-      String f = FORMATS.get(format);
+  }
+
+  /** What {@code parts} are, for a refusal's message. */
+  static String describe(List<Part> parts) {
+    StringBuilder what = new StringBuilder();
+    for (Part part : parts) {
+      what.append(what.length() == 0 ? "" : " or ").append(part.describe());
+    }
+    return what.toString();
+  }
+
+  /** Whether some string is of both {@code a}'s parts and {@code b}'s. */
+  static boolean overlap(List<Part> a, List<Part> b) {
+    return !union(a).intersection(union(b)).isEmpty();
+  }
+
+  private static Automaton union(List<Part> parts) {
+    Automaton a = Automaton.makeEmpty();
+    for (Part part : parts) {
+      a = a.union(automaton(part));
+    }
+    return a;
+  }
+
+  private static Automaton automaton(Part part) {
+    Automaton a =
+        part.literal != null ? Automaton.makeString(part.literal) : Automaton.makeAnyString();
+    if (part.pattern != null) {
+      a = a.intersection(ecma(part.pattern));
+    }
+    if (part.format != null) {
+      String f = FORMATS.get(part.format);
       if (f == null) {
         throw new IllegalArgumentException(
             "format "
-                + format
+                + part.format
                 + " is not supported (supported: "
                 + String.join(", ", new java.util.TreeSet<>(FORMATS.keySet()))
                 + ")");
       }
       a = a.intersection(new RegExp(f, RegExp.NONE).toAutomaton(false));
     }
-    try {
-      return new StringPattern(CharDfa.of(a, MAX_STATES));
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException(
-          (pattern != null ? "pattern " + pattern : "format " + format) + ": " + e.getMessage(), e);
+    if (part.minLength > 0 || part.maxLength < Integer.MAX_VALUE) {
+      a = a.intersection(lengths(part.minLength, part.maxLength));
     }
+    return a;
+  }
+
+  /**
+   * The strings of {@code min} to {@code max} characters (unbounded at {@link Integer#MAX_VALUE}),
+   * counted as JSON Schema counts them: a surrogate pair is one character, a lone surrogate one.
+   */
+  static Automaton lengths(int min, int max) {
+    boolean bounded = max < Integer.MAX_VALUE;
+    int top = bounded ? max : min; // counts past an unbounded minimum are all alike
+    State[] after = new State[top + 1]; // k characters, the last not a high surrogate
+    State[] high = new State[top + 1]; // k characters, the last a high surrogate
+    for (int k = 0; k <= top; k++) {
+      after[k] = new State();
+      high[k] = new State();
+      after[k].setAccept(k >= min);
+      high[k].setAccept(k >= min);
+    }
+    for (int k = 0; k <= top; k++) {
+      int next = bounded ? k + 1 : Math.min(k + 1, top);
+      // A low surrogate after a high one ends the same character.
+      high[k].addTransition(new Transition('\uDC00', '\uDFFF', after[k]));
+      if (next > top) {
+        continue;
+      }
+      for (State from : new State[] {after[k], high[k]}) {
+        from.addTransition(new Transition('\u0000', '\uD7FF', after[next]));
+        from.addTransition(new Transition('\uD800', '\uDBFF', high[next]));
+        from.addTransition(new Transition('\uE000', '\uFFFF', after[next]));
+      }
+      after[k].addTransition(new Transition('\uDC00', '\uDFFF', after[next]));
+    }
+    Automaton a = new Automaton();
+    a.setInitialState(after[0]);
+    a.setDeterministic(true);
+    return a;
   }
 
   int start() {
@@ -137,15 +233,29 @@ final class StringPattern {
     return automaton.accepts(state);
   }
 
-  /** Whether some character can follow in {@code state}. */
-  boolean hasNext(int state) {
-    return canStep(state, 0, 0xffff);
+  /**
+   * The fewest characters (a surrogate pair one) that take {@code state} to an accepting one: a
+   * string with fewer characters left than that cannot be completed.
+   */
+  int fewestToAccept(int state) {
+    return automaton.fewestToAccept(state);
   }
 
-  /** Whether some character from {@code lowest} to {@code highest} can follow in {@code state}. */
-  boolean canStep(int state, int lowest, int highest) {
+  /**
+   * Whether some code unit can follow in {@code state} and leave a way to an accepting state within
+   * {@code room} characters after it.
+   */
+  boolean hasNext(int state, int room) {
+    return canStep(state, 0, 0xffff, room);
+  }
+
+  /**
+   * Whether some character from {@code lowest} to {@code highest} can follow in {@code state} and
+   * leave a way to an accepting state within {@code room} characters after it.
+   */
+  boolean canStep(int state, int lowest, int highest, int room) {
     if (lowest <= 0xffff
-        && automaton.canStep(state, (char) lowest, (char) Math.min(highest, 0xffff))) {
+        && automaton.canStep(state, (char) lowest, (char) Math.min(highest, 0xffff), room)) {
       return true;
     }
     // Above U+FFFF: a high surrogate, then a low one.
@@ -153,7 +263,8 @@ final class StringPattern {
       int high = automaton.step(state, Character.highSurrogate(cp));
       int last = Math.min(highest, cp | 0x3ff);
       if (high >= 0
-          && automaton.canStep(high, Character.lowSurrogate(cp), Character.lowSurrogate(last))) {
+          && automaton.canStep(
+              high, Character.lowSurrogate(cp), Character.lowSurrogate(last), room)) {
         return true;
       }
     }

@@ -29,9 +29,11 @@ import java.util.List;
  */
 final class Unions {
   private final SchemaCompiler c;
+  private final StringUnions strings;
 
   Unions(SchemaCompiler c) {
     this.c = c;
+    this.strings = new StringUnions(c);
   }
 
   /**
@@ -195,10 +197,18 @@ final class Unions {
         values.add(SchemaCompiler.value(t));
       }
     }
+    if (anyString < 0) {
+      strings.join(kept, values, texts, path);
+    }
     if (!values.isEmpty()) {
       kept.add(c.literals(values, path));
     }
     return kept;
+  }
+
+  /** The alternatives of a {@code oneOf}, its strings joined where none is of two of them. */
+  List<Integer> disjointStringsJoined(List<Integer> alts, String path) {
+    return strings.disjointJoined(alts, path);
   }
 
   /**

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.networknt.schema.InputFormat;
 import com.networknt.schema.SchemaRegistry;
+import com.networknt.schema.SchemaRegistryConfig;
 import com.networknt.schema.SpecificationVersion;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
@@ -26,7 +27,12 @@ import net.jqwik.api.statistics.Statistics;
  */
 class SchemaInstancesValidateTest {
   private static final SchemaRegistry VALIDATORS =
-      SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_2020_12);
+      SchemaRegistry.withDefaultDialect(
+          SpecificationVersion.DRAFT_2020_12,
+          // Formats asserted, not only annotated: the strings written must be of them.
+          b ->
+              b.schemaRegistryConfig(
+                  SchemaRegistryConfig.builder().formatAssertionsEnabled(true).build()));
 
   static final String[] SCHEMAS = {
     """
@@ -102,6 +108,17 @@ class SchemaInstancesValidateTest {
       "typed": {"type": "string", "enum": ["a", 1, null, "b"]},
       "numeric": {"type": ["integer", "null"], "enum": [1.5, 2.0, null, "x", 3]}}}
     """,
+    """
+    {"type": "object", "properties": {
+      "when": {"anyOf": [{"type": "string", "format": "date-time"},
+               {"type": "string", "format": "date"}, {"const": "never"}, {"type": "null"}]},
+      "code": {"type": "string", "pattern": "^[a-c]+d$", "minLength": 2, "maxLength": 4},
+      "id": {"oneOf": [{"type": "string", "format": "uuid"},
+             {"type": "string", "pattern": "^#[0-9]{1,3}$"}]},
+      "word": {"anyOf": [{"type": "string", "pattern": "^x", "maxLength": 2},
+               {"type": "string", "pattern": "^y", "minLength": 3, "maxLength": 5},
+               {"enum": ["zzz", 4]}]}}}
+    """,
   };
 
   /** These, and {@link SchemaPrefixTest}'s (every other construct). */
@@ -113,6 +130,7 @@ class SchemaInstancesValidateTest {
     SCHEMAS[4],
     SCHEMAS[5],
     SCHEMAS[6],
+    SCHEMAS[7],
     SchemaPrefixTest.SCHEMA,
     SchemaPrefixTest.CALLS,
     SchemaPrefixTest.BOUNDED
@@ -120,7 +138,7 @@ class SchemaInstancesValidateTest {
 
   @Property(tries = 400)
   void everyValueWrittenValidates(
-      @ForAll @IntRange(min = 0, max = 9) int which, @ForAll long seed) {
+      @ForAll @IntRange(min = 0, max = 10) int which, @ForAll long seed) {
     String schema = ALL[which];
     String text = walk(JsonSchemaGrammar.compile(schema), new Random(seed));
     Statistics.label("walk ended").collect(text != null);

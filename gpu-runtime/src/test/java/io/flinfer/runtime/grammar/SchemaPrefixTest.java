@@ -92,14 +92,14 @@ class SchemaPrefixTest {
   }
 
   /** Whether {@code g} takes {@code text} as a whole value. */
-  private static boolean whole(JsonSchemaGrammar g, String text) {
+  static boolean whole(JsonSchemaGrammar g, String text) {
     byte[] b = text.getBytes(StandardCharsets.UTF_8);
     SchemaPrefix p = g.start();
     return p.accept(b, 0, b.length) && p.isComplete();
   }
 
   /** Whether {@code g} takes {@code text} as the start of a value. */
-  private static boolean prefix(JsonSchemaGrammar g, String text) {
+  static boolean prefix(JsonSchemaGrammar g, String text) {
     byte[] b = text.getBytes(StandardCharsets.UTF_8);
     return g.start().accept(b, 0, b.length);
   }
@@ -624,11 +624,11 @@ class SchemaPrefixTest {
         assertThat(whole(g, "{\"a\": " + v + "}")).as("%s in %s", v, c[0]).isFalse();
       }
     }
-    // Neither takes all of the other's values, or a oneOf (3 would be of both): still refused.
+    // Neither takes all of the other's values, or a oneOf (3, "a" would be of both): refused.
     for (String union :
         List.of(
             "\"anyOf\": [{\"type\": \"integer\"}, {\"type\": \"number\", \"minimum\": 0}]",
-            "\"anyOf\": [{\"type\": \"string\", \"pattern\": \"^a\"}, {\"type\": \"string\","
+            "\"oneOf\": [{\"type\": \"string\", \"pattern\": \"^a\"}, {\"type\": \"string\","
                 + " \"maxLength\": 3}]",
             "\"oneOf\": [{\"type\": \"integer\"}, {\"type\": \"number\"}]")) {
       assertThatThrownBy(
