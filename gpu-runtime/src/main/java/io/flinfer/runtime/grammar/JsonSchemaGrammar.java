@@ -160,6 +160,7 @@ public final class JsonSchemaGrammar {
     }
     SchemaCompiler c = new SchemaCompiler(root);
     int id = c.compile(root, "#");
+    FiniteValues.check(c.nodes, id, c.refs);
     int kind = c.nodes.get(id).kind;
     boolean container = kind == ANY && c.nodes.get(id).opens != 0;
     if (kind != OBJECT && kind != TAGGED && kind != MAP && kind != ARRAY && !container) {

@@ -201,6 +201,48 @@ class SchemaPrefixTest {
     assertThat(accepted("  {")).isEqualTo(JsonPrefix.MAX_LEADING_WHITESPACE);
   }
 
+  /**
+   * A recursion that every value must take again has no finite value: refused, naming the
+   * definition, rather than begun and never ended; one that a value may leave is served.
+   */
+  @Test
+  void aRecursionWithoutEndIsRefused() {
+    String[][] endless = {
+      {"{\"type\": \"array\", \"items\": {\"$ref\": \"#/$defs/n\"}, \"minItems\": 1}", "#/$defs/n"},
+      {
+        "{\"type\": \"object\", \"properties\": {\"next\": {\"$ref\": \"#/$defs/n\"}}}", "#/$defs/n"
+      },
+      {
+        "{\"anyOf\": [{\"type\": \"object\", \"properties\": {\"a\": {\"$ref\":"
+            + " \"#/$defs/n\"}}}, {\"type\": \"array\", \"prefixItems\": [{\"$ref\":"
+            + " \"#/$defs/n\"}], \"minItems\": 1}]}",
+        "#/$defs/n"
+      },
+    };
+    for (String[] c : endless) {
+      assertThatThrownBy(
+              () ->
+                  JsonSchemaGrammar.compile(
+                      "{\"type\": \"object\", \"properties\": {\"a\": {\"$ref\": \"#/$defs/n\"}},"
+                          + " \"$defs\": {\"n\": "
+                          + c[0]
+                          + "}}"))
+          .as(c[0])
+          .hasMessage(
+              "json_schema at "
+                  + c[1]
+                  + ": no finite value matches it: each of its values"
+                  + " must hold another without end");
+    }
+    JsonSchemaGrammar g =
+        JsonSchemaGrammar.compile(
+            "{\"type\": \"object\", \"properties\": {\"a\": {\"$ref\": \"#/$defs/n\"}},"
+                + " \"$defs\": {\"n\": {\"anyOf\": [{\"type\": \"array\", \"items\": {\"$ref\":"
+                + " \"#/$defs/n\"}, \"minItems\": 1}, {\"type\": \"integer\"}]}}}");
+    assertThat(whole(g, "{\"a\": [[1], [[2, 3]]]}")).isTrue();
+    assertThat(whole(g, "{\"a\": [[]]}")).isFalse();
+  }
+
   @Test
   void compilingNamesWhatIsNotSupported() {
     assertThatThrownBy(() -> JsonSchemaGrammar.compile("{\"type\": \"string\"}"))
