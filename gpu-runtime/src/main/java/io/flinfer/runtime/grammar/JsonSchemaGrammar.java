@@ -76,6 +76,7 @@ public final class JsonSchemaGrammar {
           "maxItems",
           "uniqueItems",
           "propertyNames",
+          "patternProperties",
           "enum",
           "const",
           "anyOf",

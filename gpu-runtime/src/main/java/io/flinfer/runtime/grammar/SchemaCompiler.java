@@ -18,6 +18,7 @@ import static io.flinfer.runtime.grammar.JsonSchemaGrammar.STRING;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.flinfer.runtime.grammar.JsonSchemaGrammar.Node;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -101,6 +102,7 @@ final class SchemaCompiler {
     JsonNode type = s.get("type");
     if (type == null
         && !s.has("additionalProperties")
+        && !s.has("patternProperties")
         && !s.has("required")
         && onlyAnnotations(s, null)) {
       return free(0); // {} (with annotations only): any value, as Pydantic writes Any
@@ -145,6 +147,9 @@ final class SchemaCompiler {
   }
 
   private int object(JsonNode s, String path) {
+    if (s.has("patternProperties")) {
+      return patternMap(s, path);
+    }
     JsonNode props = s.path("properties");
     JsonNode extra = s.path("additionalProperties");
     // Other properties of any value: additionalProperties absent, true or {} (not false, which a
@@ -454,6 +459,41 @@ final class SchemaCompiler {
   }
 
   /**
+   * An object of {@code patternProperties} with one pattern (Pydantic's dict keyed by a constrained
+   * string): a map whose keys match it, each value of its schema. Only such keys are written, which
+   * every {@code additionalProperties} allows; {@code propertyNames} may add lengths or a format.
+   */
+  private int patternMap(JsonNode s, String path) {
+    JsonNode patterns = s.get("patternProperties");
+    String at = path + "/patternProperties";
+    if (!patterns.isObject() || patterns.size() != 1) {
+      throw unsupported(at, "patternProperties is supported with one pattern");
+    }
+    if (!s.path("properties").isEmpty() || s.has("required")) {
+      throw unsupported(at, "patternProperties beside properties is not supported");
+    }
+    Map.Entry<String, JsonNode> only = patterns.properties().iterator().next();
+    ObjectNode names =
+        s.path("propertyNames").isObject()
+            ? ((ObjectNode) s.get("propertyNames")).deepCopy()
+            : JSON.createObjectNode();
+    for (String k : List.of("pattern", "enum", "const", "$ref", "anyOf", "oneOf", "allOf")) {
+      if (names.has(k)) {
+        throw unsupported(
+            path + "/propertyNames/" + k, k + " beside patternProperties is not supported");
+      }
+    }
+    if (s.has("propertyNames") && !s.get("propertyNames").isObject()) {
+      throw unsupported(path + "/propertyNames", "propertyNames must be a schema");
+    }
+    names.put("type", "string").put("pattern", only.getKey());
+    ObjectNode map = ((ObjectNode) s).deepCopy();
+    map.remove(List.of("patternProperties", "additionalProperties", "properties"));
+    map.set("propertyNames", names);
+    return map(map, compile(only.getValue(), at + "/" + only.getKey()), path);
+  }
+
+  /**
    * A map whose values are of node {@code value}: keys of {@code propertyNames} (a string schema,
    * or an enum of strings, each then written at most once, so that {@code minProperties} and {@code
    * maxProperties} count them; other keys may come twice, which a reader counts once, so counts are
@@ -471,9 +511,7 @@ final class SchemaCompiler {
           && !names.has("const")
           && !names.has("$ref")) {
         // Keys are strings: a pattern or lengths alone are about strings.
-        names =
-            ((com.fasterxml.jackson.databind.node.ObjectNode) names.deepCopy())
-                .put("type", "string");
+        names = ((ObjectNode) names.deepCopy()).put("type", "string");
       }
       int key = compile(names, path + "/propertyNames");
       Node k = nodes.get(key);

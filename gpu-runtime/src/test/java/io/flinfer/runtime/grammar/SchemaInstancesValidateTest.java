@@ -117,7 +117,11 @@ class SchemaInstancesValidateTest {
              {"type": "string", "pattern": "^#[0-9]{1,3}$"}]},
       "word": {"anyOf": [{"type": "string", "pattern": "^x", "maxLength": 2},
                {"type": "string", "pattern": "^y", "minLength": 3, "maxLength": 5},
-               {"enum": ["zzz", 4]}]}}}
+               {"enum": ["zzz", 4]}]},
+      "scores": {"type": "object", "patternProperties": {"^[a-z]+$": {"type": "integer"}},
+                 "propertyNames": {"maxLength": 3}},
+      "headers": {"type": "object", "patternProperties": {"^x-": {}},
+                  "additionalProperties": false}}}
     """,
   };
 

@@ -989,6 +989,49 @@ class SchemaPrefixTest {
         "");
   }
 
+  /**
+   * Pydantic's dict keyed by a constrained string: patternProperties with one pattern is a map of
+   * keys matching it (with propertyNames' lengths), each value of the pattern's schema.
+   */
+  @Test
+  void patternPropertiesWithOnePatternIsAMapOfMatchingKeys() {
+    JsonSchemaGrammar g =
+        JsonSchemaGrammar.compile(
+            """
+            {"type": "object", "properties": {
+              "scores": {"type": "object", "patternProperties": {"^[a-z]+$": {"type": "integer"}},
+                         "propertyNames": {"maxLength": 3}, "additionalProperties": false},
+              "meta": {"type": "object", "patternProperties": {"^x-": {}}}}}""");
+    assertThat(whole(g, "{\"scores\": {\"ab\": 1, \"cde\": -2}, \"meta\": {\"x-a\": [1]}}"))
+        .isTrue();
+    assertThat(whole(g, "{\"scores\": {}, \"meta\": {}}")).isTrue();
+    assertThat(prefix(g, "{\"scores\": {\"A")).isFalse();
+    assertThat(prefix(g, "{\"scores\": {\"abcd")).isFalse();
+    assertThat(prefix(g, "{\"scores\": {\"ab\": \"")).isFalse();
+    assertThat(prefix(g, "{\"scores\": {}, \"meta\": {\"y")).isFalse();
+    assertRefusedAsProperty(
+        new String[][] {
+          {
+            "\"patternProperties\": {\"^a\": {}, \"^b\": {}}}",
+            "patternProperties is supported with one pattern"
+          },
+          {
+            "\"properties\": {\"k\": {}}, \"patternProperties\": {\"^a\": {}}}",
+            "patternProperties beside properties is not supported"
+          },
+          {
+            "\"patternProperties\": {\"^a\": {}}, \"propertyNames\": {\"pattern\": \"b\"}}",
+            "pattern beside patternProperties is not supported"
+          },
+          {
+            "\"patternProperties\": {\"^a\": {}}, \"maxProperties\": 2}",
+            "maxProperties on a map is only supported with an enum of propertyNames"
+          },
+        },
+        "{\"type\": \"object\", ",
+        "");
+  }
+
   /** Cents: any number of them, no fraction of one, and as many trailing zeros as wanted. */
   @Test
   void aNumberThatIsAMultipleOfACentHasAtMostTwoSignificantDecimals() {
