@@ -77,6 +77,8 @@ public final class JsonSchemaGrammar {
           "uniqueItems",
           "propertyNames",
           "patternProperties",
+          "dependentRequired",
+          "dependencies",
           "enum",
           "const",
           "anyOf",

@@ -161,7 +161,7 @@ final class SchemaCompiler {
     if (!s.has("properties") && !s.has("required") && anyValue && !s.has("propertyNames")) {
       // No properties listed, any others allowed: any object ({"type": "object"}, a free-form
       // argument; dict[str, Any]).
-      refuseCounts(s, path, "minProperties", "maxProperties");
+      refuseCounts(s, path, "minProperties", "maxProperties", "dependentRequired", "dependencies");
       return free('{');
     }
     if (props.isEmpty()
@@ -183,6 +183,7 @@ final class SchemaCompiler {
             path + "/required", "required property " + r.asText() + " is not in properties");
       }
     }
+    dependentRequired(s, props, path);
     // Every listed property is written, so their count must be within these.
     if (count(s, "minProperties", 0, path) > keys.size()) {
       throw unsupported(
@@ -500,6 +501,7 @@ final class SchemaCompiler {
    * kept only for enum keys).
    */
   private int map(JsonNode s, int value, String path) {
+    refuseCounts(s, path, "dependentRequired", "dependencies");
     int id = add(MAP);
     Node n = nodes.get(id);
     n.item = value;
@@ -553,6 +555,32 @@ final class SchemaCompiler {
   }
 
   /** Counts on a free object or array are not kept: refused by name. */
+  /**
+   * {@code dependentRequired} (and draft 7's {@code dependencies} of names): as every listed
+   * property is written, it holds where each name it requires is listed too.
+   */
+  private static void dependentRequired(JsonNode s, JsonNode props, String path) {
+    for (String k : List.of("dependentRequired", "dependencies")) {
+      for (Map.Entry<String, JsonNode> d : s.path(k).properties()) {
+        if (!d.getValue().isArray()) {
+          throw unsupported(
+              path + "/" + k + "/" + d.getKey(), k + " with a schema is not supported");
+        }
+        for (JsonNode name : d.getValue()) {
+          if (props.has(d.getKey()) && !props.has(name.asText())) {
+            throw unsupported(
+                path + "/" + k + "/" + d.getKey(),
+                "property "
+                    + name.asText()
+                    + " is required with "
+                    + d.getKey()
+                    + " but not listed");
+          }
+        }
+      }
+    }
+  }
+
   private static void refuseCounts(JsonNode s, String path, String... keys) {
     for (String k : keys) {
       if (s.has(k)) {

@@ -121,7 +121,10 @@ class SchemaInstancesValidateTest {
       "scores": {"type": "object", "patternProperties": {"^[a-z]+$": {"type": "integer"}},
                  "propertyNames": {"maxLength": 3}},
       "headers": {"type": "object", "patternProperties": {"^x-": {}},
-                  "additionalProperties": false}}}
+                  "additionalProperties": false},
+      "pay": {"type": "object", "properties": {"card": {"type": "string", "maxLength": 4},
+              "cvv": {"type": "string", "pattern": "^[0-9]{3}$"}},
+              "dependentRequired": {"card": ["cvv"], "iban": ["bic"]}}}}
     """,
   };
 

@@ -1032,6 +1032,39 @@ class SchemaPrefixTest {
         "");
   }
 
+  /** Every listed property is written: dependentRequired holds where what it requires is listed. */
+  @Test
+  void dependentRequiredHoldsWhereItsNamesAreListed() {
+    JsonSchemaGrammar g =
+        JsonSchemaGrammar.compile(
+            """
+            {"type": "object", "properties": {"card": {"type": "string"}, "cvv": {"type": "string"}},
+             "dependentRequired": {"card": ["cvv"], "iban": ["bic"]},
+             "dependencies": {"cvv": ["card"]}}""");
+    assertThat(whole(g, "{\"card\": \"1\", \"cvv\": \"2\"}")).isTrue();
+    assertRefusedAsProperty(
+        new String[][] {
+          {
+            "\"properties\": {\"card\": {}}, \"dependentRequired\": {\"card\": [\"cvv\"]}}",
+            "property cvv is required with card but not listed"
+          },
+          {
+            "\"properties\": {\"card\": {}}, \"dependencies\": {\"card\": {\"required\": []}}}",
+            "dependencies with a schema is not supported"
+          },
+          {
+            "\"additionalProperties\": {}, \"dependentRequired\": {\"a\": [\"b\"]}}",
+            "dependentRequired without properties or items listed is not supported"
+          },
+          {
+            "\"additionalProperties\": {\"type\": \"integer\"}, \"dependentRequired\": {}}",
+            "dependentRequired without properties or items listed is not supported"
+          },
+        },
+        "{\"type\": \"object\", ",
+        "");
+  }
+
   /** Cents: any number of them, no fraction of one, and as many trailing zeros as wanted. */
   @Test
   void aNumberThatIsAMultipleOfACentHasAtMostTwoSignificantDecimals() {
