@@ -19,15 +19,16 @@ import java.util.Set;
  * properties makes a map, whose keys the model writes), {@code minProperties}/{@code maxProperties}
  * that the listed properties meet, {@code items}, {@code prefixItems} (and the drafts' array of
  * {@code items} with {@code additionalItems}) for tuples, {@code minItems}, {@code maxItems},
- * {@code uniqueItems} on items of literals, {@code minLength} and {@code maxLength} (in
- * characters), {@code minimum}, {@code maximum}, {@code exclusiveMinimum}, {@code exclusiveMaximum}
- * and {@code multipleOf} on integers and numbers ({@link DecimalBounds}), {@code pattern} and
- * {@code format} on strings ({@link StringPattern}), OpenAPI's number formats (annotations), {@code
- * enum} and {@code const} (of the {@code type} beside them), {@code anyOf} and {@code oneOf} (
- * {@link Unions}), {@code allOf} ({@link AllOfMerge}), {@code $ref} into {@code $defs} or {@code
- * definitions} (recursion included), free values ({@code {}}, {@code true}, an object that lists no
- * properties, an array without items), and the annotations ({@code title}, {@code description},
- * {@code default}, ...). {@link SchemaCompiler} makes the nodes.
+ * {@code uniqueItems} on items of literals, growing strings and unbounded integers ({@link
+ * WrittenItems}), {@code minLength} and {@code maxLength} (in characters), {@code minimum}, {@code
+ * maximum}, {@code exclusiveMinimum}, {@code exclusiveMaximum} and {@code multipleOf} on integers
+ * and numbers ({@link DecimalBounds}), {@code pattern} and {@code format} on strings ({@link
+ * StringPattern}), OpenAPI's number formats (annotations), {@code enum} and {@code const} (of the
+ * {@code type} beside them), {@code anyOf} and {@code oneOf} ( {@link Unions}), {@code allOf}
+ * ({@link AllOfMerge}), {@code $ref} into {@code $defs} or {@code definitions} (recursion
+ * included), free values ({@code {}}, {@code true}, an object that lists no properties, an array
+ * without items), and the annotations ({@code title}, {@code description}, {@code default}, ...).
+ * {@link SchemaCompiler} makes the nodes.
  */
 public final class JsonSchemaGrammar {
   static final int OBJECT = 0;

@@ -364,17 +364,26 @@ final class SchemaCompiler {
       return;
     }
     Node item = n.item < 0 ? null : nodes.get(n.item);
+    // Strings that can always grow and integers without bounds: an item equal to one before can
+    // always be made another, so no array is begun that cannot end.
+    boolean growing =
+        item != null
+            && ((item.kind == STRING && item.pattern == null && item.maxLength == Integer.MAX_VALUE)
+                || (item.kind == INTEGER && item.bounds == null));
     if (!u.isBoolean()
         || n.prefixItems.length > 0
         || item == null
-        || item.kind != LITERALS
-        || !distinct(item.literals)) {
+        || !(growing || (item.kind == LITERALS && distinct(item.literals)))) {
       throw unsupported(
           path + "/uniqueItems",
-          "uniqueItems is only supported on items of one enum, const or boolean, without"
+          "uniqueItems is only supported on items of one enum, const or boolean, of strings"
+              + " without pattern, format or maxLength, or of integers without bounds, without"
               + " prefixItems");
     }
     n.uniqueItems = true;
+    if (growing) {
+      return;
+    }
     n.maxItems = Math.min(n.maxItems, item.literals.length);
     if (n.minItems > n.maxItems) {
       throw unsupported(

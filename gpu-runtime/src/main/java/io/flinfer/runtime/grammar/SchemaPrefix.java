@@ -50,6 +50,9 @@ public final class SchemaPrefix extends OutputState {
   private final int[] pattern = new int[JsonPrefix.MAX_DEPTH]; // a patterned string's state
   private final int[] character = new int[JsonPrefix.MAX_DEPTH]; // the character being read
   private final long[] used = new long[JsonPrefix.MAX_DEPTH]; // literals written: items, keys
+  // A unique array's string and integer items written, and the hash of the item being written.
+  private final WrittenItems[] written = new WrittenItems[JsonPrefix.MAX_DEPTH];
+  private final long[] itemHash = new long[JsonPrefix.MAX_DEPTH];
   private final JsonPrefix free = new JsonPrefix(); // a free value's (one at a time: none nests)
   private int depth;
   private boolean started; // the root's first byte has come
@@ -81,6 +84,8 @@ public final class SchemaPrefix extends OutputState {
     System.arraycopy(o.pattern, 0, pattern, 0, depth);
     System.arraycopy(o.character, 0, character, 0, depth);
     System.arraycopy(o.used, 0, used, 0, depth);
+    System.arraycopy(o.written, 0, written, 0, depth);
+    System.arraycopy(o.itemHash, 0, itemHash, 0, depth);
     free.copyFrom(o.free);
     started = o.started;
     candidates = o.candidates;
@@ -281,10 +286,12 @@ public final class SchemaPrefix extends OutputState {
   }
 
   private boolean string(int f, JsonSchemaGrammar.Node n, int b) {
+    boolean unique = uniqueItem(f);
     if (phase[f] == BEFORE) {
       if (n.pattern != null) {
         pattern[f] = n.pattern.start();
       }
+      itemHash[f] = WrittenItems.EMPTY;
       return b == '"' && to(f, INSIDE + JsonLexicon.CHARS);
     }
     int state = phase[f] - INSIDE;
@@ -295,17 +302,21 @@ public final class SchemaPrefix extends OutputState {
     if (next == JsonLexicon.END) {
       return index[f] >= n.minLength
           && (n.pattern == null || n.pattern.accepts(pattern[f]))
+          && !(unique && WrittenItems.contains(written[f - 1], itemHash[f]))
           && pop();
     }
     if (next == JsonLexicon.REJECT) {
       return false;
     }
     phase[f] = INSIDE + next;
-    if (n.pattern != null && !(state == JsonLexicon.CHARS && b == '\\')) {
+    if ((n.pattern != null || unique) && !(state == JsonLexicon.CHARS && b == '\\')) {
       character[f] = JsonLexicon.character(state, b, character[f]);
     }
     if (next == JsonLexicon.CHARS) {
       index[f]++; // every return to CHARS ends one character
+      if (unique) {
+        itemHash[f] = WrittenItems.mixCodePoint(itemHash[f], character[f]);
+      }
       if (n.pattern != null) {
         pattern[f] = n.pattern.step(pattern[f], character[f]);
         return pattern[f] >= 0 && n.pattern.fewestToAccept(pattern[f]) <= room(f, n);
@@ -333,13 +344,18 @@ public final class SchemaPrefix extends OutputState {
       magnitude[f] = 0;
       negative[f] = false;
       index[f] = 0;
+      itemHash[f] = WrittenItems.EMPTY;
     }
     int from = phase[f] == BEFORE ? -1 : phase[f] - INSIDE;
     int next =
         from < 0 ? JsonLexicon.numberStart(b) : JsonLexicon.number(from, b, n.kind == NUMBER);
+    boolean unique = uniqueItem(f);
     if (next == JsonLexicon.END) {
       if (bounds != null && !bounds.contains(negative[f], units(f, from, bounds))) {
         return false;
+      }
+      if (unique && WrittenItems.contains(written[f - 1], itemHash[f])) {
+        return false; // written before: more digits make another
       }
       // The number ended before b: its container reads b.
       return pop() && depth > 0 && accept((byte) b);
@@ -349,7 +365,29 @@ public final class SchemaPrefix extends OutputState {
     if (next == JsonLexicon.REJECT) {
       return false;
     }
+    if (unique && !uniqueInteger(f, b)) {
+      return false;
+    }
     return bounds == null || bounded(f, bounds, next, b);
+  }
+
+  /** The hash of the integer 0 (of -0 too). */
+  private static final long ZERO = WrittenItems.mix(WrittenItems.EMPTY, '0');
+
+  /**
+   * Byte {@code b} of an item of a unique array of integers (a sign or a digit): the hash of its
+   * digits (in {@code magnitude}, unused where integers have no bounds) and its value's (the sign
+   * apart, so that -0 is 0); a leading 0 written before is refused at once, as no digit may follow.
+   */
+  private boolean uniqueInteger(int f, int b) {
+    if (b == '-') {
+      negative[f] = true;
+      return true;
+    }
+    boolean first = magnitude[f] == 0;
+    magnitude[f] = WrittenItems.mix(first ? WrittenItems.EMPTY : magnitude[f], b);
+    itemHash[f] = negative[f] && magnitude[f] != ZERO ? ~magnitude[f] : magnitude[f];
+    return !(first && b == '0' && WrittenItems.contains(written[f - 1], ZERO));
   }
 
   /**
@@ -474,6 +512,7 @@ public final class SchemaPrefix extends OutputState {
     phase[depth] = BEFORE;
     index[depth] = 0;
     used[depth] = 0;
+    written[depth] = null;
     depth++;
     return true;
   }
@@ -482,6 +521,11 @@ public final class SchemaPrefix extends OutputState {
    * Whether the value being read in frame {@code f}'s child is one of literals written at most once
    * there: an item of a unique array, or a key (read before the colon) of a map of enum keys.
    */
+  /** Whether frame {@code f} is a string or integer item of a unique array. */
+  private boolean uniqueItem(int f) {
+    return f > 0 && kind(f - 1) == ARRAY && grammar.node(node[f - 1]).uniqueItems;
+  }
+
   private boolean uniqueChild(int f) {
     JsonSchemaGrammar.Node n = grammar.node(node[f]);
     return n.uniqueItems && (n.kind == ARRAY || phase[f] == COLON);
@@ -492,7 +536,12 @@ public final class SchemaPrefix extends OutputState {
     depth--;
     whitespace = 0;
     if (depth > 0 && uniqueChild(depth - 1)) {
-      used[depth - 1] |= 1L << matched; // literals: this one just matched
+      int k = kind(depth);
+      if (k == STRING || k == INTEGER) {
+        written[depth - 1] = WrittenItems.with(written[depth - 1], itemHash[depth]);
+      } else {
+        used[depth - 1] |= 1L << matched; // literals: this one just matched
+      }
     }
     if (depth > 0 && kind(depth - 1) == MAP && phase[depth - 1] == AFTER) {
       index[depth - 1]++; // a value: one more property

@@ -124,7 +124,10 @@ class SchemaInstancesValidateTest {
                   "additionalProperties": false},
       "pay": {"type": "object", "properties": {"card": {"type": "string", "maxLength": 4},
               "cvv": {"type": "string", "pattern": "^[0-9]{3}$"}},
-              "dependentRequired": {"card": ["cvv"], "iban": ["bic"]}}}}
+              "dependentRequired": {"card": ["cvv"], "iban": ["bic"]}},
+      "labels": {"type": "array", "items": {"type": "string"}, "uniqueItems": true},
+      "ids": {"type": "array", "items": {"type": "integer"}, "uniqueItems": true,
+              "minItems": 2}}}
     """,
   };
 

@@ -453,6 +453,53 @@ class SchemaPrefixTest {
   }
 
   /**
+   * Masks over the Llama 3 vocabulary inside unique strings and integers equal the token-by-token
+   * check, and leave out exactly the tokens that would end an item written before.
+   */
+  @Test
+  void masksOfUniqueItemsAreExact() throws Exception {
+    Path gguf = SharedFiles.root().resolve("tokenizers/llama3_1.gguf");
+    assumeTrue(Files.exists(gguf), "missing " + gguf);
+    JsonVocabulary v = JsonVocabulary.of(GgufTokenizers.read(GgufFile.open(gguf)));
+    JsonSchemaGrammar g =
+        JsonSchemaGrammar.compile(
+            """
+            {"type": "object", "properties": {
+              "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": true},
+              "ids": {"type": "array", "items": {"type": "integer"}, "uniqueItems": true}}}""");
+    long[] mask = new long[JsonVocabulary.words(v.size())];
+    for (String text :
+        List.of(
+            "{\"tags\": [\"ab\", \"",
+            "{\"tags\": [\"ab\", \"ab",
+            "{\"tags\": [\"ab\", \"\", \"",
+            "{\"tags\": [], \"ids\": [12, 0, ",
+            "{\"tags\": [], \"ids\": [12, 0, 12")) {
+      SchemaPrefix state = g.start();
+      byte[] b = text.getBytes(StandardCharsets.UTF_8);
+      assertThat(state.accept(b, 0, b.length)).as(text).isTrue();
+      JsonConstraint c = new JsonConstraint(v, state);
+      c.allowed(mask);
+      assertThat(mask).as(text).isEqualTo(JsonConstraintTest.bruteForce(v, c.state()));
+      int refused = 0;
+      for (int t = 0; t < v.size(); t++) {
+        String piece = new String(v.bytes(t), StandardCharsets.UTF_8);
+        boolean repeats =
+            (text.endsWith("\"ab") || text.endsWith("\"\", \"")) && piece.startsWith("\"")
+                || text.endsWith(", 12") && piece.matches("[],].*")
+                || text.endsWith(", ") && piece.startsWith("0");
+        if (repeats) {
+          refused++;
+          assertThat(mask[t >>> 6] & 1L << t).as("%s then %s", text, piece).isZero();
+        }
+      }
+      if (!text.endsWith("[\"ab\", \"")) {
+        assertThat(refused).as("tokens that repeat an item after %s", text).isPositive();
+      }
+    }
+  }
+
+  /**
    * A bounded integer: a prefix is taken exactly when some integer within the bounds starts with
    * it, and a whole one exactly when it is within them.
    */
@@ -774,11 +821,89 @@ class SchemaPrefixTest {
         .isEqualTo(valid);
   }
 
+  /**
+   * {@code uniqueItems} on strings (Pydantic's {@code set[str]}) and integers ({@code set[int]}):
+   * taken exactly when no value comes twice, whatever escapes spell a string (a surrogate pair raw
+   * or as two escapes) or whether a zero is written -0; a repeated item is refused where it would
+   * end, and a 0 written before at once (no digit may follow it).
+   */
+  @Property(tries = 300)
+  void uniqueStringsAndIntegersTakeEachValueOnce(
+      @ForAll @Size(max = 6) List<@IntRange(min = 0, max = 5) Integer> picks,
+      @ForAll @Size(min = 6, max = 6) List<Boolean> escaped) {
+    String[] strings = {"", "a", "ab", "\u00e9", "\uD83D\uDE00", "a\uD83D\uDE00"};
+    int[] integers = {0, -0, 1, -1, 10, 123456789};
+    JsonSchemaGrammar g =
+        JsonSchemaGrammar.compile(
+            """
+            {"type": "object", "properties": {
+              "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": true},
+              "ids": {"type": "array", "items": {"type": "integer"}, "uniqueItems": true}}}""");
+    StringBuilder tags = new StringBuilder();
+    StringBuilder ids = new StringBuilder();
+    List<String> seenStrings = new ArrayList<>();
+    List<Integer> seenIntegers = new ArrayList<>();
+    boolean valid = true;
+    for (int i = 0; i < picks.size(); i++) {
+      String s = strings[picks.get(i)];
+      String written = escaped.get(i) ? escapeAll(s) : s;
+      tags.append(i > 0 ? ", " : "").append('"').append(written).append('"');
+      valid &= !seenStrings.contains(s);
+      seenStrings.add(s);
+      String before = "{\"tags\": [" + tags;
+      assertThat(prefix(g, before)).as(before).isEqualTo(valid);
+      if (!valid) {
+        break;
+      }
+    }
+    for (int i = 0; valid && i < picks.size(); i++) {
+      int v = integers[picks.get(i)];
+      String text = picks.get(i) == 1 ? "-0" : Integer.toString(v);
+      ids.append(i > 0 ? ", " : "").append(text);
+      boolean repeat = seenIntegers.contains(v);
+      seenIntegers.add(v);
+      String before = "{\"tags\": [], \"ids\": [" + ids + "]";
+      assertThat(prefix(g, before)).as(before).isEqualTo(!repeat);
+      if (repeat && v == 0) {
+        // A zero cannot grow into another value: refused as soon as it is written.
+        assertThat(prefix(g, "{\"tags\": [], \"ids\": [" + ids)).isFalse();
+      } else if (repeat) {
+        // Refused where it would end, not while it can still grow into another value.
+        assertThat(prefix(g, "{\"tags\": [], \"ids\": [" + ids + "5]")).isTrue();
+      }
+      if (repeat) {
+        break;
+      }
+    }
+    if (valid) {
+      assertThat(whole(g, "{\"tags\": [" + tags + "], \"ids\": []}")).isTrue();
+    }
+  }
+
+  /** Every character of {@code s} as a \\u escape (a surrogate pair as two). */
+  private static String escapeAll(String s) {
+    StringBuilder b = new StringBuilder();
+    for (char c : s.toCharArray()) {
+      b.append(String.format("\\u%04x", (int) c));
+    }
+    return b.toString();
+  }
+
   @Test
   void uniqueItemsIsRefusedWhereItCannotBeKept() {
     String[][] cases = {
       {
-        "{\"type\": \"array\", \"items\": {\"type\": \"string\"}, \"uniqueItems\": true}",
+        "{\"type\": \"array\", \"items\": {\"type\": \"string\", \"maxLength\": 2},"
+            + " \"uniqueItems\": true}",
+        "uniqueItems is only supported"
+      },
+      {
+        "{\"type\": \"array\", \"items\": {\"type\": \"integer\", \"minimum\": 0},"
+            + " \"uniqueItems\": true}",
+        "uniqueItems is only supported"
+      },
+      {
+        "{\"type\": \"array\", \"items\": {\"type\": \"number\"}, \"uniqueItems\": true}",
         "uniqueItems is only supported"
       },
       {
