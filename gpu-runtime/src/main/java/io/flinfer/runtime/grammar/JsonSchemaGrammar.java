@@ -132,10 +132,27 @@ public final class JsonSchemaGrammar {
 
   private final Node[] nodes;
   private final int root;
+  private final boolean hashesItems;
 
   private JsonSchemaGrammar(Node[] nodes, int root) {
     this.nodes = nodes;
     this.root = root;
+    boolean hashes = false;
+    for (Node n : nodes) {
+      hashes |=
+          n.kind == ARRAY
+              && n.uniqueItems
+              && (nodes[n.item].kind == STRING || nodes[n.item].kind == INTEGER);
+    }
+    this.hashesItems = hashes;
+  }
+
+  /**
+   * Whether some array keeps its string or integer items apart ({@link WrittenItems}): states of
+   * other schemas skip that bookkeeping, as masks copy a state for every token they try.
+   */
+  boolean hashesItems() {
+    return hashesItems;
   }
 
   /** The root node's id. */

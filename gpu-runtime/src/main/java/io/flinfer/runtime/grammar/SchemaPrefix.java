@@ -84,8 +84,10 @@ public final class SchemaPrefix extends OutputState {
     System.arraycopy(o.pattern, 0, pattern, 0, depth);
     System.arraycopy(o.character, 0, character, 0, depth);
     System.arraycopy(o.used, 0, used, 0, depth);
-    System.arraycopy(o.written, 0, written, 0, depth);
-    System.arraycopy(o.itemHash, 0, itemHash, 0, depth);
+    if (grammar.hashesItems()) {
+      System.arraycopy(o.written, 0, written, 0, depth);
+      System.arraycopy(o.itemHash, 0, itemHash, 0, depth);
+    }
     free.copyFrom(o.free);
     started = o.started;
     candidates = o.candidates;
@@ -286,7 +288,6 @@ public final class SchemaPrefix extends OutputState {
   }
 
   private boolean string(int f, JsonSchemaGrammar.Node n, int b) {
-    boolean unique = uniqueItem(f);
     if (phase[f] == BEFORE) {
       if (n.pattern != null) {
         pattern[f] = n.pattern.start();
@@ -302,14 +303,30 @@ public final class SchemaPrefix extends OutputState {
     if (next == JsonLexicon.END) {
       return index[f] >= n.minLength
           && (n.pattern == null || n.pattern.accepts(pattern[f]))
-          && !(unique && WrittenItems.contains(written[f - 1], itemHash[f]))
+          && !(uniqueItem(f) && WrittenItems.contains(written[f - 1], itemHash[f]))
           && pop();
     }
     if (next == JsonLexicon.REJECT) {
       return false;
     }
     phase[f] = INSIDE + next;
-    if ((n.pattern != null || unique) && !(state == JsonLexicon.CHARS && b == '\\')) {
+    boolean unique = uniqueItem(f);
+    if (n.pattern == null && !unique) {
+      if (next == JsonLexicon.CHARS) {
+        index[f]++; // every return to CHARS ends one character
+      }
+      return true; // the common case kept short: masks try it for every token
+    }
+    return character(f, n, state, next, b, unique);
+  }
+
+  /**
+   * A string's byte {@code b} that took it from lexical state {@code state} to {@code next}, where
+   * its characters step a pattern or make an item's hash.
+   */
+  private boolean character(
+      int f, JsonSchemaGrammar.Node n, int state, int next, int b, boolean unique) {
+    if (!(state == JsonLexicon.CHARS && b == '\\')) {
       character[f] = JsonLexicon.character(state, b, character[f]);
     }
     if (next == JsonLexicon.CHARS) {
@@ -523,7 +540,10 @@ public final class SchemaPrefix extends OutputState {
    */
   /** Whether frame {@code f} is a string or integer item of a unique array. */
   private boolean uniqueItem(int f) {
-    return f > 0 && kind(f - 1) == ARRAY && grammar.node(node[f - 1]).uniqueItems;
+    return grammar.hashesItems()
+        && f > 0
+        && kind(f - 1) == ARRAY
+        && grammar.node(node[f - 1]).uniqueItems;
   }
 
   private boolean uniqueChild(int f) {
