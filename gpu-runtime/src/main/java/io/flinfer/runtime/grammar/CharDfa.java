@@ -239,6 +239,42 @@ final class CharDfa {
     return false;
   }
 
+  /**
+   * Whether some string takes both this automaton and {@code other} to an accepting state: a search
+   * over the pairs of states the two reach on the same code units (every state of each can still
+   * reach an accepting one, so a pair is only a dead end where the two part).
+   */
+  boolean intersects(CharDfa other) {
+    TreeSet<Character> starts = new TreeSet<>();
+    for (char c : points) {
+      starts.add(c);
+    }
+    for (char c : other.points) {
+      starts.add(c);
+    }
+    int n = other.next.length;
+    BitSet seen = new BitSet();
+    ArrayDeque<Integer> work = new ArrayDeque<>(List.of(0));
+    seen.set(0);
+    while (!work.isEmpty()) {
+      int pair = work.poll();
+      int a = pair / n;
+      int b = pair % n;
+      if (accepting[a] && other.accepting[b]) {
+        return true;
+      }
+      for (char c : starts) {
+        int ta = step(a, c);
+        int tb = ta < 0 ? -1 : other.step(b, c);
+        if (tb >= 0 && !seen.get(ta * n + tb)) {
+          seen.set(ta * n + tb);
+          work.add(ta * n + tb);
+        }
+      }
+    }
+    return false;
+  }
+
   int size() {
     return next.length;
   }

@@ -144,9 +144,9 @@ final class StringPattern {
     return what.toString();
   }
 
-  /** Whether some string is of both {@code a}'s parts and {@code b}'s. */
-  static boolean overlap(List<Part> a, List<Part> b) {
-    return !union(a).intersection(union(b)).isEmpty();
+  /** Whether some string is of both this pattern and {@code other}. */
+  boolean overlaps(StringPattern other) {
+    return automaton.intersects(other.automaton);
   }
 
   private static Automaton union(List<Part> parts) {

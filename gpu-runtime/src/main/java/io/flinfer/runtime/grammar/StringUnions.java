@@ -44,7 +44,8 @@ final class StringUnions {
     }
     for (int i = 0; i < each.size(); i++) {
       for (int j = 0; j < i; j++) {
-        if (StringPattern.overlap(each.get(i), each.get(j))) {
+        if (SchemaCompiler.pattern(each.get(i), Integer.MAX_VALUE, path)
+            .overlaps(SchemaCompiler.pattern(each.get(j), Integer.MAX_VALUE, path))) {
           return alts; // refused as alternatives that start alike
         }
       }

@@ -8,11 +8,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dk.brics.automaton.Automaton;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Pattern;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Assume;
 import net.jqwik.api.Combinators;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.From;
@@ -147,6 +149,38 @@ class StringLanguagesTest {
     } else {
       assertTakesExactly(schema, language);
     }
+  }
+
+  /**
+   * A oneOf of two strings is served exactly where no string is of both (the automata's product
+   * search against the automaton library's own intersection), and takes the strings of either.
+   */
+  @Property(tries = 300)
+  void aOneOfOfStringsIsServedExactlyWhereTheyShareNoString(
+      @ForAll("alternatives") Alternative a, @ForAll("alternatives") Alternative b) {
+    Assume.that(a.min() <= a.max() || a.max() < 0);
+    Assume.that(b.min() <= b.max() || b.max() < 0);
+    Automaton both = automaton(a).intersection(automaton(b));
+    Assume.that(!automaton(a).isEmpty() && !automaton(b).isEmpty());
+    ArrayNode oneOf = JSON.createArrayNode().add(a.schema()).add(b.schema());
+    String schema = JSON.createObjectNode().set("oneOf", oneOf).toString();
+    if (both.isEmpty()) {
+      JsonSchemaGrammar g = compile(schema);
+      for (String text : strings()) {
+        assertThat(whole(g, "{\"s\": \"" + text + "\"}"))
+            .as("%s in %s", text, schema)
+            .isEqualTo(a.takes(text) || b.takes(text));
+      }
+    } else {
+      assertRefused(schema, "start with the same character");
+    }
+  }
+
+  /** The strings of {@code a}, made by the automaton library alone. */
+  private static Automaton automaton(Alternative a) {
+    Automaton any = Automaton.makeAnyString();
+    return (a.pattern() == null ? any : any.intersection(StringPattern.ecma(a.pattern())))
+        .intersection(StringPattern.lengths(a.min(), a.max() < 0 ? Integer.MAX_VALUE : a.max()));
   }
 
   @Provide
