@@ -23,7 +23,7 @@ final class StringPattern {
   // (no 29 February), seconds below 60 with at most 9 decimals and offsets within 18 hours
   // (java.time's limits, which validators built on it keep), dot-atom local parts, host names of
   // at most three labels (191 characters), addresses within 254, http and https URIs of unreserved
-  // characters.
+  // characters, durations of days to seconds, IPv6 addresses in full.
   private static final String DATE =
       "[0-9]{4}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)"
           + "|02-(0[1-9]|1[0-9]|2[0-8]))";
@@ -35,30 +35,48 @@ final class StringPattern {
   private static final String HOST = LABEL + "(\\." + LABEL + "){0,2}";
   private static final String ATOM = "[A-Za-z0-9_%+\\-]{1,20}";
   private static final String UNRESERVED = "[A-Za-z0-9._~\\-]";
+  private static final String EMAIL =
+      ATOM + "(\\." + ATOM + "){0,2}\\@" + LABEL + "(\\." + LABEL + "){1,2}";
+  private static final String URI =
+      "https?://"
+          + HOST
+          + "(:[1-9][0-9]{0,3})?(/"
+          + UNRESERVED
+          + "*)*(\\?("
+          + UNRESERVED
+          + "|[=&])*)?";
+  private static final String DIGITS = "[0-9]{1,6}";
+  // Hours, minutes and seconds in that order, each optional after the first: what RFC 3339's
+  // duration grammar and java.time's Duration.parse both read.
+  private static final String CLOCK =
+      "T(" + DIGITS + "H(" + DIGITS + "M(" + DIGITS + "S)?)?|" + DIGITS + "M(" + DIGITS + "S)?|"
+          + DIGITS + "S)";
   private static final Map<String, String> FORMATS =
-      Map.of(
-          "date",
-          DATE,
-          "time",
-          TIME,
-          "date-time",
-          DATE + "T" + TIME,
-          "uuid",
-          "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
-          "ipv4",
-          "(" + OCTET + "\\.){3}" + OCTET,
-          "email",
-          ATOM + "(\\." + ATOM + "){0,2}\\@" + LABEL + "(\\." + LABEL + "){1,2}",
-          "hostname",
-          HOST,
-          "uri",
-          "https?://"
-              + HOST
-              + "(:[1-9][0-9]{0,3})?(/"
-              + UNRESERVED
-              + "*)*(\\?("
-              + UNRESERVED
-              + "|[=&])*)?");
+      Map.ofEntries(
+          Map.entry("date", DATE),
+          Map.entry("time", TIME),
+          Map.entry("date-time", DATE + "T" + TIME),
+          Map.entry("duration", "P(" + DIGITS + "D(" + CLOCK + ")?|" + CLOCK + ")"),
+          Map.entry(
+              "uuid",
+              "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"),
+          Map.entry("ipv4", "(" + OCTET + "\\.){3}" + OCTET),
+          // The full form of eight groups, which every reader takes.
+          Map.entry("ipv6", "[0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){7}"),
+          Map.entry("email", EMAIL),
+          Map.entry("idn-email", EMAIL),
+          Map.entry("hostname", HOST),
+          Map.entry("idn-hostname", HOST),
+          Map.entry("uri", URI),
+          // An absolute URI is a reference too, and an IRI of ASCII characters.
+          Map.entry("uri-reference", URI),
+          Map.entry("iri", URI),
+          Map.entry("iri-reference", URI),
+          Map.entry("json-pointer", "(/([A-Za-z0-9_.\\-]|\\~[01])*)*"),
+          // OpenAPI's: base64, and formats that annotate any string (a password, raw bytes).
+          Map.entry("byte", "([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?"),
+          Map.entry("password", ".*"),
+          Map.entry("binary", ".*"));
 
   /**
    * One kind of string the automaton takes: a {@code pattern} (null: any) and {@code format} (null:

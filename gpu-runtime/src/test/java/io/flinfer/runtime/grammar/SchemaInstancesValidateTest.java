@@ -126,6 +126,10 @@ class SchemaInstancesValidateTest {
               "cvv": {"type": "string", "pattern": "^[0-9]{3}$"}},
               "dependentRequired": {"card": ["cvv"], "iban": ["bic"]}},
       "labels": {"type": "array", "items": {"type": "string"}, "uniqueItems": true},
+      "took": {"type": "string", "format": "duration"},
+      "addr": {"type": "string", "format": "ipv6"},
+      "ref": {"anyOf": [{"type": "string", "format": "json-pointer"},
+              {"type": "string", "format": "uri-reference"}]},
       "ids": {"type": "array", "items": {"type": "integer"}, "uniqueItems": true,
               "minItems": 2}}}
     """,

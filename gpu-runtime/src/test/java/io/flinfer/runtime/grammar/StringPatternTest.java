@@ -94,6 +94,20 @@ class StringPatternTest {
     assertThat(takes("format", "uri", "http://example.org")).isTrue();
     assertThat(takes("format", "uri", "ftp://example.org")).isFalse();
     assertThat(takes("format", "uri", "https://example.org/a b")).isFalse();
+    assertThat(takes("format", "duration", "P3DT4H5M6S")).isTrue();
+    assertThat(takes("format", "duration", "PT90M")).isTrue();
+    assertThat(takes("format", "duration", "P")).isFalse();
+    assertThat(takes("format", "duration", "PT")).isFalse();
+    assertThat(takes("format", "duration", "PT1H5S")).isFalse(); // RFC 3339 wants the minutes
+    assertThat(takes("format", "ipv6", "2001:db8:0:0:0:0:2:1")).isTrue();
+    assertThat(takes("format", "ipv6", "2001:db8::2:1")).isFalse(); // full form only
+    assertThat(takes("format", "byte", "aGk=")).isTrue();
+    assertThat(takes("format", "byte", "aGk")).isFalse();
+    assertThat(takes("format", "json-pointer", "/a~1b/0")).isTrue();
+    assertThat(takes("format", "json-pointer", "a/b")).isFalse();
+    assertThat(takes("format", "password", "any thing\n")).isTrue();
+    assertThat(takes("format", "uri-reference", "https://example.org/x")).isTrue();
+    assertThat(takes("format", "idn-email", "ann@example.org")).isTrue();
     // Every date the automaton takes is a real date, and every date-time an RFC 3339 one.
     for (int m = 1; m <= 12; m++) {
       for (int d = 26; d <= 31; d++) {
@@ -106,6 +120,50 @@ class StringPatternTest {
     }
   }
 
+  /**
+   * What the automata of durations, IPv6 addresses and base64 take, Java's own readers read: random
+   * walks through each automaton's accepted strings.
+   */
+  @Property(tries = 200)
+  void durationsAddressesAndBase64ReadAsJavaReadsThem(@ForAll long seed) throws Exception {
+    java.util.Random r = new java.util.Random(seed);
+    for (String format : java.util.List.of("duration", "ipv6", "byte")) {
+      String text = walk(format, r);
+      switch (format) {
+        case "duration" -> assertThat(java.time.Duration.parse(text)).as(text).isNotNull();
+        case "ipv6" ->
+            assertThat(java.net.InetAddress.getByName(text))
+                .as(text)
+                .isInstanceOf(java.net.Inet6Address.class);
+        default -> assertThat(java.util.Base64.getDecoder().decode(text)).as(text).isNotNull();
+      }
+    }
+  }
+
+  /** A string of {@code format} drawn character by character from what its automaton takes. */
+  private static String walk(String format, java.util.Random r) {
+    StringPattern p =
+        StringPattern.of(
+            java.util.List.of(StringPattern.Part.of(null, format, 0, Integer.MAX_VALUE)));
+    String alphabet = "0123456789abcdefABCDEFPTDHMSxyz+/=:.";
+    StringBuilder text = new StringBuilder();
+    int state = p.start();
+    while (true) {
+      java.util.List<Character> next = new java.util.ArrayList<>();
+      for (char c : alphabet.toCharArray()) {
+        if (p.step(state, c) >= 0) {
+          next.add(c);
+        }
+      }
+      if (p.accepts(state) && (next.isEmpty() || r.nextInt(4) == 0)) {
+        return text.toString();
+      }
+      char c = next.get(r.nextInt(next.size()));
+      text.append(c);
+      state = p.step(state, c);
+    }
+  }
+
   @Test
   void whatCannotBeAnAutomatonIsRefusedByName() {
     String[][] cases = {
@@ -114,7 +172,7 @@ class StringPatternTest {
       {"pattern", "\\bword", "word boundaries"},
       {"pattern", "a^b", "anchors inside"},
       {"pattern", "[a-", "pattern [a- is not supported"},
-      {"format", "ipv6", "format ipv6 is not supported (supported: "},
+      {"format", "regex", "format regex is not supported (supported: "},
       // 2^31 states as a deterministic automaton: refused at the cap, at once.
       {"pattern", "a.{30}", "pattern a.{30}: its automaton needs more than 4096 states"},
     };
