@@ -81,6 +81,9 @@ final class FiniteValues {
         return true;
       }
       case ARRAY -> {
+        if (n.alternatives != null) {
+          return any(n.alternatives, finite); // a union of arrays
+        }
         int prefix = n.prefixItems == null ? 0 : n.prefixItems.length;
         for (int i = 0; i < Math.min(prefix, n.minItems); i++) {
           if (!finite[n.prefixItems[i]]) {
@@ -93,18 +96,21 @@ final class FiniteValues {
         return n.minItems == 0 || finite[n.item];
       }
       case ANY_OF, TAGGED -> {
-        int[] written = n.kind == TAGGED ? n.tagged : n.alternatives;
-        for (int a : written == null ? new int[0] : written) {
-          if (finite[a]) {
-            return true;
-          }
-        }
-        return false;
+        return any(n.kind == TAGGED ? n.tagged : n.alternatives, finite);
       }
       default -> {
         return true;
       }
     }
+  }
+
+  private static boolean any(int[] nodes, boolean[] finite) {
+    for (int a : nodes == null ? new int[0] : nodes) {
+      if (finite[a]) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static int[] children(Node n) {

@@ -93,10 +93,10 @@ final class SchemaCompiler {
       }
       unions.besideUnion(s, union, alts, path);
       // A value of oneOf must be of exactly one alternative: none may take another's values.
+      boolean anyOf = union.equals("anyOf");
       return unions.anyOf(
-          union.equals("anyOf")
-              ? unions.merged(alts, path)
-              : unions.disjointStringsJoined(alts, path),
+          anyOf ? unions.merged(alts, path) : unions.disjointStringsJoined(alts, path),
+          !anyOf,
           path);
     }
     JsonNode type = s.get("type");
@@ -115,7 +115,7 @@ final class SchemaCompiler {
       for (JsonNode t : type) {
         alts.add(typed(s, t.asText(), path));
       }
-      return unions.anyOf(unions.merged(alts, path), path);
+      return unions.anyOf(unions.merged(alts, path), false, path);
     }
     return typed(s, type.asText(), path);
   }

@@ -273,6 +273,15 @@ public final class SchemaPrefix extends OutputState {
         if (phase[f] == FIRST && n.maxItems == 0) {
           return false;
         }
+        if (n.alternatives != null) {
+          // A union of arrays: the first item's first byte picks the array it is from now on.
+          int picked = n.byFirstByte[b];
+          if (picked < 0) {
+            return false;
+          }
+          node[f] = n.alternatives[picked];
+          n = grammar.node(node[f]);
+        }
         phase[f] = AFTER;
         int i = index[f];
         return push(i < n.prefixItems.length ? n.prefixItems[i] : n.item) && accept((byte) b);

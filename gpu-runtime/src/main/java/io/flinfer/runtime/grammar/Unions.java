@@ -101,16 +101,20 @@ final class Unions {
 
   /**
    * The node for alternatives {@code alts}: the one alternative, or an ANY_OF node whose first byte
-   * picks the alternative (several objects become one tagged node).
+   * picks the alternative (several objects become one tagged node, several arrays one array whose
+   * first item picks). {@code exclusive}: a {@code oneOf}, whose value must be of one alternative.
    */
-  int anyOf(List<Integer> alts, String path) {
+  int anyOf(List<Integer> alts, boolean exclusive, String path) {
     if (alts.size() == 1) {
       return alts.get(0);
     }
     List<Integer> objects = new ArrayList<>();
+    List<Integer> arrays = new ArrayList<>();
     for (int a : alts) {
       if (c.nodes.get(a).kind == OBJECT) {
         objects.add(a);
+      } else if (c.nodes.get(a).kind == ARRAY) {
+        arrays.add(a);
       }
     }
     if (objects.size() > 1) {
@@ -119,6 +123,15 @@ final class Unions {
       rest.removeAll(objects);
       rest.add(tagged(objects, path));
       alts = rest;
+    }
+    if (arrays.size() > 1) {
+      List<Integer> rest = new ArrayList<>(alts);
+      rest.removeAll(arrays);
+      rest.add(arrays(arrays, exclusive, path));
+      alts = rest;
+    }
+    if (alts.size() == 1) {
+      return alts.get(0);
     }
     int id = c.add(ANY_OF);
     Node n = c.nodes.get(id);
@@ -141,6 +154,54 @@ final class Unions {
         }
       }
     }
+    return id;
+  }
+
+  /**
+   * Arrays whose items start with different characters (Pydantic's {@code list[int] | list[str]})
+   * as one array whose first item's first byte picks the alternative ({@code byFirstByte}): the
+   * array is that alternative's from then on, its items, counts and uniqueness. An empty array is
+   * of every alternative that allows one; in a {@code oneOf}, of at most one.
+   */
+  private int arrays(List<Integer> arrays, boolean exclusive, String path) {
+    int id = c.add(ARRAY);
+    Node u = c.nodes.get(id);
+    u.prefixItems = new int[0];
+    u.minItems = Integer.MAX_VALUE;
+    u.maxItems = 0;
+    u.byFirstByte = new int[256];
+    java.util.Arrays.fill(u.byFirstByte, -1);
+    int empty = 0;
+    for (int i = 0; i < arrays.size(); i++) {
+      Node n = c.nodes.get(arrays.get(i));
+      if (n.prefixItems.length > 0 || n.alternatives != null) {
+        throw SchemaCompiler.unsupported(
+            path, "arrays with prefixItems, or unions of arrays, in a union are not supported");
+      }
+      empty += n.minItems == 0 ? 1 : 0;
+      u.minItems = Math.min(u.minItems, n.minItems);
+      u.maxItems = Math.max(u.maxItems, n.maxItems);
+      boolean[] first = new boolean[256];
+      if (n.maxItems > 0) {
+        firstBytes(n.item, first, new java.util.HashSet<>());
+      }
+      for (int b = 0; b < 256; b++) {
+        if (first[b] && u.byFirstByte[b] >= 0) {
+          throw SchemaCompiler.unsupported(
+              path,
+              "arrays whose items can start with the same character ("
+                  + (char) b
+                  + ")"
+                  + " are not supported");
+        }
+        u.byFirstByte[b] = first[b] ? i : u.byFirstByte[b];
+      }
+    }
+    if (exclusive && empty > 1) {
+      throw SchemaCompiler.unsupported(
+          path, "arrays that can both be empty are not supported in a oneOf");
+    }
+    u.alternatives = arrays.stream().mapToInt(Integer::intValue).toArray();
     return id;
   }
 

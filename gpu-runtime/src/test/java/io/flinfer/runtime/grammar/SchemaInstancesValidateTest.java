@@ -127,6 +127,10 @@ class SchemaInstancesValidateTest {
               "dependentRequired": {"card": ["cvv"], "iban": ["bic"]}},
       "labels": {"type": "array", "items": {"type": "string"}, "uniqueItems": true},
       "took": {"type": "string", "format": "duration"},
+      "either": {"anyOf": [{"type": "array", "items": {"type": "integer"}, "uniqueItems": true},
+                 {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 3},
+                 {"type": "array", "items": {"type": "object", "properties": {
+                   "k": {"type": "boolean"}}}, "maxItems": 2}]},
       "addr": {"type": "string", "format": "ipv6"},
       "ref": {"anyOf": [{"type": "string", "format": "json-pointer"},
               {"type": "string", "format": "uri-reference"}]},

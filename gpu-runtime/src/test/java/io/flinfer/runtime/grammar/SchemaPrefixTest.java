@@ -730,6 +730,64 @@ class SchemaPrefixTest {
   }
 
   /**
+   * A union of arrays whose items start differently (Pydantic's {@code list[int] | list[str]}): an
+   * array is taken exactly when all its items are of one alternative and their count is within that
+   * alternative's bounds; the empty array where one allows it.
+   */
+  @Property(tries = 300)
+  void aUnionOfArraysIsTheArrayItsFirstItemPicks(
+      @ForAll @Size(max = 5) List<Boolean> numbers,
+      @ForAll @IntRange(min = 0, max = 2) int minInts,
+      @ForAll @IntRange(min = 0, max = 3) int extraInts,
+      @ForAll @IntRange(min = 0, max = 2) int minStrings,
+      @ForAll boolean oneOf) {
+    String schema =
+        "{\"type\": \"object\", \"properties\": {\"a\": {\""
+            + (oneOf ? "oneOf" : "anyOf")
+            + "\": [{\"type\": \"array\", \"items\": {\"type\": \"integer\"}, \"minItems\": "
+            + minInts
+            + ", \"maxItems\": "
+            + (minInts + extraInts)
+            + "}, {\"type\": \"array\", \"items\": {\"type\": \"string\"}, \"minItems\": "
+            + minStrings
+            + "}, {\"type\": \"null\"}]}}}";
+    if (oneOf && minInts == 0 && minStrings == 0) {
+      assertThatThrownBy(() -> JsonSchemaGrammar.compile(schema))
+          .hasMessageContaining("arrays that can both be empty are not supported in a oneOf");
+      return;
+    }
+    JsonSchemaGrammar g = JsonSchemaGrammar.compile(schema);
+    StringBuilder text = new StringBuilder("{\"a\": [");
+    for (int i = 0; i < numbers.size(); i++) {
+      text.append(i > 0 ? ", " : "")
+          .append(numbers.get(i) ? Integer.toString(i) : "\"s" + i + "\"");
+    }
+    text.append("]}");
+    long ints = numbers.stream().filter(n -> n).count();
+    int size = numbers.size();
+    boolean valid =
+        (ints == size && size >= minInts && size <= minInts + extraInts)
+            || (ints == 0 && size >= minStrings);
+    assertThat(whole(g, text.toString())).as("%s in %s", text, schema).isEqualTo(valid);
+    assertThat(whole(g, "{\"a\": null}")).isTrue();
+    assertRefusedAsProperty(
+        new String[][] {
+          {
+            "{\"type\": \"array\", \"items\": {\"type\": \"integer\"}}, {\"type\": \"array\","
+                + " \"items\": {\"type\": \"number\"}}",
+            "arrays whose items can start with the same character"
+          },
+          {
+            "{\"type\": \"array\", \"items\": {\"type\": \"integer\"}}, {\"type\": \"array\","
+                + " \"prefixItems\": [{\"type\": \"string\"}]}",
+            "arrays with prefixItems"
+          },
+        },
+        "{\"anyOf\": [",
+        "]}");
+  }
+
+  /**
    * A discriminated union as Pydantic writes one (oneOf, a discriminator, the tag listed after
    * other fields): the tag is written first, its value picks the object, and the object's other
    * properties follow in their order; the objects stay as they are where they are used alone.
