@@ -63,6 +63,9 @@ public final class FlinferCommand implements Runnable {
    */
   public static CommandLine commandLine() {
     CommandLine cli = new CommandLine(new FlinferCommand());
+    // Options read @FILE themselves (generate's --json-schema and --tools): picocli's own expansion
+    // of an argument @FILE into words would split a JSON file at its spaces.
+    cli.setExpandAtFiles(false);
     cli.setParameterExceptionHandler(
         (e, args) -> {
           e.getCommandLine().getErr().println("error: " + e.getMessage());

@@ -146,7 +146,11 @@ public final class GenerateCommand implements Callable<Integer> {
     if (value == null || !value.startsWith("@")) {
       return value;
     }
-    return Files.readString(Path.of(value.substring(1)));
+    try {
+      return Files.readString(Path.of(value.substring(1)));
+    } catch (java.nio.file.NoSuchFileException e) {
+      throw new IllegalArgumentException("no such file: " + value.substring(1), e); // exit 2
+    }
   }
 
   @Override

@@ -130,6 +130,26 @@ class GenerateCommandTest {
     assertThat(state.accept(text, 0, text.length))
         .as(new String(text, StandardCharsets.UTF_8))
         .isTrue();
+    // The same from a file, as its own argument after the option: the same completion.
+    Path file = Files.createTempFile("schema", ".json");
+    Files.writeString(file, schema.replace(", ", ",\n  "));
+    String whole = out.toString(StandardCharsets.UTF_8);
+    out.reset();
+    rc =
+        generate(
+            "--prompt",
+            "Once upon a time",
+            "--json-schema",
+            "@" + file,
+            "--max-new-tokens",
+            "60",
+            "--threads",
+            "1");
+    Files.delete(file);
+    assertThat(rc).as(err.toString(StandardCharsets.UTF_8)).isEqualTo(0);
+    assertThat(out.toString(StandardCharsets.UTF_8)).isEqualTo(whole);
+    assertThat(generate("--prompt", "x", "--json-schema", "@" + file)).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8)).contains("error: no such file: " + file);
     out.reset();
     rc =
         generate(
