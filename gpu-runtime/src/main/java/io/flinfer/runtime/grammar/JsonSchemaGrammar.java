@@ -120,8 +120,9 @@ public final class JsonSchemaGrammar {
     boolean uniqueItems; // ARRAY: no literal (item) value twice; MAP: no literal key twice
     int keyNode = -1; // MAP: what its keys are (propertyNames), or -1: any
     byte[][] literals; // LITERALS: each value as JSON text
-    int[] alternatives; // ANY_OF
-    int[] byFirstByte; // ANY_OF: the alternative a first byte picks, or -1
+    int[] alternatives; // ANY_OF; ARRAY: a union's arrays, or null
+    int[]
+        byFirstByte; // ANY_OF: the alternative a first byte picks (ARRAY: its first item's), or -1
     int[] tagged; // TAGGED: the object each of the first property's values picks
     DecimalBounds bounds; // INTEGER, NUMBER: the bounds, or null
     int minLength; // STRING: the fewest characters

@@ -493,8 +493,9 @@ final class SchemaCompiler {
             path + "/propertyNames/" + k, k + " beside patternProperties is not supported");
       }
     }
-    if (s.has("propertyNames") && !s.get("propertyNames").isObject()) {
-      throw unsupported(path + "/propertyNames", "propertyNames must be a schema");
+    if (s.has("propertyNames") && !s.get("propertyNames").isObject()
+        || names.has("type") && !names.get("type").asText().equals("string")) {
+      throw unsupported(path + "/propertyNames", "propertyNames must describe strings");
     }
     names.put("type", "string").put("pattern", only.getKey());
     ObjectNode map = ((ObjectNode) s).deepCopy();

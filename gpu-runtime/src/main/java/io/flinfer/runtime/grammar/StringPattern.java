@@ -194,6 +194,16 @@ final class StringPattern {
       a = a.intersection(new RegExp(f, RegExp.NONE).toAutomaton(false));
     }
     if (part.minLength > 0 || part.maxLength < Integer.MAX_VALUE) {
+      // Counting past the cap needs more states than it allows (or matches nothing): refused
+      // before the counting automaton is made.
+      if (part.minLength > MAX_STATES
+          || (part.maxLength < Integer.MAX_VALUE && part.maxLength > MAX_STATES)) {
+        throw new IllegalArgumentException(
+            part.describe()
+                + ": lengths above "
+                + MAX_STATES
+                + " are not supported beside a pattern or format, or in a union of strings");
+      }
       a = a.intersection(lengths(part.minLength, part.maxLength));
     }
     return a;

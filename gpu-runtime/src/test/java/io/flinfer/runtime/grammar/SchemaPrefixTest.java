@@ -1207,6 +1207,10 @@ class SchemaPrefixTest {
             "pattern beside patternProperties is not supported"
           },
           {
+            "\"patternProperties\": {\"^a\": {}}, \"propertyNames\": {\"type\": \"integer\"}}",
+            "propertyNames must describe strings"
+          },
+          {
             "\"patternProperties\": {\"^a\": {}}, \"maxProperties\": 2}",
             "maxProperties on a map is only supported with an enum of propertyNames"
           },

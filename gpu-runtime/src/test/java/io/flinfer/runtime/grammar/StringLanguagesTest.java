@@ -193,6 +193,16 @@ class StringLanguagesTest {
     assertRefused(
         "{\"type\": \"string\", \"pattern\": \"^[a-z]{5}$\", \"maxLength\": 3}",
         "no string of at most 3 characters matches pattern ^[a-z]{5}$");
+    // Counts past the automaton's cap: refused at once, before any automaton is made.
+    assertRefused(
+        "{\"type\": \"string\", \"pattern\": \"^[a-z]+$\", \"minLength\": 100000}",
+        "pattern ^[a-z]+$: lengths above 4096 are not supported");
+    assertRefused(
+        "{\"anyOf\": [{\"type\": \"string\", \"format\": \"email\"}, {\"type\": \"string\","
+            + " \"format\": \"uri\", \"maxLength\": 9000}]}",
+        "format uri: lengths above 4096 are not supported");
+    // A maxLength beside a pattern alone is no count in the automaton: any size is served.
+    compile("{\"type\": \"string\", \"pattern\": \"^[a-z]+$\", \"maxLength\": 100000}");
   }
 
   /**
