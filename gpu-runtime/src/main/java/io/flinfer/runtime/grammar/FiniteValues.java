@@ -2,6 +2,7 @@ package io.flinfer.runtime.grammar;
 
 import static io.flinfer.runtime.grammar.JsonSchemaGrammar.ANY_OF;
 import static io.flinfer.runtime.grammar.JsonSchemaGrammar.ARRAY;
+import static io.flinfer.runtime.grammar.JsonSchemaGrammar.KEYED;
 import static io.flinfer.runtime.grammar.JsonSchemaGrammar.MAP;
 import static io.flinfer.runtime.grammar.JsonSchemaGrammar.OBJECT;
 import static io.flinfer.runtime.grammar.JsonSchemaGrammar.TAGGED;
@@ -97,6 +98,9 @@ final class FiniteValues {
       }
       case ANY_OF, TAGGED -> {
         return any(n.kind == TAGGED ? n.tagged : n.alternatives, finite);
+      }
+      case KEYED -> {
+        return any(n.tagged, finite) || n.item >= 0;
       }
       default -> {
         return true;

@@ -41,6 +41,7 @@ public final class JsonSchemaGrammar {
   static final int TAGGED = 7; // objects told apart by their first property's value (the tag)
   static final int MAP = 8; // an object of any keys, each value of one schema
   static final int ANY = 9; // a free value: any JSON value, or any object or array
+  static final int KEYED = 10; // objects told apart by the name of the property written first
 
   /** The most values an enum may list (a state keeps one bit per value still possible). */
   public static final int MAX_ENUM = 64;
@@ -114,7 +115,8 @@ public final class JsonSchemaGrammar {
     byte[][] keys; // OBJECT: each property's key as JSON text, quotes included
     int[] values; // OBJECT: each property's node
     int[] prefixItems; // ARRAY: the nodes of its first items, one each
-    int item = -1; // ARRAY: each later item's node (-1: none is written); MAP: each value's
+    int item = -1; // ARRAY: each later item's node (-1: none is written); MAP: each value's;
+    // KEYED: the object without properties, written {}, or -1
     int minItems;
     int maxItems = Integer.MAX_VALUE;
     boolean uniqueItems; // ARRAY: no literal (item) value twice; MAP: no literal key twice
@@ -123,7 +125,7 @@ public final class JsonSchemaGrammar {
     int[] alternatives; // ANY_OF; ARRAY: a union's arrays, or null
     int[]
         byFirstByte; // ANY_OF: the alternative a first byte picks (ARRAY: its first item's), or -1
-    int[] tagged; // TAGGED: the object each of the first property's values picks
+    int[] tagged; // TAGGED: the object each of the first property's values picks; KEYED: each key's
     DecimalBounds bounds; // INTEGER, NUMBER: the bounds, or null
     int minLength; // STRING: the fewest characters
     int maxLength = Integer.MAX_VALUE; // STRING: the most characters
@@ -185,7 +187,12 @@ public final class JsonSchemaGrammar {
     FiniteValues.check(c.nodes, id, c.refs);
     int kind = c.nodes.get(id).kind;
     boolean container = kind == ANY && c.nodes.get(id).opens != 0;
-    if (kind != OBJECT && kind != TAGGED && kind != MAP && kind != ARRAY && !container) {
+    if (kind != OBJECT
+        && kind != TAGGED
+        && kind != KEYED
+        && kind != MAP
+        && kind != ARRAY
+        && !container) {
       // A bare number would not know where it ends; a string or literal is no document.
       throw new IllegalArgumentException("json_schema: the root must be an object or an array");
     }

@@ -4,6 +4,7 @@ import static io.flinfer.runtime.grammar.JsonSchemaGrammar.ANY;
 import static io.flinfer.runtime.grammar.JsonSchemaGrammar.ANY_OF;
 import static io.flinfer.runtime.grammar.JsonSchemaGrammar.ARRAY;
 import static io.flinfer.runtime.grammar.JsonSchemaGrammar.INTEGER;
+import static io.flinfer.runtime.grammar.JsonSchemaGrammar.KEYED;
 import static io.flinfer.runtime.grammar.JsonSchemaGrammar.LITERALS;
 import static io.flinfer.runtime.grammar.JsonSchemaGrammar.MAP;
 import static io.flinfer.runtime.grammar.JsonSchemaGrammar.NUMBER;
@@ -138,6 +139,8 @@ public final class SchemaPrefix extends OutputState {
       case OBJECT:
       case TAGGED:
         return object(f, n, b);
+      case KEYED:
+        return keyed(f, n, b);
       case MAP:
         return map(f, n, b);
       case ARRAY:
@@ -208,6 +211,53 @@ public final class SchemaPrefix extends OutputState {
           return to(f, OPENED);
         }
         return b == '}' && pop();
+    }
+  }
+
+  /**
+   * Objects told apart by the name of the property written first: the name, matched against each
+   * object's, picks the object, which goes on after it at its colon; {@code }} is the object
+   * without properties, where there is one.
+   */
+  private boolean keyed(int f, JsonSchemaGrammar.Node n, int b) {
+    switch (phase[f]) {
+      case BEFORE:
+        return b == '{' && to(f, OPENED);
+      case OPENED:
+        if (JsonLexicon.isSpace(b)) {
+          return space(JsonPrefix.MAX_WHITESPACE);
+        }
+        if (b == '}') {
+          if (n.item < 0) {
+            return false;
+          }
+          node[f] = n.item;
+          return pop();
+        }
+        if (b != '"') {
+          return false;
+        }
+        candidates = n.keys.length == 64 ? -1L : (1L << n.keys.length) - 1;
+        position = 1;
+        return to(f, KEY);
+      default: // KEY
+        long still = 0;
+        for (int i = 0; i < n.keys.length; i++) {
+          byte[] key = n.keys[i];
+          if ((candidates >>> i & 1) != 0 && (key[position] & 0xff) == b) {
+            if (position + 1 == key.length) {
+              // No key is the start of another as written (each ends with its quote).
+              node[f] = n.tagged[i];
+              index[f] = 0;
+              phase[f] = COLON;
+              return true;
+            }
+            still |= 1L << i;
+          }
+        }
+        candidates = still;
+        position++;
+        return still != 0;
     }
   }
 

@@ -6,6 +6,7 @@ import static io.flinfer.runtime.grammar.JsonSchemaGrammar.ANY_OF;
 import static io.flinfer.runtime.grammar.JsonSchemaGrammar.ARRAY;
 import static io.flinfer.runtime.grammar.JsonSchemaGrammar.INTEGER;
 import static io.flinfer.runtime.grammar.JsonSchemaGrammar.JSON;
+import static io.flinfer.runtime.grammar.JsonSchemaGrammar.KEYED;
 import static io.flinfer.runtime.grammar.JsonSchemaGrammar.LITERALS;
 import static io.flinfer.runtime.grammar.JsonSchemaGrammar.MAP;
 import static io.flinfer.runtime.grammar.JsonSchemaGrammar.NUMBER;
@@ -24,16 +25,19 @@ import java.util.List;
 /**
  * {@code anyOf}, {@code oneOf} and lists of types as {@link SchemaCompiler} makes them nodes: an
  * alternative chosen by the first byte written, alternatives another one takes every value of left
- * to it, objects told apart by a shared property's literal values (a discriminated union), and the
- * keywords a union may have beside it.
+ * to it, objects told apart by what they write first ({@link ObjectUnions}), strings joined in one
+ * automaton ({@link StringUnions}), arrays picked by their first item, and the keywords a union may
+ * have beside it.
  */
 final class Unions {
   private final SchemaCompiler c;
   private final StringUnions strings;
+  private final ObjectUnions objects;
 
   Unions(SchemaCompiler c) {
     this.c = c;
     this.strings = new StringUnions(c);
+    this.objects = new ObjectUnions(c);
   }
 
   /**
@@ -64,7 +68,7 @@ final class Unions {
   private boolean allOfType(Node n, JsonNode type) {
     String t =
         switch (n.kind) {
-          case OBJECT, TAGGED, MAP -> "object";
+          case OBJECT, TAGGED, KEYED, MAP -> "object";
           case ARRAY -> "array";
           case STRING -> "string";
           case INTEGER -> "integer";
@@ -118,10 +122,10 @@ final class Unions {
       }
     }
     if (objects.size() > 1) {
-      // Several objects: one tagged node stands for them all.
+      // Several objects: one node that tells them apart stands for them all.
       List<Integer> rest = new ArrayList<>(alts);
       rest.removeAll(objects);
-      rest.add(tagged(objects, path));
+      rest.add(this.objects.of(objects, exclusive, path));
       alts = rest;
     }
     if (arrays.size() > 1) {
@@ -140,7 +144,7 @@ final class Unions {
     java.util.Arrays.fill(n.byFirstByte, -1);
     for (int a : n.alternatives) {
       boolean[] first = new boolean[256];
-      firstBytes(a, first, new java.util.HashSet<>());
+      firstBytes(c, a, first, new java.util.HashSet<>());
       for (int b = 0; b < 256; b++) {
         if (first[b]) {
           if (n.byFirstByte[b] >= 0 && n.byFirstByte[b] != a) {
@@ -183,7 +187,7 @@ final class Unions {
       u.maxItems = Math.max(u.maxItems, n.maxItems);
       boolean[] first = new boolean[256];
       if (n.maxItems > 0) {
-        firstBytes(n.item, first, new java.util.HashSet<>());
+        firstBytes(c, n.item, first, new java.util.HashSet<>());
       }
       for (int b = 0; b < 256; b++) {
         if (first[b] && u.byFirstByte[b] >= 0) {
@@ -295,7 +299,11 @@ final class Unions {
     for (int a : alts) {
       int k = c.nodes.get(a).kind;
       boolean object =
-          k == OBJECT || k == TAGGED || k == MAP || (k == ANY && c.nodes.get(a).opens == '{');
+          k == OBJECT
+              || k == TAGGED
+              || k == KEYED
+              || k == MAP
+              || (k == ANY && c.nodes.get(a).opens == '{');
       boolean array = k == ARRAY || (k == ANY && c.nodes.get(a).opens == '[');
       if ((object && anyObject >= 0 && a != anyObject)
           || (array && anyArray >= 0 && a != anyArray)) {
@@ -306,93 +314,14 @@ final class Unions {
     return kept;
   }
 
-  /**
-   * Objects that share a property whose values are literals (a {@code const} or {@code enum}), none
-   * written as the start of another: a discriminated union. That property is written first (the
-   * first such property of the first object, wherever it is listed; the order of an object's
-   * properties says nothing about its validity), so the value written picks the object, whose other
-   * properties follow in their order.
-   */
-  private int tagged(List<Integer> objects, String path) {
-    byte[] key = tellingKey(objects, path);
-    List<JsonNode> values = new ArrayList<>();
-    List<Integer> picks = new ArrayList<>();
-    for (int o : objects) {
-      int first = withKeyFirst(o, key);
-      for (byte[] t : c.nodes.get(c.nodes.get(first).values[0]).literals) {
-        values.add(SchemaCompiler.value(t));
-        picks.add(first);
-      }
-    }
-    int tag = c.literals(values, path);
-    int id = c.add(TAGGED);
-    Node n = c.nodes.get(id);
-    n.keys = new byte[][] {key};
-    n.values = new int[] {tag};
-    n.alternatives = objects.stream().mapToInt(Integer::intValue).toArray();
-    n.tagged = picks.stream().mapToInt(Integer::intValue).toArray();
-    return id;
-  }
-
-  /** The key of the first property of the first object that every object has with literals. */
-  private byte[] tellingKey(List<Integer> objects, String path) {
-    Node first = c.nodes.get(objects.get(0));
-    for (int k = 0; k < first.keys.length; k++) {
-      boolean telling = true;
-      for (int o : objects) {
-        int at = keyIndex(c.nodes.get(o), first.keys[k]);
-        telling &= at >= 0 && c.nodes.get(c.nodes.get(o).values[at]).kind == LITERALS;
-      }
-      if (telling) {
-        return first.keys[k];
-      }
-    }
-    throw SchemaCompiler.unsupported(
-        path, "object alternatives must share a property whose const or enum tells them apart");
-  }
-
-  private static int keyIndex(Node n, byte[] key) {
-    for (int k = 0; k < n.keys.length; k++) {
-      if (java.util.Arrays.equals(n.keys[k], key)) {
-        return k;
-      }
-    }
-    return -1;
-  }
-
-  /**
-   * Object {@code o}, or a copy of it with property {@code key} moved first (a copy, as the object
-   * may be written elsewhere too).
-   */
-  private int withKeyFirst(int o, byte[] key) {
-    Node n = c.nodes.get(o);
-    int at = keyIndex(n, key);
-    if (at == 0) {
-      return o;
-    }
-    int id = c.add(OBJECT);
-    Node copy = c.nodes.get(id);
-    copy.keys = new byte[n.keys.length][];
-    copy.values = new int[n.keys.length];
-    copy.keys[0] = n.keys[at];
-    copy.values[0] = n.values[at];
-    for (int k = 0, j = 1; k < n.keys.length; k++) {
-      if (k != at) {
-        copy.keys[j] = n.keys[k];
-        copy.values[j++] = n.values[k];
-      }
-    }
-    return id;
-  }
-
   /** The bytes a value of node {@code id} can start with. */
-  private void firstBytes(int id, boolean[] out, java.util.Set<Integer> seen) {
+  static void firstBytes(SchemaCompiler c, int id, boolean[] out, java.util.Set<Integer> seen) {
     if (!seen.add(id)) {
       return;
     }
     Node n = c.nodes.get(id);
     switch (n.kind) {
-      case OBJECT, TAGGED, MAP -> out['{'] = true;
+      case OBJECT, TAGGED, KEYED, MAP -> out['{'] = true;
       case ARRAY -> out['['] = true;
       case ANY -> {
         for (int b : n.opens != 0 ? new int[] {n.opens} : VALUE_STARTS) {
@@ -414,7 +343,7 @@ final class Unions {
       default -> {
         // A definition still being compiled has no alternatives yet: it adds none.
         for (int a : n.alternatives == null ? new int[0] : n.alternatives) {
-          firstBytes(a, out, seen);
+          firstBytes(c, a, out, seen);
         }
       }
     }

@@ -127,6 +127,16 @@ class SchemaInstancesValidateTest {
               "dependentRequired": {"card": ["cvv"], "iban": ["bic"]}},
       "labels": {"type": "array", "items": {"type": "string"}, "uniqueItems": true},
       "took": {"type": "string", "format": "duration"},
+      "pet": {"anyOf": [
+        {"type": "object", "properties": {"name": {"type": "string", "maxLength": 5},
+         "lives": {"type": "integer", "minimum": 0, "maximum": 9}},
+         "required": ["name", "lives"], "additionalProperties": false},
+        {"type": "object", "properties": {"name": {"type": "string", "maxLength": 5},
+         "barks": {"type": "boolean"}}, "required": ["name", "barks"],
+         "additionalProperties": false},
+        {"type": "object", "properties": {"name": {"type": "string"}},
+         "additionalProperties": false},
+        {"type": "null"}]},
       "either": {"anyOf": [{"type": "array", "items": {"type": "integer"}, "uniqueItems": true},
                  {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 3},
                  {"type": "array", "items": {"type": "object", "properties": {

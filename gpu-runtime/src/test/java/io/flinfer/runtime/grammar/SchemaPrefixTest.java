@@ -19,9 +19,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.function.Predicate;
 import net.jqwik.api.Assume;
 import net.jqwik.api.Example;
@@ -384,7 +386,8 @@ class SchemaPrefixTest {
                         + " {\"type\": \"object\", \"properties\": {\"k\": {\"const\": 1}}}]}}}"))
         .hasMessage(
             "json_schema at #/properties/a: object alternatives must share a property whose const"
-                + " or enum tells them apart");
+                + " or enum tells them apart, or each have a property name to be written first that"
+                + " no other starts with");
     assertThatThrownBy(
             () ->
                 JsonSchemaGrammar.compile(
@@ -424,9 +427,7 @@ class SchemaPrefixTest {
   @ParameterizedTest
   @ValueSource(strings = {"CALLS", "BOUNDED"})
   void masksOfTaggedUnionsAndBoundsAreExact(String which) throws Exception {
-    Path gguf = SharedFiles.root().resolve("tokenizers/llama3_1.gguf");
-    assumeTrue(Files.exists(gguf), "missing " + gguf);
-    JsonVocabulary v = JsonVocabulary.of(GgufTokenizers.read(GgufFile.open(gguf)));
+    JsonVocabulary v = llama3();
     JsonSchemaGrammar calls = JsonSchemaGrammar.compile(which.equals("CALLS") ? CALLS : BOUNDED);
     long[] mask = new long[JsonVocabulary.words(v.size())];
     Random random = new Random(7);
@@ -452,15 +453,55 @@ class SchemaPrefixTest {
     }
   }
 
+  /** The Llama 3 vocabulary; the test is skipped without it. */
+  private static JsonVocabulary llama3() throws Exception {
+    Path gguf = SharedFiles.root().resolve("tokenizers/llama3_1.gguf");
+    assumeTrue(Files.exists(gguf), "missing " + gguf);
+    return JsonVocabulary.of(GgufTokenizers.read(GgufFile.open(gguf)));
+  }
+
+  /** The mask after {@code text} into {@code mask}, asserted equal to the token-by-token check. */
+  private static void exactMask(JsonVocabulary v, JsonSchemaGrammar g, String text, long[] mask) {
+    SchemaPrefix state = g.start();
+    byte[] b = text.getBytes(StandardCharsets.UTF_8);
+    assertThat(state.accept(b, 0, b.length)).as(text).isTrue();
+    JsonConstraint c = new JsonConstraint(v, state);
+    c.allowed(mask);
+    assertThat(mask).as(text).isEqualTo(JsonConstraintTest.bruteForce(v, c.state()));
+  }
+
+  /** Masks over the Llama 3 vocabulary where a first property name picks the object. */
+  @Test
+  void masksOfObjectsToldApartByAPropertyNameAreExact() throws Exception {
+    JsonVocabulary v = llama3();
+    JsonSchemaGrammar g =
+        JsonSchemaGrammar.compile(
+            """
+            {"type": "object", "properties": {"pet": {"anyOf": [
+              {"type": "object", "properties": {"name": {"type": "string"}, "lives": {"type": "integer"}}},
+              {"type": "object", "properties": {"name": {"type": "string"}, "barks": {"type": "boolean"}}},
+              {"type": "object", "properties": {"name": {"type": "string"}}},
+              {"type": "object", "properties": {}}]}}}""");
+    long[] mask = new long[JsonVocabulary.words(v.size())];
+    for (String text :
+        List.of(
+            "{\"pet\": ", "{\"pet\": {", "{\"pet\": {\"", "{\"pet\": {\"na", "{\"pet\": {\"l")) {
+      exactMask(v, g, text, mask);
+    }
+    assertThat(whole(g, "{\"pet\": {\"lives\": 9, \"name\": \"Tom\"}}")).isTrue();
+    assertThat(whole(g, "{\"pet\": {\"barks\": true, \"name\": \"Rex\"}}")).isTrue();
+    assertThat(whole(g, "{\"pet\": {\"name\": \"Tweety\"}}")).isTrue();
+    assertThat(whole(g, "{\"pet\": {}}")).isTrue();
+    assertThat(prefix(g, "{\"pet\": {\"lives\": 9, \"barks")).isFalse();
+  }
+
   /**
    * Masks over the Llama 3 vocabulary inside unique strings and integers equal the token-by-token
    * check, and leave out exactly the tokens that would end an item written before.
    */
   @Test
   void masksOfUniqueItemsAreExact() throws Exception {
-    Path gguf = SharedFiles.root().resolve("tokenizers/llama3_1.gguf");
-    assumeTrue(Files.exists(gguf), "missing " + gguf);
-    JsonVocabulary v = JsonVocabulary.of(GgufTokenizers.read(GgufFile.open(gguf)));
+    JsonVocabulary v = llama3();
     JsonSchemaGrammar g =
         JsonSchemaGrammar.compile(
             """
@@ -475,12 +516,7 @@ class SchemaPrefixTest {
             "{\"tags\": [\"ab\", \"\", \"",
             "{\"tags\": [], \"ids\": [12, 0, ",
             "{\"tags\": [], \"ids\": [12, 0, 12")) {
-      SchemaPrefix state = g.start();
-      byte[] b = text.getBytes(StandardCharsets.UTF_8);
-      assertThat(state.accept(b, 0, b.length)).as(text).isTrue();
-      JsonConstraint c = new JsonConstraint(v, state);
-      c.allowed(mask);
-      assertThat(mask).as(text).isEqualTo(JsonConstraintTest.bruteForce(v, c.state()));
+      exactMask(v, g, text, mask);
       int refused = 0;
       for (int t = 0; t < v.size(); t++) {
         String piece = new String(v.bytes(t), StandardCharsets.UTF_8);
@@ -727,6 +763,113 @@ class SchemaPrefixTest {
           .as(union)
           .hasMessageContaining("start with the same character");
     }
+  }
+
+  /**
+   * Objects without a tag in an anyOf (Pydantic's {@code Cat | Dog} without a discriminator): each
+   * is written with a property name of its own first, which picks it; all its properties follow. An
+   * object is taken exactly when it is one alternative's, its first property the one picked.
+   */
+  @Property(tries = 300)
+  void objectsWithoutATagAreToldApartByTheirFirstPropertyName(
+      @ForAll @Size(min = 2, max = 4)
+          List<@Size(max = 3) Set<@IntRange(min = 0, max = 4) Integer>> keySets,
+      @ForAll @IntRange(min = 0, max = 3) int which,
+      @ForAll boolean oneOf) {
+    String[] names = {"name", "lives", "barks", "n", "na"};
+    StringBuilder schema = new StringBuilder("{\"type\": \"object\", \"properties\": {\"a\": {\"");
+    schema.append(oneOf ? "oneOf" : "anyOf").append("\": [");
+    for (int i = 0; i < keySets.size(); i++) {
+      schema.append(i > 0 ? ", " : "").append("{\"type\": \"object\", \"properties\": {");
+      int j = 0;
+      for (int k : keySets.get(i)) {
+        schema
+            .append(j++ > 0 ? ", " : "")
+            .append('"')
+            .append(names[k])
+            .append("\": {\"const\": ")
+            .append(i)
+            .append('}');
+      }
+      schema.append("}}");
+    }
+    schema.append("]}}}");
+    // A name every object has, with values that differ: a tag. Otherwise, in an anyOf, names
+    // matched to the objects one each (objects without properties aside).
+    Set<Integer> common = new HashSet<>(keySets.get(0));
+    keySets.forEach(common::retainAll);
+    boolean served = !common.isEmpty() || (!oneOf && matchable(keySets));
+    JsonSchemaGrammar g;
+    try {
+      g = JsonSchemaGrammar.compile(schema.toString());
+    } catch (IllegalArgumentException e) {
+      assertThat(served).as("%s: %s", schema, e.getMessage()).isFalse();
+      return;
+    }
+    assertThat(served).as(schema.toString()).isTrue();
+    Set<Integer> keys = keySets.get(which % keySets.size());
+    int alternative = which % keySets.size();
+    // Each alternative's object, its properties in every order: taken in exactly one order's
+    // first property (the one picked), where the value is that alternative's.
+    int taken = 0;
+    for (List<Integer> order : orders(new ArrayList<>(keys))) {
+      StringBuilder text = new StringBuilder("{\"a\": {");
+      for (int i = 0; i < order.size(); i++) {
+        text.append(i > 0 ? ", " : "")
+            .append('"')
+            .append(names[order.get(i)])
+            .append("\": ")
+            .append(alternative);
+      }
+      text.append("}}");
+      taken += whole(g, text.toString()) ? 1 : 0;
+    }
+    assertThat(taken).as("orders of %s taken in %s", keys, schema).isEqualTo(1);
+    if (keys.isEmpty()) {
+      assertThat(whole(g, "{\"a\": {}}")).isTrue();
+    }
+  }
+
+  /** Whether objects with these key sets can each be given a first name of its own. */
+  private static boolean matchable(List<Set<Integer>> keySets) {
+    List<Set<Integer>> nonEmpty = new ArrayList<>();
+    keySets.forEach(
+        k -> {
+          if (!k.isEmpty()) nonEmpty.add(k);
+        });
+    return assignable(nonEmpty, 0, new HashSet<>());
+  }
+
+  private static boolean assignable(List<Set<Integer>> sets, int i, Set<Integer> used) {
+    if (i == sets.size()) {
+      return true;
+    }
+    for (int k : sets.get(i)) {
+      if (used.add(k)) {
+        if (assignable(sets, i + 1, used)) {
+          return true;
+        }
+        used.remove(k);
+      }
+    }
+    return false;
+  }
+
+  private static List<List<Integer>> orders(List<Integer> items) {
+    if (items.isEmpty()) {
+      return List.of(List.of());
+    }
+    List<List<Integer>> all = new ArrayList<>();
+    for (int i = 0; i < items.size(); i++) {
+      List<Integer> rest = new ArrayList<>(items);
+      int first = rest.remove(i);
+      for (List<Integer> o : orders(rest)) {
+        List<Integer> order = new ArrayList<>(List.of(first));
+        order.addAll(o);
+        all.add(order);
+      }
+    }
+    return all;
   }
 
   /**
