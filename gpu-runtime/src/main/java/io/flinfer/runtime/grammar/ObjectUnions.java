@@ -70,6 +70,9 @@ final class ObjectUnions {
       keys.add(o.keys[firstKey[i]]);
       picks.add(withKeyFirst(objects.get(i), o.keys[firstKey[i]]));
     }
+    if (keys.isEmpty()) {
+      return empty; // objects without properties only: {} is each of them
+    }
     int id = c.add(KEYED);
     Node n = c.nodes.get(id);
     n.keys = keys.toArray(byte[][]::new);

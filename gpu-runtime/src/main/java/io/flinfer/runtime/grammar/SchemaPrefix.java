@@ -234,7 +234,7 @@ public final class SchemaPrefix extends OutputState {
           node[f] = n.item;
           return pop();
         }
-        if (b != '"') {
+        if (b != '"' || n.keys.length == 0) {
           return false;
         }
         candidates = n.keys.length == 64 ? -1L : (1L << n.keys.length) - 1;

@@ -21,22 +21,28 @@ final class StringPattern {
   // Formats as whole-string expressions in the automaton library's syntax, each a subset of what
   // its RFC allows, so that a strict validator accepts every string: days that every year has
   // (no 29 February), seconds below 60 with at most 9 decimals and offsets within 18 hours
-  // (java.time's limits, which validators built on it keep), dot-atom local parts, host names of
-  // at most three labels (191 characters), addresses within 254, http and https URIs of unreserved
-  // characters, durations of days to seconds, IPv6 addresses in full.
+  // (java.time's limits, which validators built on it keep; not -00:00, which some refuse),
+  // dot-atom local parts, host names of at most three labels (191 characters), addresses within
+  // 254 under common top-level domains, http and https URIs of unreserved characters, durations of
+  // days to seconds, IPv6 addresses in full.
   private static final String DATE =
       "[0-9]{4}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)"
           + "|02-(0[1-9]|1[0-9]|2[0-8]))";
   private static final String TIME =
       "([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?"
-          + "(Z|[+\\-]((0[0-9]|1[0-7]):[0-5][0-9]|18:00))";
+          + "(Z|\\+((0[0-9]|1[0-7]):[0-5][0-9]|18:00)|-((0[1-9]|1[0-7]):[0-5][0-9]"
+          + "|00:(0[1-9]|[1-5][0-9])|18:00))";
   private static final String OCTET = "(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])";
   private static final String LABEL = "[A-Za-z0-9]([A-Za-z0-9\\-]{0,61}[A-Za-z0-9])?";
   private static final String HOST = LABEL + "(\\." + LABEL + "){0,2}";
   private static final String ATOM = "[A-Za-z0-9_%+\\-]{1,20}";
   private static final String UNRESERVED = "[A-Za-z0-9._~\\-]";
+  // Validators built on Apache Commons' DomainValidator take an address's domain only under a
+  // top-level domain of IANA's list: some of the common ones.
+  private static final String TLD =
+      "(com|org|net|edu|gov|io|ai|dev|app|co|info|biz|uk|de|fr|jp|cn|in|us|ca|au)";
   private static final String EMAIL =
-      ATOM + "(\\." + ATOM + "){0,2}\\@" + LABEL + "(\\." + LABEL + "){1,2}";
+      ATOM + "(\\." + ATOM + "){0,2}\\@" + LABEL + "(\\." + LABEL + ")?\\." + TLD;
   private static final String URI =
       "https?://"
           + HOST

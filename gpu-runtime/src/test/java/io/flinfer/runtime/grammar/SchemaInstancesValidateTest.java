@@ -177,6 +177,31 @@ class SchemaInstancesValidateTest {
   }
 
   /**
+   * Random schemas of every supported construct, nested and combined: each one compiled (or refused
+   * by name) writes only values that validate, and never meets a state without a next byte.
+   */
+  @Property(tries = 300)
+  void randomSchemasWriteOnlyValuesThatValidate(@ForAll long seed) {
+    Random r = new Random(seed);
+    String schema = RandomSchemas.of(r);
+    JsonSchemaGrammar g;
+    try {
+      g = JsonSchemaGrammar.compile(schema);
+    } catch (IllegalArgumentException refused) {
+      assertThat(refused.getMessage()).startsWith("json_schema");
+      return;
+    }
+    for (int walk = 0; walk < 3; walk++) {
+      String text = walk(g, new Random(r.nextLong()));
+      if (text != null) {
+        assertThat(VALIDATORS.getSchema(schema).validate(text, InputFormat.JSON))
+            .as("%s against %s", text, schema)
+            .isEmpty();
+      }
+    }
+  }
+
+  /**
    * A value written a byte at a time, each drawn from the bytes the state takes (ASCII; mostly ones
    * that close or separate, so that walks end), or null where it has not ended in 3,000.
    */

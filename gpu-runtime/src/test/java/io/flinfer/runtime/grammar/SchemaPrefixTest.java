@@ -807,6 +807,10 @@ class SchemaPrefixTest {
       return;
     }
     assertThat(served).as(schema.toString()).isTrue();
+    // A key may begin only where some object has one.
+    assertThat(prefix(g, "{\"a\": {\""))
+        .as(schema.toString())
+        .isEqualTo(keySets.stream().anyMatch(k -> !k.isEmpty()));
     Set<Integer> keys = keySets.get(which % keySets.size());
     int alternative = which % keySets.size();
     // Each alternative's object, its properties in every order: taken in exactly one order's

@@ -79,6 +79,9 @@ class StringPatternTest {
     assertThat(takes("format", "date", "2024-04-31")).isFalse();
     assertThat(takes("format", "date-time", "2024-12-31T23:59:59.5+01:00")).isTrue();
     assertThat(takes("format", "date-time", "2024-12-31 23:59:59Z")).isFalse();
+    assertThat(takes("format", "date-time", "2024-12-31T23:59:59+00:00")).isTrue();
+    assertThat(takes("format", "date-time", "2024-12-31T23:59:59-00:00")).isFalse();
+    assertThat(takes("format", "email", "ann@mail.example.zz")).isFalse(); // no such domain
     assertThat(takes("format", "time", "24:00:00Z")).isFalse();
     assertThat(takes("format", "uuid", UUID.randomUUID().toString())).isTrue();
     assertThat(takes("format", "ipv4", "192.168.0.255")).isTrue();
