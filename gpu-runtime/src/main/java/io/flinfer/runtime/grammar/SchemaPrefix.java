@@ -234,8 +234,8 @@ public final class SchemaPrefix extends OutputState {
           node[f] = n.item;
           return pop();
         }
-        if (b != '"' || n.keys.length == 0) {
-          return false;
+        if (b != '"') {
+          return false; // ObjectUnions makes this node only where some object has a property
         }
         candidates = n.keys.length == 64 ? -1L : (1L << n.keys.length) - 1;
         position = 1;
@@ -376,14 +376,14 @@ public final class SchemaPrefix extends OutputState {
       }
       return true; // the common case kept short: masks try it for every token
     }
-    return character(f, n, state, next, b, unique);
+    return stepCharacter(f, n, state, next, b, unique);
   }
 
   /**
    * A string's byte {@code b} that took it from lexical state {@code state} to {@code next}, where
    * its characters step a pattern or make an item's hash.
    */
-  private boolean character(
+  private boolean stepCharacter(
       int f, JsonSchemaGrammar.Node n, int state, int next, int b, boolean unique) {
     if (!(state == JsonLexicon.CHARS && b == '\\')) {
       character[f] = JsonLexicon.character(state, b, character[f]);

@@ -42,10 +42,13 @@ final class StringUnions {
     if (alts.stream().noneMatch(a -> c.nodes.get(a).kind == STRING)) {
       return alts;
     }
-    for (int i = 0; i < each.size(); i++) {
+    List<StringPattern> patterns = new ArrayList<>();
+    for (List<StringPattern.Part> parts : each) {
+      patterns.add(SchemaCompiler.pattern(parts, Integer.MAX_VALUE, path));
+    }
+    for (int i = 0; i < patterns.size(); i++) {
       for (int j = 0; j < i; j++) {
-        if (SchemaCompiler.pattern(each.get(i), Integer.MAX_VALUE, path)
-            .overlaps(SchemaCompiler.pattern(each.get(j), Integer.MAX_VALUE, path))) {
+        if (patterns.get(i).overlaps(patterns.get(j))) {
           return alts; // refused as alternatives that start alike
         }
       }
@@ -62,7 +65,7 @@ final class StringUnions {
         values.add(SchemaCompiler.value(t));
       }
     }
-    join(kept, values, new ArrayList<>(), path);
+    join(kept, values, path);
     if (!values.isEmpty()) {
       kept.add(c.literals(values, path));
     }
@@ -72,10 +75,9 @@ final class StringUnions {
   /**
    * Strings with a pattern, format or lengths, and string literals, as one string node whose
    * automaton takes any of them, where there are at least two and one is not a literal: taken from
-   * {@code kept} and {@code values} ({@code texts}: the values' JSON texts), the joined node added
-   * to {@code kept}.
+   * {@code kept} and {@code values}, the joined node added to {@code kept}.
    */
-  void join(List<Integer> kept, List<JsonNode> values, List<String> texts, String path) {
+  void join(List<Integer> kept, List<JsonNode> values, String path) {
     List<Integer> strings = new ArrayList<>();
     for (int a : kept) {
       if (c.nodes.get(a).kind == STRING) {
@@ -94,9 +96,6 @@ final class StringUnions {
       if (values.get(v).isTextual()) {
         parts.add(StringPattern.Part.literal(values.get(v).asText()));
         values.remove(v);
-        if (v < texts.size()) {
-          texts.remove(v);
-        }
       }
     }
     kept.removeAll(strings);

@@ -121,18 +121,12 @@ final class Unions {
         arrays.add(a);
       }
     }
+    // Several objects, or several arrays: one node that tells them apart stands for them.
     if (objects.size() > 1) {
-      // Several objects: one node that tells them apart stands for them all.
-      List<Integer> rest = new ArrayList<>(alts);
-      rest.removeAll(objects);
-      rest.add(this.objects.of(objects, exclusive, path));
-      alts = rest;
+      alts = replaced(alts, objects, this.objects.of(objects, exclusive, path));
     }
     if (arrays.size() > 1) {
-      List<Integer> rest = new ArrayList<>(alts);
-      rest.removeAll(arrays);
-      rest.add(arrays(arrays, exclusive, path));
-      alts = rest;
+      alts = replaced(alts, arrays, arrays(arrays, exclusive, path));
     }
     if (alts.size() == 1) {
       return alts.get(0);
@@ -159,6 +153,14 @@ final class Unions {
       }
     }
     return id;
+  }
+
+  /** {@code alts} with the alternatives of {@code group} replaced by node {@code by}. */
+  private static List<Integer> replaced(List<Integer> alts, List<Integer> group, int by) {
+    List<Integer> rest = new ArrayList<>(alts);
+    rest.removeAll(group);
+    rest.add(by);
+    return rest;
   }
 
   /**
@@ -263,7 +265,7 @@ final class Unions {
       }
     }
     if (anyString < 0) {
-      strings.join(kept, values, texts, path);
+      strings.join(kept, values, path);
     }
     if (!values.isEmpty()) {
       kept.add(c.literals(values, path));

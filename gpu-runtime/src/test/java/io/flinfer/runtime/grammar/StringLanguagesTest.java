@@ -48,6 +48,14 @@ class StringLanguagesTest {
       return s;
     }
 
+    /**
+     * This alternative with a most of 5 where it has none, so that every string of it is among the
+     * reference's (up to {@link #LONGEST}).
+     */
+    Alternative bounded() {
+      return max < 0 ? new Alternative(pattern, min, 5) : this;
+    }
+
     boolean takes(String text) {
       return (pattern == null || Pattern.compile(pattern).matcher(text).find())
           && text.length() >= min
@@ -96,6 +104,19 @@ class StringLanguagesTest {
     }
   }
 
+  /** The schema refused where {@code refused}, else taking exactly {@code language}. */
+  private static void assertTakesExactlyOrRefused(
+      String schema, List<String> language, boolean refused) {
+    if (refused) {
+      assertThatThrownBy(() -> compile(schema))
+          .as(schema)
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageStartingWith("json_schema at ");
+    } else {
+      assertTakesExactly(schema, language);
+    }
+  }
+
   private static List<String> language(List<Alternative> alternatives, List<String> literals) {
     List<String> language = new ArrayList<>();
     for (String text : strings()) {
@@ -109,18 +130,13 @@ class StringLanguagesTest {
   @Property(tries = 300)
   void aPatternWithLengthsTakesExactlyThePrefixesOfItsStrings(
       @ForAll("alternatives") Alternative a) {
-    // Longer strings than LONGEST would be missed by the reference: keep the most below it.
-    Alternative bounded = a.max() < 0 ? new Alternative(a.pattern(), a.min(), 5) : a;
+    Alternative bounded = a.bounded();
     List<String> language = language(List.of(bounded), List.of());
     String schema = bounded.schema().toString();
     if (bounded.min() > bounded.max()) {
       assertRefused(schema, "minLength is above maxLength");
-    } else if (language.isEmpty()) {
-      assertThatThrownBy(() -> compile(schema))
-          .as(schema)
-          .isInstanceOf(IllegalArgumentException.class);
     } else {
-      assertTakesExactly(schema, language);
+      assertTakesExactlyOrRefused(schema, language, language.isEmpty());
     }
   }
 
@@ -128,10 +144,7 @@ class StringLanguagesTest {
   void aUnionOfStringsTakesExactlyThePrefixesOfItsStrings(
       @ForAll @Size(min = 1, max = 3) List<@From("alternatives") Alternative> alternatives,
       @ForAll @Size(max = 2) List<@From("literals") String> literals) {
-    List<Alternative> bounded = new ArrayList<>();
-    for (Alternative a : alternatives) {
-      bounded.add(a.max() < 0 ? new Alternative(a.pattern(), a.min(), 5) : a);
-    }
+    List<Alternative> bounded = alternatives.stream().map(Alternative::bounded).toList();
     ArrayNode anyOf = JSON.createArrayNode();
     bounded.forEach(a -> anyOf.add(a.schema()));
     if (!literals.isEmpty()) {
@@ -141,14 +154,11 @@ class StringLanguagesTest {
     String schema = JSON.createObjectNode().set("anyOf", anyOf).toString();
     List<String> language = language(bounded, literals);
     // An alternative that is contradictory alone, or takes no string, refuses the union.
-    if (bounded.stream()
-        .anyMatch(a -> a.min() > a.max() || language(List.of(a), List.of()).isEmpty())) {
-      assertThatThrownBy(() -> compile(schema))
-          .as(schema)
-          .isInstanceOf(IllegalArgumentException.class);
-    } else {
-      assertTakesExactly(schema, language);
-    }
+    assertTakesExactlyOrRefused(
+        schema,
+        language,
+        bounded.stream()
+            .anyMatch(a -> a.min() > a.max() || language(List.of(a), List.of()).isEmpty()));
   }
 
   /**
