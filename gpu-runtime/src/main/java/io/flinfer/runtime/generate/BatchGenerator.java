@@ -8,7 +8,7 @@ import io.flinfer.runtime.forward.ForwardBatch;
 import io.flinfer.runtime.forward.Logits;
 import io.flinfer.runtime.forward.ModelRunner;
 import io.flinfer.runtime.forward.ModelRunnerFactory;
-import io.flinfer.runtime.grammar.JsonConstraint;
+import io.flinfer.runtime.grammar.OutputConstraint;
 import io.flinfer.runtime.grammar.ThoughtBudget;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.sampling.Sampler;
@@ -67,7 +67,7 @@ public final class BatchGenerator implements AutoCloseable {
     int[] produced = new int[n];
     boolean[] done = new boolean[n];
     int[][] kvSlots = new int[n][];
-    JsonConstraint[] constraints = new JsonConstraint[n];
+    OutputConstraint[] constraints = new OutputConstraint[n];
     ThoughtBudget[] budgets = new ThoughtBudget[n];
     for (int r = 0; r < n; r++) {
       constraints[r] = masks.constraint(requests.get(r).params());
@@ -110,7 +110,7 @@ public final class BatchGenerator implements AutoCloseable {
             continue;
           }
           GenerationRequest q = requests.get(r);
-          JsonConstraint c = constraints[r];
+          OutputConstraint c = constraints[r];
           long[] allowed =
               masks.allowed(
                   q.params(), c, budgets[r], produced[r], q.stopAtEos() ? endTokens : NONE, NONE);

@@ -87,6 +87,15 @@ final class JsonLexicon {
   }
 
   /**
+   * The state of free text (no quotes or escapes: every character stands for itself) after byte
+   * {@code b} in state {@code s}: {@link #CHARS} at a character's end, or inside a multi-byte one.
+   * Valid UTF-8 only, as in strings; control characters too.
+   */
+  static int text(int s, int b) {
+    return s == CHARS && b < 0x80 ? CHARS : string(s, b);
+  }
+
+  /**
    * The character being read, after byte {@code b} in string state {@code s}, from {@code partial}
    * (what the bytes before gave): its code point once the state returns to {@link #CHARS} (an
    * escape's character; a {@code \\u} escape's UTF-16 code unit), and a part of it until then.

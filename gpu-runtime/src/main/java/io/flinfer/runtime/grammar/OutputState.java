@@ -26,6 +26,15 @@ public abstract class OutputState {
   public abstract boolean isComplete();
 
   /**
+   * Whether the output may end here though more may follow (a regular expression that has matched
+   * so far), so that the tokens that end a request may come next too. A JSON value ends only where
+   * it is complete.
+   */
+  public boolean mayEnd() {
+    return false;
+  }
+
+  /**
    * Where the bytes so far end at a character of a string whose content is free, so that every byte
    * run that stays inside a string and ends at a character (see {@link JsonVocabulary}) may follow
    * if it is short enough: how many characters such a run may add ({@link Integer#MAX_VALUE} for

@@ -9,7 +9,9 @@ public enum ResponseFormat {
   /** One JSON object and nothing after it ({@link JsonPrefix}). */
   JSON_OBJECT("json_object"),
   /** One JSON object that a JSON Schema describes ({@link JsonSchemaGrammar}). */
-  JSON_SCHEMA("json_schema");
+  JSON_SCHEMA("json_schema"),
+  /** Text that a regular expression matches as a whole ({@link RegexGrammar}). */
+  REGEX("regex");
 
   private final String wireName;
 
@@ -23,7 +25,7 @@ public enum ResponseFormat {
   }
 
   /**
-   * The format named {@code name} ("text", "json_object" or "json_schema").
+   * The format named {@code name} ("text", "json_object", "json_schema" or "regex").
    *
    * @throws IllegalArgumentException naming the accepted values
    */
@@ -34,7 +36,7 @@ public enum ResponseFormat {
       }
     }
     throw new IllegalArgumentException(
-        "response_format must be \"text\", \"json_object\" or \"json_schema\", got \""
+        "response_format must be \"text\", \"json_object\", \"json_schema\" or \"regex\", got \""
             + name
             + "\"");
   }

@@ -324,6 +324,7 @@ final class StringPattern {
       p = p.substring(0, p.length() - 1);
     }
     boolean inClass = false;
+    int negatedFrom = -1; // inside a negated class: where in out its characters begin
     for (int i = 0; i < p.length(); i++) {
       char c = p.charAt(i);
       if (c == '\\') {
@@ -340,11 +341,12 @@ final class StringPattern {
               throw refused(pattern, "\\" + e + " inside a character class is not supported");
             }
             out.append(
-                switch (e) {
-                  case 'D' -> "[^0-9]";
-                  case 'W' -> "[^a-zA-Z0-9_]";
-                  default -> "[^ \t\n\r\f\u000b]";
-                });
+                anyBut(
+                    switch (e) {
+                      case 'D' -> "0-9";
+                      case 'W' -> "a-zA-Z0-9_";
+                      default -> " \t\n\r\f\u000b";
+                    }));
           }
           case 'n' -> out.append('\n');
           case 't' -> out.append('\t');
@@ -369,9 +371,25 @@ final class StringPattern {
         }
         continue;
       }
+      if (Character.isSurrogate(c)) {
+        if (inClass) {
+          throw refused(
+              pattern, "characters above U+FFFF inside a character class are not supported");
+        }
+        // A character above U+FFFF is two code units: grouped, so a quantifier takes both.
+        out.append('(').append(c).append(i + 1 < p.length() ? p.charAt(++i) : "").append(')');
+        continue;
+      }
       if (inClass) {
         if (c == ']') {
           inClass = false;
+          if (negatedFrom >= 0) {
+            String excluded = out.substring(negatedFrom);
+            out.setLength(negatedFrom);
+            out.append(anyBut(excluded));
+            negatedFrom = -1;
+            continue;
+          }
         }
         out.append(c == '"' ? "\\\"" : String.valueOf(c));
         continue;
@@ -379,10 +397,11 @@ final class StringPattern {
       switch (c) {
         case '[' -> {
           inClass = true;
-          out.append(c);
           if (i + 1 < p.length() && p.charAt(i + 1) == '^') {
-            out.append('^');
+            negatedFrom = out.length(); // what it excludes follows, made anyBut(...) at its end
             i++;
+          } else {
+            out.append(c);
           }
           if (i + 1 < p.length() && p.charAt(i + 1) == ']') {
             out.append("\\]"); // a ] first in a class is one of its characters
@@ -397,7 +416,9 @@ final class StringPattern {
           }
           out.append('(');
         }
-        case '.' -> out.append("[^\n\r\u2028\u2029]");
+        // An alternative may be empty ("a|" takes "" too), which the library would misread.
+        case '|' -> out.append("()|()");
+        case '.' -> out.append(anyBut("\n\r\u2028\u2029"));
         case '^', '$' -> throw refused(pattern, "anchors inside the pattern are not supported");
         case '*', '+', '?', '}' -> {
           out.append(c);
@@ -424,6 +445,15 @@ final class StringPattern {
       a = a.concatenate(Automaton.makeAnyString());
     }
     return a;
+  }
+
+  /**
+   * One character but those of the class body {@code excluded}, in the library's syntax: a code
+   * unit that is no surrogate, or a surrogate pair (a character above U+FFFF is one character, as
+   * in Python's and Java's expressions and ECMA-262's with the {@code u} flag).
+   */
+  private static String anyBut(String excluded) {
+    return "([^" + excluded + "\uD800-\uDFFF]|[\uD800-\uDBFF][\uDC00-\uDFFF])";
   }
 
   private static IllegalArgumentException refused(String pattern, String why) {

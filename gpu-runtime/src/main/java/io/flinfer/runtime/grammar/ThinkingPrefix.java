@@ -48,11 +48,9 @@ public final class ThinkingPrefix extends OutputState {
           }
           return true;
         }
-        if (matched > 0) {
-          return false; // a shape never starts with '<'
-        }
+        // Not a thought after all: the bytes taken as its opening start the shape.
         phase = SHAPE;
-        return inner.accept(value);
+        return inner.accept(OPEN, 0, matched) && inner.accept(value);
       case THOUGHT:
         matched = closing(matched, value);
         if (matched == CLOSE.length) {
@@ -86,6 +84,13 @@ public final class ThinkingPrefix extends OutputState {
   @Override
   public boolean isComplete() {
     return phase == SHAPE && inner.isComplete();
+  }
+
+  /** After the thought (or before any byte, where the output need not think), as the shape says. */
+  @Override
+  public boolean mayEnd() {
+    boolean shapeAhead = phase == SHAPE || phase == BLANKS || phase == OPENING && matched == 0;
+    return shapeAhead && inner.mayEnd();
   }
 
   @Override

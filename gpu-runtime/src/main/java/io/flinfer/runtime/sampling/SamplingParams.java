@@ -3,6 +3,7 @@ package io.flinfer.runtime.sampling;
 import io.flinfer.runtime.grammar.JsonPrefix;
 import io.flinfer.runtime.grammar.JsonSchemaGrammar;
 import io.flinfer.runtime.grammar.OutputState;
+import io.flinfer.runtime.grammar.RegexGrammar;
 import io.flinfer.runtime.grammar.ResponseFormat;
 import io.flinfer.runtime.grammar.Thinking;
 import io.flinfer.runtime.grammar.ThinkingPrefix;
@@ -40,9 +41,11 @@ public final class SamplingParams {
   private final float[] biases;
   private final ResponseFormat responseFormat;
   private final String jsonSchema;
+  private final String regex;
   private final Thinking thinking;
   private final int thinkingBudget;
   private final JsonSchemaGrammar schemaGrammar;
+  private final RegexGrammar regexGrammar;
 
   private SamplingParams(Builder b) {
     this.temperature = b.temperature;
@@ -59,9 +62,11 @@ public final class SamplingParams {
     this.biases = b.biases.clone();
     this.responseFormat = b.responseFormat;
     this.jsonSchema = b.jsonSchema;
+    this.regex = b.regex;
     this.thinking = b.thinking;
     this.thinkingBudget = b.thinkingBudget;
     this.schemaGrammar = b.schemaGrammar;
+    this.regexGrammar = b.regexGrammar;
   }
 
   public static Builder builder() {
@@ -83,6 +88,7 @@ public final class SamplingParams {
         .logitBias(biasedTokens, biases)
         .responseFormat(responseFormat)
         .jsonSchema(jsonSchema)
+        .regex(regex)
         .thinking(thinking)
         .thinkingBudget(thinkingBudget);
   }
@@ -174,6 +180,11 @@ public final class SamplingParams {
     return jsonSchema;
   }
 
+  /** The regular expression of a {@link ResponseFormat#REGEX} request; null otherwise. */
+  public String regex() {
+    return regex;
+  }
+
   /** Whether a reasoning model's output may think before its shape holds. */
   public Thinking thinking() {
     return thinking;
@@ -197,6 +208,7 @@ public final class SamplingParams {
         switch (responseFormat) {
           case JSON_OBJECT -> new JsonPrefix();
           case JSON_SCHEMA -> schemaGrammar.start();
+          case REGEX -> regexGrammar.start();
           default -> null;
         };
     return shape == null || thinking == Thinking.NONE ? shape : new ThinkingPrefix(shape, thinking);
@@ -247,9 +259,11 @@ public final class SamplingParams {
     private float[] biases = new float[0];
     private ResponseFormat responseFormat = ResponseFormat.TEXT;
     private String jsonSchema;
+    private String regex;
     private Thinking thinking = Thinking.NONE;
     private int thinkingBudget = NO_THINKING_BUDGET;
     private JsonSchemaGrammar schemaGrammar;
+    private RegexGrammar regexGrammar;
 
     public Builder temperature(float v) {
       temperature = v;
@@ -334,6 +348,12 @@ public final class SamplingParams {
       return this;
     }
 
+    /** The regular expression of a {@link ResponseFormat#REGEX} request (null for the others). */
+    public Builder regex(String v) {
+      regex = v;
+      return this;
+    }
+
     /** Whether the output may think before its shape holds (none by default). */
     public Builder thinking(Thinking v) {
       thinking = Objects.requireNonNull(v, "thinking");
@@ -386,8 +406,12 @@ public final class SamplingParams {
       check(
           (responseFormat == ResponseFormat.JSON_SCHEMA) == (jsonSchema != null),
           "json_schema is given with response_format json_schema, and only then");
-      // Compiled once here: an unsupported schema is refused with the request.
+      check(
+          (responseFormat == ResponseFormat.REGEX) == (regex != null),
+          "regex is given with response_format regex, and only then");
+      // Compiled once here: an unsupported schema or regex is refused with the request.
       schemaGrammar = jsonSchema == null ? null : JsonSchemaGrammar.compile(jsonSchema);
+      regexGrammar = regex == null ? null : RegexGrammar.compile(regex);
       return new SamplingParams(this);
     }
 

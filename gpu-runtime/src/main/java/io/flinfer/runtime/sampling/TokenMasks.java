@@ -1,7 +1,7 @@
 package io.flinfer.runtime.sampling;
 
-import io.flinfer.runtime.grammar.JsonConstraint;
 import io.flinfer.runtime.grammar.JsonVocabulary;
+import io.flinfer.runtime.grammar.OutputConstraint;
 import io.flinfer.runtime.grammar.OutputState;
 import io.flinfer.runtime.grammar.Thinking;
 import io.flinfer.runtime.grammar.ThoughtBudget;
@@ -33,12 +33,12 @@ public final class TokenMasks {
   }
 
   /** A new constraint for a request sampled with {@code p}, or null for free text. */
-  public JsonConstraint constraint(SamplingParams p) {
+  public OutputConstraint constraint(SamplingParams p) {
     OutputState shape = p.outputShape();
     if (shape == null) {
       return null;
     }
-    return new JsonConstraint(vocabulary(), shape);
+    return new OutputConstraint(vocabulary(), shape);
   }
 
   /**
@@ -66,12 +66,13 @@ public final class TokenMasks {
    * The tokens a request may choose as its token number {@code index}, in the shared mask (valid
    * until the next call); null when it may choose any. A spent {@code budget} (null: none) leaves
    * only the token that closes the thought; else {@code constraint} (null: none) restricts them to
-   * its format, and below {@code p}'s min_tokens, {@code endTokens} and {@code stopTokens} (the
-   * tokens that would end the request) are out too. The mask may allow nothing ({@link #isEmpty}).
+   * its format (and where the format may end there, {@code endTokens} and {@code stopTokens}, the
+   * tokens that would end the request, too); below {@code p}'s min_tokens those are out. The mask
+   * may allow nothing ({@link #isEmpty}).
    */
   public long[] allowed(
       SamplingParams p,
-      JsonConstraint constraint,
+      OutputConstraint constraint,
       ThoughtBudget budget,
       long index,
       int[] endTokens,
@@ -88,6 +89,10 @@ public final class TokenMasks {
     }
     if (constraint != null) {
       constraint.allowed(mask);
+      if (!early && constraint.mayEnd()) {
+        set(endTokens);
+        set(stopTokens);
+      }
     } else {
       Arrays.fill(mask, -1L);
       if (vocab % 64 != 0) {
@@ -104,6 +109,12 @@ public final class TokenMasks {
       }
     }
     return mask;
+  }
+
+  private void set(int[] tokens) {
+    for (int t : tokens) {
+      mask[t >>> 6] |= 1L << t;
+    }
   }
 
   /** Whether {@code mask} allows no token at all. */

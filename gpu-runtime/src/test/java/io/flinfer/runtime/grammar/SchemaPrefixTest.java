@@ -294,14 +294,14 @@ class SchemaPrefixTest {
     Random random = new Random(vocab.hashCode());
     int completed = 0;
     for (int walk = 0; walk < 4; walk++) {
-      JsonConstraint c = new JsonConstraint(v, GRAMMAR.start());
+      OutputConstraint c = new OutputConstraint(v, GRAMMAR.start());
       ByteArrayOutputStream text = new ByteArrayOutputStream();
       for (int step = 0; step < 400 && !c.isComplete(); step++) {
         int n = c.allowed(mask);
         if (step % 3 == 0) {
           assertThat(mask)
               .as("%s step %d", vocab, step)
-              .isEqualTo(JsonConstraintTest.bruteForce(v, c.state()));
+              .isEqualTo(OutputConstraintTest.bruteForce(v, c.state()));
         }
         assertThat(n).isPositive();
         // Mostly tokens that close or start something, so that walks end.
@@ -432,13 +432,13 @@ class SchemaPrefixTest {
     long[] mask = new long[JsonVocabulary.words(v.size())];
     Random random = new Random(7);
     for (int walk = 0; walk < 3; walk++) {
-      JsonConstraint c = new JsonConstraint(v, calls.start());
+      OutputConstraint c = new OutputConstraint(v, calls.start());
       StringBuilder text = new StringBuilder();
       for (int step = 0; step < 60 && !c.isComplete(); step++) {
         c.allowed(mask);
         assertThat(mask)
             .as("step %d after %s", step, text)
-            .isEqualTo(JsonConstraintTest.bruteForce(v, c.state()));
+            .isEqualTo(OutputConstraintTest.bruteForce(v, c.state()));
         List<Integer> allowed = new ArrayList<>();
         for (int t = 0; t < v.size(); t++) {
           if ((mask[t >>> 6] & 1L << t) != 0) {
@@ -465,9 +465,9 @@ class SchemaPrefixTest {
     SchemaPrefix state = g.start();
     byte[] b = text.getBytes(StandardCharsets.UTF_8);
     assertThat(state.accept(b, 0, b.length)).as(text).isTrue();
-    JsonConstraint c = new JsonConstraint(v, state);
+    OutputConstraint c = new OutputConstraint(v, state);
     c.allowed(mask);
-    assertThat(mask).as(text).isEqualTo(JsonConstraintTest.bruteForce(v, c.state()));
+    assertThat(mask).as(text).isEqualTo(OutputConstraintTest.bruteForce(v, c.state()));
   }
 
   /** Masks over the Llama 3 vocabulary where a first property name picks the object. */

@@ -112,14 +112,16 @@ class ThinkingPrefixTest {
     int blank = tok.encode("\n\n", false, true)[0];
     long[] mask = new long[JsonVocabulary.words(v.size())];
     Random random = new Random(7);
-    JsonConstraint c =
-        new JsonConstraint(v, new ThinkingPrefix(new JsonPrefix(), Thinking.MAY_OPEN));
+    OutputConstraint c =
+        new OutputConstraint(v, new ThinkingPrefix(new JsonPrefix(), Thinking.MAY_OPEN));
     ByteArrayOutputStream answer = new ByteArrayOutputStream();
     int step = 0;
     for (; step < 200 && !c.isComplete(); step++) {
       c.allowed(mask);
       if (step % 4 == 0 || step < 3) {
-        assertThat(mask).as("step %d", step).isEqualTo(JsonConstraintTest.bruteForce(v, c.state()));
+        assertThat(mask)
+            .as("step %d", step)
+            .isEqualTo(OutputConstraintTest.bruteForce(v, c.state()));
       }
       int t;
       if (step == 0) {

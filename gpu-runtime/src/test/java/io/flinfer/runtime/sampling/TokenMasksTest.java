@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flinfer.runtime.generate.BatchGenerator;
 import io.flinfer.runtime.generate.GenerationRequest;
-import io.flinfer.runtime.grammar.JsonConstraint;
+import io.flinfer.runtime.grammar.OutputConstraint;
 import io.flinfer.runtime.grammar.ResponseFormat;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.testing.TinyRandomModel;
@@ -48,13 +48,39 @@ class TokenMasksTest {
     assertThat(out).isEqualTo(expected);
 
     SamplingParams json = min3.toBuilder().responseFormat(ResponseFormat.JSON_OBJECT).build();
-    JsonConstraint c = masks.constraint(json);
+    OutputConstraint c = masks.constraint(json);
     m = masks.allowed(json, c, null, 0, ends, stops);
     int brace = tok.encode("{", false)[0];
     assertThat(allows(m, brace)).isTrue();
     assertThat(allows(m, 2)).isFalse();
     assertThat(allows(m, 305)).isFalse(); // a row without text
     assertThat(TokenMasks.isEmpty(m)).isFalse();
+  }
+
+  /**
+   * A regular expression's output may end where it matches: its end and stop tokens are allowed
+   * there (from min_tokens on), and nowhere else.
+   */
+  @Test
+  void aMatchMayEndWhereItMatches() {
+    Tokenizer tok = SyntheticVocabulary.of(300);
+    TokenMasks masks = new TokenMasks(tok, 300);
+    int[] ends = {2};
+    int[] stops = {50};
+    int a = 3 + 'a'; // the byte token of "a"
+    SamplingParams p =
+        SamplingParams.builder().responseFormat(ResponseFormat.REGEX).regex("a+").build();
+    OutputConstraint c = masks.constraint(p);
+    long[] m = masks.allowed(p, c, null, 0, ends, stops);
+    assertThat(allows(m, a)).isTrue();
+    assertThat(allows(m, 2) || allows(m, 50)).as("nothing matched yet").isFalse();
+    assertThat(c.advance(a)).isTrue();
+    m = masks.allowed(p, c, null, 1, ends, stops);
+    assertThat(allows(m, a) && allows(m, 2) && allows(m, 50)).isTrue();
+    SamplingParams atLeast3 = p.toBuilder().minTokens(3).build();
+    m = masks.allowed(atLeast3, c, null, 1, ends, stops);
+    assertThat(allows(m, a)).isTrue();
+    assertThat(allows(m, 2) || allows(m, 50)).as("below min_tokens").isFalse();
   }
 
   /**

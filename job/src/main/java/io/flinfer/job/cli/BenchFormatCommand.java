@@ -6,10 +6,10 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.flinfer.runtime.gguf.GgufFile;
 import io.flinfer.runtime.gguf.GgufTokenizers;
-import io.flinfer.runtime.grammar.JsonConstraint;
 import io.flinfer.runtime.grammar.JsonPrefix;
 import io.flinfer.runtime.grammar.JsonSchemaGrammar;
 import io.flinfer.runtime.grammar.JsonVocabulary;
+import io.flinfer.runtime.grammar.OutputConstraint;
 import io.flinfer.runtime.grammar.OutputState;
 import io.flinfer.runtime.grammar.Thinking;
 import io.flinfer.runtime.grammar.ThinkingPrefix;
@@ -109,7 +109,7 @@ public final class BenchFormatCommand implements Callable<Integer> {
             case "thinking_json_object" -> new ThinkingPrefix(new JsonPrefix(), Thinking.OPENED);
             default -> new JsonPrefix();
           };
-      JsonConstraint constraint = new JsonConstraint(table, shape);
+      OutputConstraint constraint = new OutputConstraint(table, shape);
       for (int t : tokenizer.encode(c[1], false)) {
         if (!constraint.advance(t)) {
           throw new IllegalStateException(c[1] + " does not start a " + c[0] + " output");

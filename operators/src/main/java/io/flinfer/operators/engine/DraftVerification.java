@@ -1,6 +1,6 @@
 package io.flinfer.operators.engine;
 
-import io.flinfer.runtime.grammar.JsonConstraint;
+import io.flinfer.runtime.grammar.OutputConstraint;
 import io.flinfer.runtime.grammar.ThoughtBudget;
 
 /**
@@ -32,7 +32,7 @@ final class DraftVerification {
   private boolean stopped;
 
   /** The request's format and thought budget after the accepted draft tokens; null: none. */
-  JsonConstraint constraint;
+  OutputConstraint constraint;
 
   ThoughtBudget budget;
 

@@ -15,7 +15,7 @@ import io.flinfer.runtime.forward.ForwardBatch;
 import io.flinfer.runtime.forward.Logits;
 import io.flinfer.runtime.forward.ModelRunner;
 import io.flinfer.runtime.forward.ModelRunnerFactory;
-import io.flinfer.runtime.grammar.JsonConstraint;
+import io.flinfer.runtime.grammar.OutputConstraint;
 import io.flinfer.runtime.grammar.ThoughtBudget;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.model.ModelConfig;
@@ -1046,7 +1046,7 @@ public final class Engine implements AutoCloseable {
         v.budget.copyFrom(r.budget);
       }
     }
-    JsonConstraint constraint = r.constraint == null ? null : v.constraint;
+    OutputConstraint constraint = r.constraint == null ? null : v.constraint;
     ThoughtBudget budget = r.budget == null ? null : v.budget;
     int index = r.outputLen() + i;
     long[] allowed =

@@ -1,10 +1,13 @@
 package io.flinfer.operators.engine;
 
+import io.flinfer.runtime.grammar.ResponseFormat;
+
 /**
  * Whether a request is done after it sampled a token: the end of the JSON object its format asks
- * for, one of the model's end tokens (unless ignored), one of its stop tokens, one of its stop
- * strings in the text decoded so far, or its token limit. Below its min_tokens, end and stop tokens
- * are never chosen and stop strings do not count.
+ * for (or of its regular expression's match, where nothing may follow), one of the model's end
+ * tokens (unless ignored), one of its stop tokens, one of its stop strings in the text decoded so
+ * far, or its token limit. Below its min_tokens, end and stop tokens are never chosen and stop
+ * strings do not count.
  */
 final class FinishCheck {
   private FinishCheck() {}
@@ -12,7 +15,8 @@ final class FinishCheck {
   /** The reason {@code r} finishes with {@code token} (already appended), or null. */
   static FinishReason after(Req r, int token, int[] endTokens) {
     if (r.constraint != null && r.constraint.isComplete()) {
-      return FinishReason.stop("json");
+      return FinishReason.stop(
+          r.params().responseFormat() == ResponseFormat.REGEX ? "regex" : "json");
     }
     if (!r.ignoreEos()) {
       for (int e : endTokens) {

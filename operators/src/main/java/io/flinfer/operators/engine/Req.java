@@ -1,7 +1,7 @@
 package io.flinfer.operators.engine;
 
 import io.flinfer.memcache.prefix.CacheRequest;
-import io.flinfer.runtime.grammar.JsonConstraint;
+import io.flinfer.runtime.grammar.OutputConstraint;
 import io.flinfer.runtime.grammar.ThoughtBudget;
 import io.flinfer.runtime.sampling.SamplingParams;
 import io.flinfer.runtime.tokenizer.TextDecoder;
@@ -58,7 +58,7 @@ public final class Req {
   PromptScores scores;
 
   /** The response format's state after the output so far; null for free text. */
-  JsonConstraint constraint;
+  OutputConstraint constraint;
 
   /** The cap on the output's thought after the output so far; null where it has none. */
   ThoughtBudget budget;

@@ -1,12 +1,12 @@
 package io.flinfer.runtime.grammar;
 
 /**
- * One request's output held to a shape (one JSON object, or one that a schema describes): which
- * tokens may come next ({@link #allowed}), and the state after each token chosen ({@link
- * #advance}). Its state is derived from the tokens alone, so a request restored from a checkpoint
- * rebuilds it by advancing over the tokens it had.
+ * One request's output held to a shape (one JSON object, one that a schema describes, or a match of
+ * a regular expression): which tokens may come next ({@link #allowed}), and the state after each
+ * token chosen ({@link #advance}). Its state is derived from the tokens alone, so a request
+ * restored from a checkpoint rebuilds it by advancing over the tokens it had.
  */
-public final class JsonConstraint {
+public final class OutputConstraint {
   private final JsonVocabulary vocabulary;
   private final OutputState state;
   private final OutputState probe;
@@ -14,12 +14,12 @@ public final class JsonConstraint {
   private final OutputState second;
 
   /** Any one JSON object ({@link JsonPrefix}). */
-  public JsonConstraint(JsonVocabulary vocabulary) {
+  public OutputConstraint(JsonVocabulary vocabulary) {
     this(vocabulary, new JsonPrefix());
   }
 
   /** An output of {@code shape}'s kind, from its start. */
-  public JsonConstraint(JsonVocabulary vocabulary, OutputState shape) {
+  public OutputConstraint(JsonVocabulary vocabulary, OutputState shape) {
     this.vocabulary = vocabulary;
     this.state = shape.fresh();
     this.probe = shape.fresh();
@@ -53,14 +53,14 @@ public final class JsonConstraint {
    * A constraint of the same shape in this one's state, to try tokens ahead (a draft's) without
    * moving this one.
    */
-  public JsonConstraint fork() {
-    JsonConstraint c = new JsonConstraint(vocabulary, state);
+  public OutputConstraint fork() {
+    OutputConstraint c = new OutputConstraint(vocabulary, state);
     c.state.copyFrom(state);
     return c;
   }
 
   /** Takes the state of {@code other}, this one's fork or its origin. */
-  public void copyFrom(JsonConstraint other) {
+  public void copyFrom(OutputConstraint other) {
     state.copyFrom(other.state);
   }
 
@@ -69,8 +69,13 @@ public final class JsonConstraint {
     return state;
   }
 
-  /** Whether the object is complete: the request's output is done. */
+  /** Whether the output is complete (a JSON value closed): the request's output is done. */
   public boolean isComplete() {
     return state.isComplete();
+  }
+
+  /** Whether the output may end here, more being allowed too ({@link OutputState#mayEnd}). */
+  public boolean mayEnd() {
+    return state.mayEnd();
   }
 }

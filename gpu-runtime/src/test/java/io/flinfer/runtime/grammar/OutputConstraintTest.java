@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-class JsonConstraintTest {
+class OutputConstraintTest {
 
   /** Byte runs for a small vocabulary: JSON's pieces, and tokens that never fit. */
   private static final String[] PIECES = {
@@ -62,7 +62,7 @@ class JsonConstraintTest {
 
   @Test
   void smallVocabularyStepByStep() {
-    JsonConstraint c = new JsonConstraint(small());
+    OutputConstraint c = new OutputConstraint(small());
     long[] mask = new long[1];
     assertThat(c.allowed(mask)).isEqualTo(setBits(mask, PIECES.length).size());
     // At the start: one whitespace byte, or an opening brace (alone, with a key's quote).
@@ -86,13 +86,13 @@ class JsonConstraintTest {
   /** A fork tries tokens ahead without moving its origin, and hands its state back. */
   @Test
   void aForkMovesAloneAndHandsItsStateBack() {
-    JsonConstraint c = new JsonConstraint(small());
+    OutputConstraint c = new OutputConstraint(small());
     for (int t : new int[] {3, 6, 4}) {
       assertThat(c.advance(t)).isTrue();
     }
     long[] before = new long[1];
     c.allowed(before);
-    JsonConstraint fork = c.fork();
+    OutputConstraint fork = c.fork();
     long[] mask = new long[1];
     fork.allowed(mask);
     assertThat(mask).as("the fork starts in its origin's state").isEqualTo(before);
@@ -112,7 +112,7 @@ class JsonConstraintTest {
 
   @Test
   void tokensWithoutTextNeverFollow() {
-    JsonConstraint c = new JsonConstraint(small());
+    OutputConstraint c = new OutputConstraint(small());
     assertThat(c.advance(0)).isFalse();
     long[] mask = new long[1];
     c.allowed(mask);
@@ -135,7 +135,7 @@ class JsonConstraintTest {
     Random random = new Random(vocab.hashCode());
     int completed = 0;
     for (int walk = 0; walk < 4; walk++) {
-      JsonConstraint c = new JsonConstraint(v);
+      OutputConstraint c = new OutputConstraint(v);
       ByteArrayOutputStream text = new ByteArrayOutputStream();
       for (int step = 0; step < 300 && !c.isComplete(); step++) {
         int n = c.allowed(mask);

@@ -1,0 +1,244 @@
+package io.flinfer.runtime.grammar;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.flinfer.runtime.gguf.GgufFile;
+import io.flinfer.runtime.gguf.GgufTokenizers;
+import io.flinfer.runtime.testing.SharedFiles;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.regex.Pattern;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Outputs held to a regular expression: a text is taken exactly when some match starts with it, the
+ * output may end exactly where it matches, and masks over a real vocabulary are those of trying
+ * every token.
+ */
+class RegexPrefixTest {
+  /** One-, two- and four-byte characters (the last a surrogate pair). */
+  private static final String[] LETTERS = {"a", "b", "é", "😀"};
+
+  private static final int LONGEST = 6;
+
+  /** Every string of {@link #LETTERS} up to {@code longest} characters. */
+  private static List<String> strings(int longest) {
+    List<String> all = new ArrayList<>(List.of(""));
+    List<String> last = List.of("");
+    for (int n = 1; n <= longest; n++) {
+      List<String> next = new ArrayList<>();
+      for (String s : last) {
+        for (String letter : LETTERS) {
+          next.add(s + letter);
+        }
+      }
+      all.addAll(next);
+      last = next;
+    }
+    return all;
+  }
+
+  private static RegexPrefix after(RegexGrammar g, String text) {
+    RegexPrefix state = (RegexPrefix) g.start();
+    byte[] b = text.getBytes(StandardCharsets.UTF_8);
+    return state.accept(b, 0, b.length) ? state : null;
+  }
+
+  /**
+   * Against Java's own matcher over every string of four letters up to six long (expressions whose
+   * every text of up to four letters that starts a match starts one of up to six): a text of up to
+   * four is taken exactly when it starts a match, may end exactly when it is one, and is complete
+   * only where no longer text matches; each byte of a next character is taken where that character
+   * continues a match.
+   */
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "a+b",
+        "(ab)*",
+        "[ab]{2,3}",
+        "é?a*",
+        "😀|ab",
+        ".*b",
+        "[^a]+",
+        "a|b|é",
+        "(a|😀)b?",
+        "\\w*é",
+        "^(?:ba)+$",
+        "b{0,2}😀?é",
+        "a*(é|b)+",
+        "(?:a|b)??a"
+      })
+  void aTextIsTakenExactlyWhenSomeMatchStartsWithIt(String regex) {
+    RegexGrammar g = RegexGrammar.compile(regex);
+    Pattern java = Pattern.compile(regex);
+    Set<String> starts = new HashSet<>();
+    Set<String> matches = new HashSet<>();
+    for (String s : strings(LONGEST)) {
+      if (java.matcher(s).matches()) {
+        matches.add(s);
+        for (int i = 0; i <= s.length(); i++) {
+          starts.add(s.substring(0, i));
+        }
+      }
+    }
+    for (String s : strings(4)) {
+      RegexPrefix state = after(g, s);
+      assertThat(state != null).as("%s takes %s", regex, s).isEqualTo(starts.contains(s));
+      if (state == null) {
+        continue;
+      }
+      assertThat(state.mayEnd()).as("%s may end after %s", regex, s).isEqualTo(matches.contains(s));
+      if (state.isComplete()) {
+        assertThat(starts)
+            .as("%s is complete at %s", regex, s)
+            .noneMatch(t -> t.startsWith(s) && !t.equals(s));
+      }
+      for (String letter : LETTERS) {
+        byte[] b = letter.getBytes(StandardCharsets.UTF_8);
+        if (starts.contains(s + letter)) {
+          RegexPrefix probe = state.fresh();
+          probe.copyFrom(state);
+          for (int i = 0; i < b.length; i++) {
+            assertThat(probe.accept(b[i]))
+                .as("%s after %s: byte %d of %s", regex, s, i, letter)
+                .isTrue();
+            if (i < b.length - 1) {
+              assertThat(probe.mayEnd()).as("inside a character").isFalse();
+            }
+          }
+        }
+      }
+    }
+  }
+
+  /** Invalid UTF-8 never follows: a lone continuation byte, an overlong form, a surrogate. */
+  @Test
+  void onlyValidUtf8Follows() {
+    RegexGrammar any = RegexGrammar.compile("[^x]*");
+    for (byte[] bad :
+        new byte[][] {{(byte) 0x80}, {(byte) 0xc0, (byte) 0x80}, {(byte) 0xed, (byte) 0xa0}}) {
+      RegexPrefix state = (RegexPrefix) any.start();
+      assertThat(state.accept(bad, 0, bad.length)).isFalse();
+    }
+    assertThat(after(any, "\n\t\"\\ é😀")).isNotNull(); // raw text: quotes and controls too
+  }
+
+  @Provide
+  Arbitrary<List<String>> choices() {
+    return Arbitraries.strings()
+        .withChars("ab.*(|)[]{}\\^$?+/é")
+        .ofMaxLength(4)
+        .list()
+        .ofMinSize(1)
+        .ofMaxSize(4);
+  }
+
+  /**
+   * A choice's expression matches its texts and nothing else, however many characters in them an
+   * expression reads otherwise; Java's matcher agrees.
+   */
+  @Property(tries = 200)
+  void aChoiceMatchesExactlyItsTexts(
+      @ForAll("choices") List<String> choices, @ForAll("choices") List<String> others) {
+    String regex = RegexGrammar.ofChoices(choices);
+    RegexGrammar g = RegexGrammar.compile(regex);
+    List<String> texts = new ArrayList<>(choices);
+    texts.addAll(others);
+    for (String text : texts) {
+      RegexPrefix state = after(g, text);
+      boolean chosen = choices.contains(text);
+      assertThat(state != null && state.mayEnd()).as("%s after %s", regex, text).isEqualTo(chosen);
+      assertThat(Pattern.matches(regex, text)).as("Java: %s on %s", regex, text).isEqualTo(chosen);
+    }
+  }
+
+  @Test
+  void whatCannotBeAnAutomatonIsRefusedByName() {
+    assertThatThrownBy(() -> RegexGrammar.compile("a("))
+        .hasMessageStartingWith("regex a( is not a regular expression: ");
+    assertThatThrownBy(() -> RegexGrammar.compile("(?=a)a"))
+        .hasMessage("regex (?=a)a is not supported: lookaround and named groups are not supported");
+    assertThatThrownBy(() -> RegexGrammar.compile("a\\bb"))
+        .hasMessageStartingWith("regex a\\bb is not supported: word boundaries");
+    assertThatThrownBy(() -> RegexGrammar.compile("a.{3000}b.{3000}"))
+        .hasMessageStartingWith(
+            "regex a.{3000}b.{3000}: its automaton needs more than 4096 states");
+    assertThatThrownBy(() -> RegexGrammar.ofChoices(List.of()))
+        .hasMessage("a choice needs at least one text");
+  }
+
+  /** A thought first, then the match, which may itself begin with the thought's '<'. */
+  @Test
+  void aMatchFollowsAThoughtOrStandsAlone() {
+    RegexGrammar g = RegexGrammar.compile("<b>[a-z]+</b>");
+    for (String text : List.of("<b>yes</b>", "<think>hm, <b> or not</think>\n\n<b>no</b>")) {
+      OutputState state = new ThinkingPrefix(g.start(), Thinking.MAY_OPEN);
+      byte[] b = text.getBytes(StandardCharsets.UTF_8);
+      assertThat(state.accept(b, 0, b.length)).as(text).isTrue();
+      assertThat(state.isComplete()).as(text).isTrue();
+    }
+    OutputState fresh = new ThinkingPrefix(RegexGrammar.compile("a*").start(), Thinking.MAY_OPEN);
+    assertThat(fresh.mayEnd()).as("an empty match, before any thought").isTrue();
+    assertThat(fresh.accept((byte) '<')).isTrue();
+    assertThat(fresh.mayEnd()).as("inside <think>").isFalse();
+  }
+
+  /**
+   * Walks over the Llama 3 vocabulary, each token drawn from the mask: every mask equals trying
+   * every token, and every walk that may end there is a match by Java's matcher.
+   */
+  @Test
+  void masksAreExactAndWalksEndInMatches() throws Exception {
+    Path gguf = SharedFiles.root().resolve("tokenizers/llama3_1.gguf");
+    assumeTrue(Files.exists(gguf), "missing " + gguf);
+    JsonVocabulary v = JsonVocabulary.of(GgufTokenizers.read(GgufFile.open(gguf)));
+    long[] mask = new long[JsonVocabulary.words(v.size())];
+    Random random = new Random(7);
+    for (String regex :
+        List.of("(yes|no), because [a-z ]{1,20}\\.", "\\d{3}-\\d{4}", "[A-Z][a-zé]+( [a-z]+)*!?")) {
+      Pattern java = Pattern.compile(regex);
+      for (int walk = 0; walk < 3; walk++) {
+        OutputConstraint c = new OutputConstraint(v, RegexGrammar.compile(regex).start());
+        ByteArrayOutputStream text = new ByteArrayOutputStream();
+        for (int step = 0; step < 40 && !c.isComplete(); step++) {
+          int n = c.allowed(mask);
+          assertThat(mask)
+              .as("%s step %d", regex, step)
+              .isEqualTo(OutputConstraintTest.bruteForce(v, c.state()));
+          if (c.mayEnd() && random.nextInt(4) == 0) {
+            break;
+          }
+          List<Integer> allowed = new ArrayList<>();
+          for (int t = 0; t < v.size(); t++) {
+            if ((mask[t >>> 6] & 1L << t) != 0) {
+              allowed.add(t);
+            }
+          }
+          assertThat(allowed).hasSize(n).isNotEmpty();
+          int t = allowed.get(random.nextInt(allowed.size()));
+          assertThat(c.advance(t)).isTrue();
+          text.write(v.bytes(t));
+        }
+        String out = text.toString(StandardCharsets.UTF_8);
+        assertThat(java.matcher(out).matches()).as("%s: %s", regex, out).isEqualTo(c.mayEnd());
+      }
+    }
+  }
+}
