@@ -15,7 +15,7 @@ import org.apache.avro.message.BinaryMessageDecoder;
  */
 public final class PromptRequests {
   /** How many schemas have been published. */
-  public static final int VERSIONS = 9;
+  public static final int VERSIONS = 10;
 
   private static final List<Schema> HISTORY = SchemaHistory.load("PromptRequest", VERSIONS);
 

@@ -224,4 +224,20 @@ class PromptRequestsTest {
     assertThat(seen.get("request_id").toString()).isEqualTo("eval");
     assertThat(seen.hasField("prompt_logprobs")).isFalse();
   }
+
+  @Test
+  void aRegexCrossesTheSchemaVersionsBothWays() throws Exception {
+    Schema v9 = PromptRequests.history().get(8);
+    assertThat(writtenWith(v9).getRegex()).isNull();
+    PromptRequest now =
+        PromptRequest.newBuilder()
+            .setRequestId("answer")
+            .setPrompt("Yes or no?")
+            .setResponseFormat("regex")
+            .setRegex("yes|no")
+            .build();
+    GenericRecord seen = readWith(v9, now);
+    assertThat(seen.get("response_format").toString()).isEqualTo("regex");
+    assertThat(seen.hasField("regex")).isFalse();
+  }
 }

@@ -397,6 +397,7 @@ public final class RequestValidator {
             .logitBias(biasedTokens(r.getLogitBias()), biases(r.getLogitBias()))
             .responseFormat(ResponseFormat.of(r.getResponseFormat()))
             .jsonSchema(r.getJsonSchema())
+            .regex(r.getRegex())
             .thinking(thinking)
             .thinkingBudget(
                 r.getThinkingTokenBudget() == null

@@ -731,6 +731,65 @@ class EngineTest {
   }
 
   /**
+   * Requests held to regular expressions on a random-weight model: each ends where its match can go
+   * no further ({@code stop(regex)}), or with its end token (made likely by a bias) where it has
+   * matched, and its text is a match to Java's matcher; batched, alone and restored after two
+   * tokens, each gets the same tokens.
+   */
+  @Test
+  void regexRequestsEndInMatchesWithTheSameBitsAnywhere(@TempDir Path dir) throws Exception {
+    LlamaModel random = TinyRandomModel.write(dir, 14);
+    int eos = random.tokenizer().eosId();
+    EngineConfig cfg =
+        EngineConfig.builder().maxRunningRequests(4).maxTotalTokens(16384).threads(1).build();
+    List<String> regexes =
+        List.of("(yes|no|maybe)", "[a-z]{2,6}( [a-z]{2,6}){0,2}\\.", "\\d+", "(ab|é)+c?");
+    int[] prompt = random.tokenizer().encode("Answer:", true);
+    List<Req> reqs = new ArrayList<>();
+    for (int i = 0; i < regexes.size(); i++) {
+      SamplingParams p =
+          SamplingParams.builder()
+              .temperature(1f)
+              .seed(i)
+              .logitBias(new int[] {eos}, new float[] {5f})
+              .responseFormat(ResponseFormat.REGEX)
+              .regex(regexes.get(i))
+              .build();
+      reqs.add(Req.builder("r" + i, prompt).params(p).maxNewTokens(4000).build());
+    }
+    try (Engine e = new Engine(random, cfg, io.flinfer.runtime.forward.CpuModelRunner::new)) {
+      Map<String, List<TokenEvent>> out = runAll(e, reqs);
+      assertNoLeak(e);
+      for (Req r : reqs) {
+        List<TokenEvent> events = out.get(r.id());
+        List<Integer> ids = events.stream().map(TokenEvent::tokenId).toList();
+        FinishReason finish = events.get(events.size() - 1).finish();
+        assertThat(finish).as(r.id()).isIn(FinishReason.stop("regex"), FinishReason.stop("eos"));
+        String text =
+            random
+                .tokenizer()
+                .decode(ids.stream().filter(t -> t != eos).mapToInt(Integer::intValue).toArray());
+        assertThat(text).as(r.id()).matches(r.params().regex());
+        Req alone = Req.builder(r.id(), prompt).params(r.params()).maxNewTokens(4000).build();
+        assertThat(runAll(e, List.of(alone)).get(r.id()))
+            .extracting(TokenEvent::tokenId)
+            .containsExactlyElementsOf(ids);
+        if (ids.size() > 2) {
+          Req restored =
+              Req.builder(r.id(), prompt)
+                  .params(r.params())
+                  .maxNewTokens(4000)
+                  .generated(new int[] {ids.get(0), ids.get(1)})
+                  .build();
+          assertThat(runAll(e, List.of(restored)).get(r.id()))
+              .extracting(TokenEvent::tokenId)
+              .containsExactlyElementsOf(ids.subList(2, ids.size()));
+        }
+      }
+    }
+  }
+
+  /**
    * With its end token made likely (a logit bias of +5 on EOS), a random-weight model's request
    * ends within a few tokens; with min_tokens 30 it chooses no EOS before its thirtieth token.
    */

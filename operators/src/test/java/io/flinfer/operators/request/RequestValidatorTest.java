@@ -149,7 +149,8 @@ class RequestValidatorTest {
         .isEqualTo("top_logprobs must be in [0, 20], got 21");
     assertThat(error(base().setResponseFormat("yaml").build()))
         .isEqualTo(
-            "response_format must be \"text\", \"json_object\" or \"json_schema\", got \"yaml\"");
+            "response_format must be \"text\", \"json_object\", \"json_schema\" or \"regex\","
+                + " got \"yaml\"");
     assertThat(error(base().setMaxNewTokens(10).setMinNewTokens(11).build()))
         .isEqualTo("min_new_tokens must be in [0, max_new_tokens = 10], got 11");
     assertThat(
@@ -175,6 +176,20 @@ class RequestValidatorTest {
                     .setJsonSchema("{\"type\": \"object\", \"not\": {}}")
                     .build()))
         .isEqualTo("json_schema at #/not: keyword not is not supported");
+    assertThat(error(base().setRegex("yes|no").build()))
+        .isEqualTo("regex is given with response_format regex, and only then");
+    assertThat(error(base().setResponseFormat("regex").setRegex("(?<=a)b").build()))
+        .isEqualTo("regex (?<=a)b is not supported: lookaround and named groups are not supported");
+    assertThat(error(base().setResponseFormat("regex").setRegex("(yes").build()))
+        .startsWith("regex (yes is not a regular expression: ");
+    assertThat(
+            validator
+                .validate(base().setResponseFormat("regex").setRegex("yes|no").build(), 1000)
+                .request()
+                .req()
+                .params()
+                .regex())
+        .isEqualTo("yes|no");
     assertThat(error(base().setStop(List.of("")).build()))
         .isEqualTo("stop strings must not be empty");
     assertThat(error(base().setDeadlineEpochMs(500L).build())).isEqualTo("deadline 500 has passed");
