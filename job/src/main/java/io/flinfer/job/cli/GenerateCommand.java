@@ -9,6 +9,7 @@ import io.flinfer.runtime.chat.ReasoningParsers;
 import io.flinfer.runtime.chat.ToolCall;
 import io.flinfer.runtime.generate.BatchGenerator;
 import io.flinfer.runtime.generate.GenerationRequest;
+import io.flinfer.runtime.grammar.RegexGrammar;
 import io.flinfer.runtime.grammar.ResponseFormat;
 import io.flinfer.runtime.grammar.Thinking;
 import io.flinfer.runtime.model.LlamaModel;
@@ -91,8 +92,24 @@ public final class GenerateCommand implements Callable<Integer> {
       defaultValue = "text",
       description =
           "text; json_object: the output is one JSON object, and ends where it closes;"
-              + " json_schema: one that --json-schema describes (default: ${DEFAULT-VALUE}).")
+              + " json_schema: one that --json-schema describes; regex: text that --regex"
+              + " matches (default: ${DEFAULT-VALUE}).")
   String responseFormat;
+
+  @Option(
+      names = "--regex",
+      description =
+          "A regular expression the whole output matches (ECMA-262 syntax); implies"
+              + " --response-format regex. It may end where it matches.")
+  String regex;
+
+  @Option(
+      names = "--choice",
+      paramLabel = "TEXT",
+      description =
+          "One text the output may be, repeated for each (vLLM's guided_choice); implies"
+              + " --response-format regex.")
+  List<String> choices;
 
   @Option(
       names = "--json-schema",
@@ -167,9 +184,9 @@ public final class GenerateCommand implements Callable<Integer> {
             .params()
             .repetitionPenalty(repetitionPenalty)
             .seed(s)
-            .responseFormat(
-                jsonSchema != null ? ResponseFormat.JSON_SCHEMA : ResponseFormat.of(responseFormat))
+            .responseFormat(format())
             .jsonSchema(schemaText())
+            .regex(regexText())
             .thinking(thinking(model))
             .thinkingBudget(
                 thinkingBudget == null ? SamplingParams.NO_THINKING_BUDGET : thinkingBudget)
@@ -228,6 +245,25 @@ public final class GenerateCommand implements Callable<Integer> {
     return 0;
   }
 
+  /**
+   * The response format: the one named, or the one that --json-schema, --regex or --choice imply.
+   */
+  private ResponseFormat format() {
+    if ((jsonSchema != null ? 1 : 0) + (regex != null ? 1 : 0) + (choices != null ? 1 : 0) > 1) {
+      throw new IllegalArgumentException("give at most one of --json-schema, --regex and --choice");
+    }
+    return jsonSchema != null
+        ? ResponseFormat.JSON_SCHEMA
+        : regex != null || choices != null
+            ? ResponseFormat.REGEX
+            : ResponseFormat.of(responseFormat);
+  }
+
+  /** The regex of --regex, or the one that matches exactly the --choice texts; else null. */
+  private String regexText() {
+    return choices != null ? RegexGrammar.ofChoices(choices) : regex;
+  }
+
   /** Whether the prompt is a conversation for the model's template, rather than text. */
   private boolean conversation() {
     return chat || system != null || messages != null;
@@ -235,8 +271,7 @@ public final class GenerateCommand implements Callable<Integer> {
 
   /** Whether a constrained or capped conversation may think first: as the job decides it. */
   private Thinking thinking(LlamaModel model) {
-    boolean constrained =
-        jsonSchema != null || ResponseFormat.of(responseFormat) != ResponseFormat.TEXT;
+    boolean constrained = format() != ResponseFormat.TEXT;
     if (!conversation() || !(constrained || thinkingBudget != null)) {
       return Thinking.NONE;
     }

@@ -106,7 +106,39 @@ class GenerateCommandTest {
     assertThat(out.toString(StandardCharsets.UTF_8)).isEmpty();
     assertThat(err.toString(StandardCharsets.UTF_8))
         .contains(
-            "response_format must be \"text\", \"json_object\" or \"json_schema\", got \"yaml\"");
+            "response_format must be \"text\", \"json_object\", \"json_schema\" or \"regex\","
+                + " got \"yaml\"");
+  }
+
+  /**
+   * --choice answers with one of its texts, --regex with a match (ending where it may, or at its
+   * token limit with the start of one); two formats at once are a bad argument.
+   */
+  @Test
+  void aChoiceOrARegexHoldsTheOutput() {
+    int rc =
+        generate(
+            "--prompt",
+            "Once upon a time",
+            "--choice",
+            "a cat",
+            "--choice",
+            "a dog",
+            "--threads",
+            "1");
+    assertThat(rc).isEqualTo(0);
+    assertThat(out.toString(StandardCharsets.UTF_8).strip()).isIn("a cat", "a dog");
+    out.reset();
+    String regex = "[A-Z][a-z]+( [a-z]+){2,4}[.!]";
+    rc = generate("--prompt", "Once upon a time", "--regex", regex, "--threads", "1");
+    assertThat(rc).isEqualTo(0);
+    assertThat(out.toString(StandardCharsets.UTF_8).strip()).matches(regex);
+    out.reset();
+    rc = generate("--prompt", "x", "--regex", "a", "--choice", "b");
+    assertThat(rc).isEqualTo(2);
+    assertThat(out.toString(StandardCharsets.UTF_8)).isEmpty();
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .contains("give at most one of --json-schema, --regex and --choice");
   }
 
   @Test

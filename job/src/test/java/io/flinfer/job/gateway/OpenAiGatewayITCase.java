@@ -58,6 +58,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -302,6 +303,50 @@ class OpenAiGatewayITCase {
         .isTrue();
     // Whitespace may come between (at most 16 bytes in a row): 40 tokens reach the first key.
     assertThat(answer.replaceAll("\\s+", "")).startsWith("{\"name\":");
+  }
+
+  /**
+   * vLLM's guided_choice through the SDK's extra body (a conversation that does not think first):
+   * the answer is one of the texts, ending where it is whole; SGLang's regex on a completion: the
+   * text is the start of a match, and a match where it stopped.
+   */
+  @Test
+  void aChoiceAndARegexHoldTheAnswer() {
+    List<String> choices = List.of("yes", "no", "maybe so");
+    ChatCompletion chose =
+        client
+            .chat()
+            .completions()
+            .create(
+                chat("Is the cat happy?").toBuilder()
+                    .maxCompletionTokens(20)
+                    .putAdditionalBodyProperty("guided_choice", JsonValue.from(choices))
+                    // No thought first: the answer alone is held to the choice.
+                    .putAdditionalBodyProperty(
+                        "chat_template_kwargs", JsonValue.from(Map.of("enable_thinking", false)))
+                    .build());
+    assertThat(chose.choices().get(0).message().content().orElseThrow()).isIn(choices);
+    assertThat(chose.choices().get(0).finishReason().asString()).isEqualTo("stop");
+
+    String regex = "[A-Z][a-z]+( [a-z]+){1,3}\\.";
+    Completion matched =
+        client
+            .completions()
+            .create(
+                completion("Once upon a time", 40).toBuilder()
+                    .putAdditionalBodyProperty("regex", JsonValue.from(regex))
+                    .build());
+    String text = matched.choices().get(0).text();
+    byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+    assertThat(
+            io.flinfer.runtime.grammar.RegexGrammar.compile(regex)
+                .start()
+                .accept(bytes, 0, bytes.length))
+        .as(text)
+        .isTrue();
+    if (matched.choices().get(0).finishReason().asString().equals("stop")) {
+      assertThat(text).matches(regex);
+    }
   }
 
   /** The content deltas of a streamed chat, joined. */

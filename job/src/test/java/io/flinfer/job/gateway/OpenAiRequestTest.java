@@ -192,6 +192,50 @@ class OpenAiRequestTest {
     }
   }
 
+  /**
+   * SGLang's regex and vLLM's regex and choice parameters become a regex response format; a choice
+   * is the regex of exactly its texts; two of them, one beside a JSON format, or a regex that is
+   * not supported, are a 400 naming the parameter.
+   */
+  @Test
+  void regexAndChoiceParametersAreAskedOfTheJobAsARegex() throws Exception {
+    String chat = "{\"model\": \"m\", \"messages\": [{\"role\": \"user\", \"content\": \"x\"}]";
+    String prompt = "{\"model\": \"m\", \"prompt\": \"x\"";
+    for (String[] given :
+        new String[][] {
+          {"\"regex\": \"(yes|no)!\"", "(yes|no)!"},
+          {"\"guided_regex\": \"[0-9]+\"", "[0-9]+"},
+          {"\"guided_choice\": [\"a.b\", \"c\"]", "a\\.b|c"},
+          {"\"structured_outputs\": {\"choice\": [\"yes\", \"no\"]}", "yes|no"},
+          {"\"structured_outputs\": {\"regex\": \"x+\", \"json\": null}", "x+"}
+        }) {
+      for (boolean isChat : new boolean[] {true, false}) {
+        PromptRequest r =
+            parse((isChat ? chat : prompt) + ", " + given[0] + "}", isChat).record("i", "", 0);
+        assertThat(r.getResponseFormat()).as(given[0]).isEqualTo("regex");
+        assertThat(r.getRegex()).as(given[0]).isEqualTo(given[1]);
+      }
+    }
+    for (String[] bad :
+        new String[][] {
+          {"\"regex\": \"a\", \"guided_choice\": [\"b\"]", "guided_choice"},
+          {"\"regex\": \"a\", \"response_format\": {\"type\": \"json_object\"}", "regex"},
+          {"\"regex\": \"(?=a)a\"", "regex"},
+          {"\"regex\": 5", "regex"},
+          {"\"guided_choice\": []", "guided_choice"},
+          {"\"structured_outputs\": {\"grammar\": \"root ::= x\"}", "structured_outputs.grammar"},
+          {
+            "\"structured_outputs\": {\"regex\": \"a\", \"choice\": [\"b\"]}",
+            "structured_outputs.choice"
+          },
+          {"\"response_format\": {\"type\": \"regex\"}", "response_format"}
+        }) {
+      assertThatThrownBy(() -> parse(chat + ", " + bad[0] + "}", true))
+          .as(bad[0])
+          .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.param).isEqualTo(bad[1]));
+    }
+  }
+
   @Test
   void logitBiasIsAskedOfTheJobWithinItsBounds() throws Exception {
     assertThat(

@@ -302,6 +302,36 @@ class MlPredictITCase {
         .hasStackTraceContaining("thinking-token-budget goes with messages");
   }
 
+  /** A model whose answers match a regular expression: each row's answer is one of its texts. */
+  @Test
+  @Timeout(300)
+  void aModelWithARegexAnswersWithItsMatches() throws Exception {
+    Path qwen = SharedFiles.root().resolve("models/zoo/qwen2-tiny.gguf");
+    TableEnvironment t = TableEnvironment.create(EnvironmentSettings.inStreamingMode());
+    t.executeSql(
+        "CREATE MODEL mood INPUT (prompt STRING) OUTPUT (text STRING, error STRING)"
+            + " WITH ('provider' = 'flinfer', 'model-path' = '"
+            + qwen
+            + "', 'temperature' = '0', 'max-tokens' = '8', 'response-format' = 'regex',"
+            + " 'regex' = '(happy|sad|so-so)!')");
+    t.executeSql(
+        "CREATE TEMPORARY VIEW reviews AS SELECT * FROM (VALUES ('Great film'), ('Dull'))"
+            + " AS v(prompt)");
+    try (CloseableIterator<Row> rows =
+        t.executeSql(
+                "SELECT text, error FROM ML_PREDICT(TABLE reviews, MODEL mood, DESCRIPTOR(prompt))")
+            .collect()) {
+      int n = 0;
+      while (rows.hasNext()) {
+        Row r = rows.next();
+        assertThat(r.getField(1)).isNull();
+        assertThat((String) r.getField(0)).isIn("happy!", "sad!", "so-so!");
+        n++;
+      }
+      assertThat(n).isEqualTo(2);
+    }
+  }
+
   /**
    * A model whose answers follow a JSON Schema: each answer is the start of an instance; a schema
    * with a keyword that is not enforced is refused when the model is used.

@@ -63,13 +63,21 @@ public final class FlinferModelOptions {
           .defaultValue("text")
           .withDescription(
               "text; json_object: every answer is one JSON object; json_schema: one that"
-                  + " json-schema describes.");
+                  + " json-schema describes; regex: text that regex matches as a whole.");
 
   public static final ConfigOption<String> JSON_SCHEMA =
       ConfigOptions.key("json-schema")
           .stringType()
           .noDefaultValue()
           .withDescription("The JSON Schema of response-format json_schema, as JSON.");
+
+  public static final ConfigOption<String> REGEX =
+      ConfigOptions.key("regex")
+          .stringType()
+          .noDefaultValue()
+          .withDescription(
+              "The regular expression of response-format regex (ECMA-262 syntax, as a JSON"
+                  + " Schema's pattern), matched by every answer as a whole.");
 
   public static final ConfigOption<String> CHAT_TEMPLATE_KWARGS =
       ConfigOptions.key("chat-template-kwargs")

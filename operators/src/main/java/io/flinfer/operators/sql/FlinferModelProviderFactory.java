@@ -54,6 +54,7 @@ public final class FlinferModelProviderFactory implements ModelProviderFactory {
         SEED,
         RESPONSE_FORMAT,
         JSON_SCHEMA,
+        REGEX,
         CHAT_TEMPLATE_KWARGS,
         THINKING_TOKEN_BUDGET,
         TOOLS);
@@ -88,9 +89,14 @@ public final class FlinferModelProviderFactory implements ModelProviderFactory {
     }
     String format = o.get(RESPONSE_FORMAT);
     String schema = o.getOptional(JSON_SCHEMA).orElse(null);
+    String regex = o.getOptional(REGEX).orElse(null);
     try {
       // The same checks a prompt record's format gets, once for the whole model.
-      SamplingParams.builder().responseFormat(ResponseFormat.of(format)).jsonSchema(schema).build();
+      SamplingParams.builder()
+          .responseFormat(ResponseFormat.of(format))
+          .jsonSchema(schema)
+          .regex(regex)
+          .build();
     } catch (IllegalArgumentException e) {
       throw new org.apache.flink.table.api.ValidationException(e.getMessage(), e);
     }
@@ -126,6 +132,7 @@ public final class FlinferModelProviderFactory implements ModelProviderFactory {
                     .setMaxNewTokens(o.get(MAX_TOKENS))
                     .setResponseFormat(format)
                     .setJsonSchema(schema)
+                    .setRegex(regex)
                     .setChatTemplateKwargs(kwargs)
                     .setThinkingTokenBudget(budget)
                     .setTools(tools)
