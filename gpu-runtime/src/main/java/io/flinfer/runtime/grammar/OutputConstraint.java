@@ -12,6 +12,19 @@ public final class OutputConstraint {
   private final OutputState probe;
   private final OutputState first;
   private final OutputState second;
+  private final MaskCache cache;
+
+  /**
+   * The masks of states whose mask their {@link OutputState#maskKey} decides (a regular
+   * expression's automaton state between characters), made once each, up to {@link #KEPT}: shared
+   * by a constraint and its forks.
+   */
+  private static final class MaskCache {
+    static final int KEPT = 64;
+    long[][] masks;
+    int[] counts;
+    int kept;
+  }
 
   /** Any one JSON object ({@link JsonPrefix}). */
   public OutputConstraint(JsonVocabulary vocabulary) {
@@ -20,7 +33,12 @@ public final class OutputConstraint {
 
   /** An output of {@code shape}'s kind, from its start. */
   public OutputConstraint(JsonVocabulary vocabulary, OutputState shape) {
+    this(vocabulary, shape, new MaskCache());
+  }
+
+  private OutputConstraint(JsonVocabulary vocabulary, OutputState shape, MaskCache cache) {
     this.vocabulary = vocabulary;
+    this.cache = cache;
     this.state = shape.fresh();
     this.probe = shape.fresh();
     this.first = shape.fresh();
@@ -32,7 +50,22 @@ public final class OutputConstraint {
    * 64} for token t) exactly the tokens that may come next, clearing the rest. Returns how many.
    */
   public int allowed(long[] mask) {
-    return vocabulary.allowed(state, mask, probe, first, second);
+    int key = state.maskKey();
+    if (key >= 0 && cache.masks != null && cache.masks[key] != null) {
+      System.arraycopy(cache.masks[key], 0, mask, 0, mask.length);
+      return cache.counts[key];
+    }
+    int n = vocabulary.allowed(state, mask, probe, first, second);
+    if (key >= 0 && cache.kept < MaskCache.KEPT) {
+      if (cache.masks == null) {
+        cache.masks = new long[state.maskKeys()][];
+        cache.counts = new int[state.maskKeys()];
+      }
+      cache.masks[key] = mask.clone();
+      cache.counts[key] = n;
+      cache.kept++;
+    }
+    return n;
   }
 
   /**
@@ -54,7 +87,7 @@ public final class OutputConstraint {
    * moving this one.
    */
   public OutputConstraint fork() {
-    OutputConstraint c = new OutputConstraint(vocabulary, state);
+    OutputConstraint c = new OutputConstraint(vocabulary, state, cache);
     c.state.copyFrom(state);
     return c;
   }

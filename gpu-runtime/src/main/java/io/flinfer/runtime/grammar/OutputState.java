@@ -50,6 +50,19 @@ public abstract class OutputState {
     return false;
   }
 
+  /**
+   * A number below {@link #maskKeys} that decides, with the vocabulary, which tokens may follow
+   * here (so that a mask made once serves each return to it), or -1 where the state has none.
+   */
+  int maskKey() {
+    return -1;
+  }
+
+  /** How many {@link #maskKey} values this shape's states may have. */
+  int maskKeys() {
+    return 0;
+  }
+
   /** Makes this state equal to {@code other}, a state of the same kind and shape. */
   public abstract void copyFrom(OutputState other);
 

@@ -49,6 +49,17 @@ final class RegexPrefix extends OutputState {
     return lexical == JsonLexicon.CHARS && pattern.accepts(state);
   }
 
+  /** Between characters, the automaton's state decides what follows. */
+  @Override
+  int maskKey() {
+    return lexical == JsonLexicon.CHARS ? state : -1;
+  }
+
+  @Override
+  int maskKeys() {
+    return pattern.size();
+  }
+
   @Override
   int plainRoom() {
     return -1; // each character steps the automaton

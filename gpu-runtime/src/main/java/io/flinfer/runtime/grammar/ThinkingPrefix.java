@@ -94,6 +94,16 @@ public final class ThinkingPrefix extends OutputState {
   }
 
   @Override
+  int maskKey() {
+    return phase == SHAPE ? inner.maskKey() : -1;
+  }
+
+  @Override
+  int maskKeys() {
+    return inner.maskKeys();
+  }
+
+  @Override
   int plainRoom() {
     return phase == SHAPE ? inner.plainRoom() : -1;
   }
