@@ -16,8 +16,8 @@ public final class OutputConstraint {
 
   /**
    * The masks of states whose mask their {@link OutputState#maskKey} decides (a regular
-   * expression's automaton state between characters), made once each, up to {@link #KEPT}: shared
-   * by a constraint and its forks.
+   * expression's automaton state between characters), made once each, up to {@code KEPT}: shared by
+   * a constraint and its forks.
    */
   private static final class MaskCache {
     static final int KEPT = 64;

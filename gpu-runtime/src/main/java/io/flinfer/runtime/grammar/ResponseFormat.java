@@ -19,6 +19,14 @@ public enum ResponseFormat {
     this.wireName = wireName;
   }
 
+  /**
+   * The detail of a request's {@code stop} where its output is complete: {@code json} where a JSON
+   * value closed, {@code regex} where a match can go no further.
+   */
+  public String completeDetail() {
+    return this == REGEX ? "regex" : "json";
+  }
+
   /** The name on the wire: OpenAI's {@code response_format.type}. */
   public String wireName() {
     return wireName;

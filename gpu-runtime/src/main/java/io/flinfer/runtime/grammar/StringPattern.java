@@ -359,15 +359,27 @@ final class StringPattern {
           case 'f' -> out.append('\f');
           case 'v' -> out.append('\u000b');
           case 'u' -> {
-            if (i + 4 >= p.length()) {
+            if (i + 4 >= p.length() || !isHex(p, i + 1, 4)) {
               throw refused(pattern, "\\u needs four hex digits");
             }
             char u = (char) Integer.parseInt(p.substring(i + 1, i + 5), 16);
             out.append('\\').append(u);
             i += 4;
           }
+          case 'x' -> {
+            if (i + 2 >= p.length() || !isHex(p, i + 1, 2)) {
+              throw refused(pattern, "\\x needs two hex digits");
+            }
+            out.append('\\').append((char) Integer.parseInt(p.substring(i + 1, i + 3), 16));
+            i += 2;
+          }
+          case '0' -> out.append('\\').append('\0');
           case 'b', 'B' -> throw refused(pattern, "word boundaries are not supported");
           default -> {
+            if (Character.isLetter(e) && e < 0x80) {
+              // \p{...}, \c, \k<...>: meanings the automaton does not have, not the letters
+              throw refused(pattern, "the escape \\" + e + " is not supported");
+            }
             if (e >= '1' && e <= '9') {
               throw refused(pattern, "back-references are not supported");
             }
@@ -450,6 +462,16 @@ final class StringPattern {
       a = a.concatenate(Automaton.makeAnyString());
     }
     return a;
+  }
+
+  /** Whether {@code s} holds {@code n} hex digits from {@code from}. */
+  private static boolean isHex(String s, int from, int n) {
+    for (int k = from; k < from + n; k++) {
+      if (Character.digit(s.charAt(k), 16) < 0) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /**

@@ -180,8 +180,31 @@ class RegexPrefixTest {
     assertThatThrownBy(() -> RegexGrammar.compile("a.{3000}b.{3000}"))
         .hasMessageStartingWith(
             "regex a.{3000}b.{3000}: its automaton needs more than 4096 states");
+    assertThatThrownBy(() -> RegexGrammar.compile("\\p{L}+"))
+        .hasMessage("regex \\p{L}+ is not supported: the escape \\p is not supported");
+    assertThatThrownBy(() -> RegexGrammar.compile("\\x4"))
+        .hasMessageStartingWith("regex \\x4 is not a regular expression: ");
+    assertThatThrownBy(
+            () ->
+                StringPattern.of(
+                    List.of(StringPattern.Part.of("^\\x4$", null, 0, Integer.MAX_VALUE))))
+        .hasMessageEndingWith("\\x needs two hex digits");
     assertThatThrownBy(() -> RegexGrammar.ofChoices(List.of()))
         .hasMessage("a choice needs at least one text");
+  }
+
+  /** Escapes of a character by its code: hex and UTF-16, in and out of classes, and NUL. */
+  @Test
+  void codeEscapesStandForTheirCharacters() {
+    RegexGrammar g = RegexGrammar.compile("\\x41[\\x62-\\x63]\\u00e9");
+    assertThat(after(g, "Abé").mayEnd()).isTrue();
+    assertThat(after(g, "Acé").mayEnd()).isTrue();
+    assertThat(after(g, "x41")).isNull();
+    // ECMA-262's \0 (which Java's parser, and so a regex, refuses) in a schema's pattern.
+    StringPattern nul =
+        StringPattern.of(List.of(StringPattern.Part.of("^a\\0$", null, 0, Integer.MAX_VALUE)));
+    RegexPrefix state = new RegexPrefix(nul);
+    assertThat(state.accept(new byte[] {'a', 0}, 0, 2) && state.mayEnd()).isTrue();
   }
 
   /** A thought first, then the match, which may itself begin with the thought's '<'. */

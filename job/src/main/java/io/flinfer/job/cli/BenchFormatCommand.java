@@ -42,8 +42,11 @@ public final class BenchFormatCommand implements Callable<Integer> {
           + " \"born\": {\"type\": \"string\", \"format\": \"date\"},"
           + " \"slug\": {\"type\": \"string\", \"pattern\": \"^[a-z0-9-]+$\"}}}";
 
-  /** The expression of the regex case. */
-  static final String REGEX = "[A-Z][a-z]+( [a-z]+)*[.!?]";
+  /**
+   * The expression of the regex case: a sentence, after a space where the vocabulary writes one
+   * before a text's first word (SentencePiece's).
+   */
+  static final String REGEX = " ?[A-Z][a-z]+( [a-z]+)*[.!?]";
 
   /** Each case: its format, the output so far, and what place that is. */
   private static final String[][] CASES = {

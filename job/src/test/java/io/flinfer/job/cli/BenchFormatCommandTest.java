@@ -10,7 +10,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
-/** bench-format times a mask at every place it names, each with the tokens allowed there. */
+/**
+ * bench-format times a mask at every place it names, each with the tokens allowed there (a regex's
+ * first mask too).
+ */
 class BenchFormatCommandTest {
   @Test
   void everyPlaceIsTimedWithItsAllowedTokens() throws Exception {
@@ -24,7 +27,7 @@ class BenchFormatCommandTest {
     assertThat(root.get("vocab_size").asInt()).isEqualTo(32000);
     assertThat(root.get("cpu").asText()).isNotBlank();
     JsonNode results = root.get("results");
-    assertThat(results).hasSize(10);
+    assertThat(results).hasSize(11);
     for (JsonNode r : results) {
       assertThat(r.get("allowed_tokens").asInt()).as(r.toString()).isPositive();
       assertThat(r.get("micros_per_mask").asDouble()).isPositive();
@@ -34,5 +37,8 @@ class BenchFormatCommandTest {
     assertThat(results.get(3).get("allowed_tokens").asInt()).isLessThan(10);
     // Inside a thought every token with text fits: none of them closes it.
     assertThat(results.get(9).get("allowed_tokens").asInt()).isGreaterThan(31_000);
+    // Inside a regex's word: made once, then kept.
+    assertThat(results.get(10).get("format").asText()).isEqualTo("regex");
+    assertThat(results.get(10).get("micros_first_mask").asDouble()).isPositive();
   }
 }

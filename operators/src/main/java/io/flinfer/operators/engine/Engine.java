@@ -281,7 +281,7 @@ public final class Engine implements AutoCloseable {
       }
     }
     if (r.constraint != null && r.constraint.isComplete()) {
-      endBeforeStart(r, FinishReason.stop("json"));
+      endBeforeStart(r, FinishReason.stop(r.params().responseFormat().completeDetail()));
       return true;
     }
     r.budget = masks.budget(r.params());

@@ -1,7 +1,5 @@
 package io.flinfer.operators.engine;
 
-import io.flinfer.runtime.grammar.ResponseFormat;
-
 /**
  * Whether a request is done after it sampled a token: the end of the JSON object its format asks
  * for (or of its regular expression's match, where nothing may follow), one of the model's end
@@ -15,8 +13,7 @@ final class FinishCheck {
   /** The reason {@code r} finishes with {@code token} (already appended), or null. */
   static FinishReason after(Req r, int token, int[] endTokens) {
     if (r.constraint != null && r.constraint.isComplete()) {
-      return FinishReason.stop(
-          r.params().responseFormat() == ResponseFormat.REGEX ? "regex" : "json");
+      return FinishReason.stop(r.params().responseFormat().completeDetail());
     }
     if (!r.ignoreEos()) {
       for (int e : endTokens) {
