@@ -27,14 +27,14 @@ import java.util.function.Supplier;
  * temperature}, {@code top_p}, {@code seed}, {@code stop}, {@code n}, {@code logprobs} (chat: with
  * {@code top_logprobs}), {@code frequency_penalty}, {@code presence_penalty}, {@code
  * response_format} ({@code text}, {@code json_object} or {@code json_schema}, on both endpoints),
- * {@code logit_bias}, SGLang's and vLLM's regex and choice parameters ({@link RegexOutput}), and
- * vLLM's extensions {@code top_k}, {@code min_p}, {@code repetition_penalty}, {@code ignore_eos},
- * {@code stop_token_ids} and {@code min_tokens}; chat's {@code tools}, {@code tool_choice} and
- * {@code parallel_tool_calls} ({@link Tools}), with tool messages and assistant messages' {@code
- * tool_calls}; and for reasoning models vLLM's and SGLang's {@code chat_template_kwargs}, vLLM's
- * {@code thinking_token_budget}, SGLang's {@code separate_reasoning}, and assistant messages'
- * {@code reasoning_content} (or {@code reasoning}). A parameter the engine cannot honour is a 400
- * naming it, never silently ignored.
+ * {@code logit_bias}, SGLang's and vLLM's structured-output parameters ({@link StructuredOutputs}),
+ * and vLLM's extensions {@code top_k}, {@code min_p}, {@code repetition_penalty}, {@code
+ * ignore_eos}, {@code stop_token_ids} and {@code min_tokens}; chat's {@code tools}, {@code
+ * tool_choice} and {@code parallel_tool_calls} ({@link Tools}), with tool messages and assistant
+ * messages' {@code tool_calls}; and for reasoning models vLLM's and SGLang's {@code
+ * chat_template_kwargs}, vLLM's {@code thinking_token_budget}, SGLang's {@code separate_reasoning},
+ * and assistant messages' {@code reasoning_content} (or {@code reasoning}). A parameter the engine
+ * cannot honour is a 400 naming it, never silently ignored.
  */
 final class OpenAiRequest {
   private static final Set<String> COMMON =
@@ -262,7 +262,7 @@ final class OpenAiRequest {
     for (Iterator<String> it = body.fieldNames(); it.hasNext(); ) {
       String name = it.next();
       if (!COMMON.contains(name)
-          && !RegexOutput.PARAMETERS.contains(name)
+          && !StructuredOutputs.PARAMETERS.contains(name)
           && !(chat ? CHAT : COMPLETIONS).contains(name)) {
         throw ApiError.unsupported(name);
       }
@@ -390,13 +390,14 @@ final class OpenAiRequest {
       r.setPromptLogprobs(promptTop);
     }
     responseFormat(body.get("response_format"), r);
-    RegexOutput.read(body, r);
+    boolean structured = StructuredOutputs.read(body, r);
     Tools tools = chat ? Tools.parse(body, format.get()) : null;
     if (tools != null && tools.choice != Tools.Choice.NONE) {
       r.setTools(tools.toolsJson);
       if (tools.schema != null) {
-        if (r.getRegex() != null) {
-          throw ApiError.badParameter("tool_choice", "cannot force a call where a regex holds");
+        if (structured) {
+          throw ApiError.badParameter(
+              "tool_choice", "cannot force a call beside a structured-output parameter");
         }
         r.setResponseFormat(ResponseFormat.JSON_SCHEMA.wireName());
         r.setJsonSchema(tools.schema);
@@ -473,7 +474,7 @@ final class OpenAiRequest {
       format = ResponseFormat.REGEX; // named below
     }
     if (format == ResponseFormat.REGEX) {
-      // Not an OpenAI type: a regex comes by its own parameter (RegexOutput).
+      // Not an OpenAI type: a regex comes by its own parameter (StructuredOutputs).
       throw ApiError.badParameter(
           "response_format", "type must be text, json_object or json_schema");
     }

@@ -193,12 +193,12 @@ class OpenAiRequestTest {
   }
 
   /**
-   * SGLang's regex and vLLM's regex and choice parameters become a regex response format; a choice
-   * is the regex of exactly its texts; two of them, one beside a JSON format, or a regex that is
-   * not supported, are a 400 naming the parameter.
+   * SGLang's regex and vLLM's regex and choice parameters become a regex response format (a choice
+   * the regex of exactly its texts), vLLM's JSON ones a JSON format; two of them, one beside a
+   * response_format, or a regex or schema that is not supported, are a 400 naming the parameter.
    */
   @Test
-  void regexAndChoiceParametersAreAskedOfTheJobAsARegex() throws Exception {
+  void structuredOutputParametersAreAskedOfTheJobAsAResponseFormat() throws Exception {
     String chat = "{\"model\": \"m\", \"messages\": [{\"role\": \"user\", \"content\": \"x\"}]";
     String prompt = "{\"model\": \"m\", \"prompt\": \"x\"";
     for (String[] given :
@@ -207,7 +207,8 @@ class OpenAiRequestTest {
           {"\"guided_regex\": \"[0-9]+\"", "[0-9]+"},
           {"\"guided_choice\": [\"a.b\", \"c\"]", "a\\.b|c"},
           {"\"structured_outputs\": {\"choice\": [\"yes\", \"no\"]}", "yes|no"},
-          {"\"structured_outputs\": {\"regex\": \"x+\", \"json\": null}", "x+"}
+          {"\"structured_outputs\": {\"regex\": \"x+\", \"json\": null}", "x+"},
+          {"\"structured_outputs\": {\"regex\": \"x+\", \"json_object\": false}", "x+"}
         }) {
       for (boolean isChat : new boolean[] {true, false}) {
         PromptRequest r =
@@ -216,14 +217,33 @@ class OpenAiRequestTest {
         assertThat(r.getRegex()).as(given[0]).isEqualTo(given[1]);
       }
     }
+    // vLLM's JSON forms: a schema as an object or as text, and any object.
+    String schema = "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"}}}";
+    for (String given :
+        List.of(
+            "\"guided_json\": " + schema,
+            "\"structured_outputs\": {\"json\": " + schema + "}",
+            "\"structured_outputs\": {\"json\": " + JSON.writeValueAsString(schema) + "}")) {
+      PromptRequest r = parse(chat + ", " + given + "}", true).record("i", "", 0);
+      assertThat(r.getResponseFormat()).as(given).isEqualTo("json_schema");
+      assertThat(JSON.readTree(r.getJsonSchema())).as(given).isEqualTo(JSON.readTree(schema));
+    }
+    assertThat(
+            parse(chat + ", \"structured_outputs\": {\"json_object\": true}}", true)
+                .record("i", "", 0)
+                .getResponseFormat())
+        .isEqualTo("json_object");
     for (String[] bad :
         new String[][] {
+          {"\"guided_json\": {\"type\": \"object\", \"not\": {}}", "guided_json"},
+          {"\"guided_json\": 3", "guided_json"},
           {"\"regex\": \"a\", \"guided_choice\": [\"b\"]", "guided_choice"},
           {"\"regex\": \"a\", \"response_format\": {\"type\": \"json_object\"}", "regex"},
           {"\"regex\": \"(?=a)a\"", "regex"},
           {"\"regex\": 5", "regex"},
           {"\"guided_choice\": []", "guided_choice"},
           {"\"structured_outputs\": {\"grammar\": \"root ::= x\"}", "structured_outputs.grammar"},
+          {"\"structured_outputs\": {}", "structured_outputs"},
           {
             "\"structured_outputs\": {\"regex\": \"a\", \"choice\": [\"b\"]}",
             "structured_outputs.choice"
