@@ -10,8 +10,7 @@ package io.flinfer.runtime.grammar;
 final class RegexPrefix extends OutputState {
   private final StringPattern pattern;
   private int state;
-  private int lexical = JsonLexicon.CHARS; // JsonLexicon's text state: inside a character or not
-  private int character; // the bits of the character being read
+  private final Utf8Reader text = new Utf8Reader();
 
   RegexPrefix(StringPattern pattern) {
     this.pattern = pattern;
@@ -20,23 +19,16 @@ final class RegexPrefix extends OutputState {
 
   @Override
   public boolean accept(byte value) {
-    int b = value & 0xff;
-    if (lexical == JsonLexicon.CHARS && b < 0x80) {
-      state = pattern.step(state, b); // the common case kept short: masks try it for every token
+    int c = text.feed(value & 0xff);
+    if (c >= 0) {
+      state = pattern.step(state, c);
       return state >= 0;
     }
-    int next = JsonLexicon.text(lexical, b);
-    if (next == JsonLexicon.REJECT) {
+    if (c == Utf8Reader.REJECT) {
       return false;
     }
-    character = JsonLexicon.character(lexical, b, character);
-    lexical = next;
-    if (next == JsonLexicon.CHARS) {
-      state = pattern.step(state, character);
-      return state >= 0;
-    }
-    long c = JsonLexicon.completions(next, character);
-    return pattern.canStep(state, (int) (c >>> 32), (int) c, Integer.MAX_VALUE);
+    long range = text.completions();
+    return pattern.canStep(state, (int) (range >>> 32), (int) range, Integer.MAX_VALUE);
   }
 
   @Override
@@ -46,13 +38,13 @@ final class RegexPrefix extends OutputState {
 
   @Override
   public boolean mayEnd() {
-    return lexical == JsonLexicon.CHARS && pattern.accepts(state);
+    return text.atBoundary() && pattern.accepts(state);
   }
 
   /** Between characters, the automaton's state decides what follows. */
   @Override
   int maskKey() {
-    return lexical == JsonLexicon.CHARS ? state : -1;
+    return text.atBoundary() ? state : -1;
   }
 
   @Override
@@ -69,8 +61,7 @@ final class RegexPrefix extends OutputState {
   public void copyFrom(OutputState other) {
     RegexPrefix o = (RegexPrefix) other;
     state = o.state;
-    lexical = o.lexical;
-    character = o.character;
+    text.copyFrom(o.text);
   }
 
   @Override

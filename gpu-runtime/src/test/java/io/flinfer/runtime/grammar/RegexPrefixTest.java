@@ -2,15 +2,8 @@ package io.flinfer.runtime.grammar;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.flinfer.runtime.gguf.GgufFile;
-import io.flinfer.runtime.gguf.GgufTokenizers;
-import io.flinfer.runtime.testing.SharedFiles;
-import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -37,27 +30,12 @@ class RegexPrefixTest {
 
   private static final int LONGEST = 6;
 
-  /** Every string of {@link #LETTERS} up to {@code longest} characters. */
   private static List<String> strings(int longest) {
-    List<String> all = new ArrayList<>(List.of(""));
-    List<String> last = List.of("");
-    for (int n = 1; n <= longest; n++) {
-      List<String> next = new ArrayList<>();
-      for (String s : last) {
-        for (String letter : LETTERS) {
-          next.add(s + letter);
-        }
-      }
-      all.addAll(next);
-      last = next;
-    }
-    return all;
+    return MaskWalks.strings(LETTERS, longest);
   }
 
   private static RegexPrefix after(RegexGrammar g, String text) {
-    RegexPrefix state = (RegexPrefix) g.start();
-    byte[] b = text.getBytes(StandardCharsets.UTF_8);
-    return state.accept(b, 0, b.length) ? state : null;
+    return MaskWalks.after((RegexPrefix) g.start(), text);
   }
 
   /**
@@ -229,38 +207,16 @@ class RegexPrefixTest {
    */
   @Test
   void masksAreExactAndWalksEndInMatches() throws Exception {
-    Path gguf = SharedFiles.root().resolve("tokenizers/llama3_1.gguf");
-    assumeTrue(Files.exists(gguf), "missing " + gguf);
-    JsonVocabulary v = JsonVocabulary.of(GgufTokenizers.read(GgufFile.open(gguf)));
-    long[] mask = new long[JsonVocabulary.words(v.size())];
+    JsonVocabulary v = MaskWalks.llama3();
     Random random = new Random(7);
     for (String regex :
         List.of("(yes|no), because [a-z ]{1,20}\\.", "\\d{3}-\\d{4}", "[A-Z][a-zé]+( [a-z]+)*!?")) {
-      Pattern java = Pattern.compile(regex);
       for (int walk = 0; walk < 3; walk++) {
-        OutputConstraint c = new OutputConstraint(v, RegexGrammar.compile(regex).start());
-        ByteArrayOutputStream text = new ByteArrayOutputStream();
-        for (int step = 0; step < 40 && !c.isComplete(); step++) {
-          int n = c.allowed(mask);
-          assertThat(mask)
-              .as("%s step %d", regex, step)
-              .isEqualTo(OutputConstraintTest.bruteForce(v, c.state()));
-          if (c.mayEnd() && random.nextInt(4) == 0) {
-            break;
-          }
-          List<Integer> allowed = new ArrayList<>();
-          for (int t = 0; t < v.size(); t++) {
-            if ((mask[t >>> 6] & 1L << t) != 0) {
-              allowed.add(t);
-            }
-          }
-          assertThat(allowed).hasSize(n).isNotEmpty();
-          int t = allowed.get(random.nextInt(allowed.size()));
-          assertThat(c.advance(t)).isTrue();
-          text.write(v.bytes(t));
-        }
-        String out = text.toString(StandardCharsets.UTF_8);
-        assertThat(java.matcher(out).matches()).as("%s: %s", regex, out).isEqualTo(c.mayEnd());
+        MaskWalks.Walk w =
+            MaskWalks.walk(v, RegexGrammar.compile(regex).start(), random, 40, 4, false);
+        assertThat(Pattern.matches(regex, w.text()))
+            .as("%s: %s", regex, w.text())
+            .isEqualTo(w.mayEnd());
       }
     }
   }
