@@ -226,9 +226,10 @@ class PromptRequestsTest {
   }
 
   @Test
-  void aRegexCrossesTheSchemaVersionsBothWays() throws Exception {
+  void aRegexAndAGrammarCrossTheSchemaVersionsBothWays() throws Exception {
     Schema v9 = PromptRequests.history().get(8);
     assertThat(writtenWith(v9).getRegex()).isNull();
+    assertThat(writtenWith(v9).getGrammar()).isNull();
     PromptRequest now =
         PromptRequest.newBuilder()
             .setRequestId("answer")
@@ -239,5 +240,13 @@ class PromptRequestsTest {
     GenericRecord seen = readWith(v9, now);
     assertThat(seen.get("response_format").toString()).isEqualTo("regex");
     assertThat(seen.hasField("regex")).isFalse();
+    PromptRequest derived =
+        PromptRequest.newBuilder()
+            .setRequestId("derived")
+            .setPrompt("Count:")
+            .setResponseFormat("grammar")
+            .setGrammar("root ::= [0-9]+")
+            .build();
+    assertThat(readWith(v9, derived).hasField("grammar")).isFalse();
   }
 }

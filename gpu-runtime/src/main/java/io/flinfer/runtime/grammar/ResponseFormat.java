@@ -11,7 +11,9 @@ public enum ResponseFormat {
   /** One JSON object that a JSON Schema describes ({@link JsonSchemaGrammar}). */
   JSON_SCHEMA("json_schema"),
   /** Text that a regular expression matches as a whole ({@link RegexGrammar}). */
-  REGEX("regex");
+  REGEX("regex"),
+  /** Text that a context-free grammar in GBNF derives ({@link GbnfGrammar}). */
+  GRAMMAR("grammar");
 
   private final String wireName;
 
@@ -21,10 +23,10 @@ public enum ResponseFormat {
 
   /**
    * The detail of a request's {@code stop} where its output is complete: {@code json} where a JSON
-   * value closed, {@code regex} where a match can go no further.
+   * value closed, {@code regex} or {@code grammar} where a match or derivation can go no further.
    */
   public String completeDetail() {
-    return this == REGEX ? "regex" : "json";
+    return this == REGEX ? "regex" : this == GRAMMAR ? "grammar" : "json";
   }
 
   /** The name on the wire: OpenAI's {@code response_format.type}. */
@@ -33,7 +35,7 @@ public enum ResponseFormat {
   }
 
   /**
-   * The format named {@code name} ("text", "json_object", "json_schema" or "regex").
+   * The format named {@code name} ("text", "json_object", "json_schema", "regex" or "grammar").
    *
    * @throws IllegalArgumentException naming the accepted values
    */
@@ -44,7 +46,7 @@ public enum ResponseFormat {
       }
     }
     throw new IllegalArgumentException(
-        "response_format must be \"text\", \"json_object\", \"json_schema\" or \"regex\", got \""
+        "response_format must be \"text\", \"json_object\", \"json_schema\", \"regex\" or \"grammar\", got \""
             + name
             + "\"");
   }

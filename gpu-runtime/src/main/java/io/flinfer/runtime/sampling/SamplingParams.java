@@ -1,5 +1,6 @@
 package io.flinfer.runtime.sampling;
 
+import io.flinfer.runtime.grammar.GbnfGrammar;
 import io.flinfer.runtime.grammar.JsonPrefix;
 import io.flinfer.runtime.grammar.JsonSchemaGrammar;
 import io.flinfer.runtime.grammar.OutputState;
@@ -42,10 +43,12 @@ public final class SamplingParams {
   private final ResponseFormat responseFormat;
   private final String jsonSchema;
   private final String regex;
+  private final String grammar;
   private final Thinking thinking;
   private final int thinkingBudget;
   private final JsonSchemaGrammar schemaGrammar;
   private final RegexGrammar regexGrammar;
+  private final GbnfGrammar gbnf;
 
   private SamplingParams(Builder b) {
     this.temperature = b.temperature;
@@ -63,10 +66,12 @@ public final class SamplingParams {
     this.responseFormat = b.responseFormat;
     this.jsonSchema = b.jsonSchema;
     this.regex = b.regex;
+    this.grammar = b.grammar;
     this.thinking = b.thinking;
     this.thinkingBudget = b.thinkingBudget;
     this.schemaGrammar = b.schemaGrammar;
     this.regexGrammar = b.regexGrammar;
+    this.gbnf = b.gbnf;
   }
 
   public static Builder builder() {
@@ -89,6 +94,7 @@ public final class SamplingParams {
         .responseFormat(responseFormat)
         .jsonSchema(jsonSchema)
         .regex(regex)
+        .grammar(grammar)
         .thinking(thinking)
         .thinkingBudget(thinkingBudget);
   }
@@ -185,6 +191,11 @@ public final class SamplingParams {
     return regex;
   }
 
+  /** The GBNF grammar of a {@link ResponseFormat#GRAMMAR} request; null otherwise. */
+  public String grammar() {
+    return grammar;
+  }
+
   /** Whether a reasoning model's output may think before its shape holds. */
   public Thinking thinking() {
     return thinking;
@@ -209,6 +220,7 @@ public final class SamplingParams {
           case JSON_OBJECT -> new JsonPrefix();
           case JSON_SCHEMA -> schemaGrammar.start();
           case REGEX -> regexGrammar.start();
+          case GRAMMAR -> gbnf.start();
           default -> null;
         };
     return shape == null || thinking == Thinking.NONE ? shape : new ThinkingPrefix(shape, thinking);
@@ -260,10 +272,12 @@ public final class SamplingParams {
     private ResponseFormat responseFormat = ResponseFormat.TEXT;
     private String jsonSchema;
     private String regex;
+    private String grammar;
     private Thinking thinking = Thinking.NONE;
     private int thinkingBudget = NO_THINKING_BUDGET;
     private JsonSchemaGrammar schemaGrammar;
     private RegexGrammar regexGrammar;
+    private GbnfGrammar gbnf;
 
     public Builder temperature(float v) {
       temperature = v;
@@ -354,6 +368,12 @@ public final class SamplingParams {
       return this;
     }
 
+    /** The GBNF grammar of a {@link ResponseFormat#GRAMMAR} request (null for the others). */
+    public Builder grammar(String v) {
+      grammar = v;
+      return this;
+    }
+
     /** Whether the output may think before its shape holds (none by default). */
     public Builder thinking(Thinking v) {
       thinking = Objects.requireNonNull(v, "thinking");
@@ -409,9 +429,13 @@ public final class SamplingParams {
       check(
           (responseFormat == ResponseFormat.REGEX) == (regex != null),
           "regex is given with response_format regex, and only then");
-      // Compiled once here: an unsupported schema or regex is refused with the request.
+      check(
+          (responseFormat == ResponseFormat.GRAMMAR) == (grammar != null),
+          "grammar is given with response_format grammar, and only then");
+      // Compiled once here: an unsupported schema, regex or grammar is refused with the request.
       schemaGrammar = jsonSchema == null ? null : JsonSchemaGrammar.compile(jsonSchema);
       regexGrammar = regex == null ? null : RegexGrammar.compile(regex);
+      gbnf = grammar == null ? null : GbnfGrammar.compile(grammar);
       return new SamplingParams(this);
     }
 

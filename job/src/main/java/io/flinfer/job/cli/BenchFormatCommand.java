@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.flinfer.runtime.gguf.GgufFile;
 import io.flinfer.runtime.gguf.GgufTokenizers;
+import io.flinfer.runtime.grammar.GbnfGrammar;
 import io.flinfer.runtime.grammar.JsonPrefix;
 import io.flinfer.runtime.grammar.JsonSchemaGrammar;
 import io.flinfer.runtime.grammar.JsonVocabulary;
@@ -24,8 +25,8 @@ import picocli.CommandLine.Option;
  * Times the token masks of structured output on a real vocabulary: building the vocabulary's table
  * once, then one mask at each of a few typical places in an output (inside a string, between
  * values, inside a number, inside a literal, inside a schema's object, inside a reasoning model's
- * thought before its object, and inside a regular expression's match, whose masks a request makes
- * once per automaton state and then keeps), and prints JSON.
+ * thought before its object, inside a regular expression's match, whose masks a request makes once
+ * per automaton state and then keeps, and inside a GBNF grammar's derivation), and prints JSON.
  */
 @Command(
     name = "bench-format",
@@ -47,6 +48,11 @@ public final class BenchFormatCommand implements Callable<Integer> {
    * before a text's first word (SentencePiece's).
    */
   static final String REGEX = " ?[A-Z][a-z]+( [a-z]+)*[.!?]";
+
+  /** The grammar of the grammar case: nested lists of integers (after a space, as above). */
+  static final String GRAMMAR =
+      "root ::= \" \"? list\nlist ::= \"[\" ( item ( \", \" item )* )? \"]\"\n"
+          + "item ::= [0-9]+ | list";
 
   /** Each case: its format, the output so far, and what place that is. */
   private static final String[][] CASES = {
@@ -77,7 +83,8 @@ public final class BenchFormatCommand implements Callable<Integer> {
       "inside a string of pattern ^[a-z0-9-]+$"
     },
     {"thinking_json_object", "The user wants", "inside a thought before a JSON object"},
-    {"regex", "The cat sat", "inside a word of " + REGEX}
+    {"regex", "The cat sat", "inside a word of " + REGEX},
+    {"grammar", "[12, [3", "inside a number in nested lists of a GBNF grammar"}
   };
 
   @Option(
@@ -115,6 +122,7 @@ public final class BenchFormatCommand implements Callable<Integer> {
           switch (c[0]) {
             case "json_schema" -> JsonSchemaGrammar.compile(SCHEMA).start();
             case "regex" -> RegexGrammar.compile(REGEX).start();
+            case "grammar" -> GbnfGrammar.compile(GRAMMAR).start();
             // The prompt opened the thought: <think> is a special token, not text, in most
             // vocabularies.
             case "thinking_json_object" -> new ThinkingPrefix(new JsonPrefix(), Thinking.OPENED);

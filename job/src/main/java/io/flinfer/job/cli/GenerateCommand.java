@@ -93,7 +93,7 @@ public final class GenerateCommand implements Callable<Integer> {
       description =
           "text; json_object: the output is one JSON object, and ends where it closes;"
               + " json_schema: one that --json-schema describes; regex: text that --regex"
-              + " matches (default: ${DEFAULT-VALUE}).")
+              + " matches; grammar: text that --grammar derives (default: ${DEFAULT-VALUE}).")
   String responseFormat;
 
   @Option(
@@ -102,6 +102,14 @@ public final class GenerateCommand implements Callable<Integer> {
           "A regular expression the whole output matches (ECMA-262 syntax); implies"
               + " --response-format regex. It may end where it matches.")
   String regex;
+
+  @Option(
+      names = "--grammar",
+      paramLabel = "GBNF",
+      description =
+          "A context-free grammar in llama.cpp's GBNF (rules name ::= ..., from root), as text or"
+              + " @FILE, that derives the whole output; implies --response-format grammar.")
+  String grammar;
 
   @Option(
       names = "--choice",
@@ -187,6 +195,7 @@ public final class GenerateCommand implements Callable<Integer> {
             .responseFormat(format())
             .jsonSchema(schemaText())
             .regex(regexText())
+            .grammar(grammar == null ? null : textOrFile(grammar))
             .thinking(thinking(model))
             .thinkingBudget(
                 thinkingBudget == null ? SamplingParams.NO_THINKING_BUDGET : thinkingBudget)
@@ -249,14 +258,20 @@ public final class GenerateCommand implements Callable<Integer> {
    * The response format: the one named, or the one that --json-schema, --regex or --choice imply.
    */
   private ResponseFormat format() {
-    if ((jsonSchema != null ? 1 : 0) + (regex != null ? 1 : 0) + (choices != null ? 1 : 0) > 1) {
-      throw new IllegalArgumentException("give at most one of --json-schema, --regex and --choice");
+    int given =
+        (jsonSchema != null ? 1 : 0)
+            + (regex != null ? 1 : 0)
+            + (choices != null ? 1 : 0)
+            + (grammar != null ? 1 : 0);
+    if (given > 1) {
+      throw new IllegalArgumentException(
+          "give at most one of --json-schema, --regex, --choice and --grammar");
     }
     return jsonSchema != null
         ? ResponseFormat.JSON_SCHEMA
         : regex != null || choices != null
             ? ResponseFormat.REGEX
-            : ResponseFormat.of(responseFormat);
+            : grammar != null ? ResponseFormat.GRAMMAR : ResponseFormat.of(responseFormat);
   }
 
   /** The regex of --regex, or the one that matches exactly the --choice texts; else null. */

@@ -2,6 +2,7 @@ package io.flinfer.job.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.flinfer.avro.PromptRequest;
+import io.flinfer.runtime.grammar.GbnfGrammar;
 import io.flinfer.runtime.grammar.JsonSchemaGrammar;
 import io.flinfer.runtime.grammar.RegexGrammar;
 import io.flinfer.runtime.grammar.ResponseFormat;
@@ -11,15 +12,24 @@ import java.util.Set;
 
 /**
  * The servers' own parameters for structured output, beside OpenAI's {@code response_format}, into
- * a record's response format: SGLang's {@code regex}; vLLM's {@code structured_outputs} ({@code
- * json}, {@code json_object}, {@code regex} or {@code choice}) and its older {@code guided_json},
- * {@code guided_regex} and {@code guided_choice}. A choice of texts is the regex of exactly them.
- * At most one of them, and not beside a {@code response_format} other than text.
+ * a record's response format: SGLang's {@code regex} and {@code ebnf}; vLLM's {@code
+ * structured_outputs} ({@code json}, {@code json_object}, {@code regex}, {@code choice} or {@code
+ * grammar}) and its older {@code guided_json}, {@code guided_regex}, {@code guided_choice} and
+ * {@code guided_grammar}. A choice of texts is the regex of exactly them; grammars are GBNF
+ * (llama.cpp's, which SGLang's and vLLM's EBNF grammars also take). At most one of them, and not
+ * beside a {@code response_format} other than text.
  */
 final class StructuredOutputs {
   /** The body's parameters this reads, in the order they are read. */
   private static final List<String> READ =
-      List.of("regex", "guided_regex", "guided_choice", "guided_json", "structured_outputs");
+      List.of(
+          "regex",
+          "ebnf",
+          "guided_regex",
+          "guided_choice",
+          "guided_json",
+          "guided_grammar",
+          "structured_outputs");
 
   static final Set<String> PARAMETERS = Set.copyOf(READ);
 
@@ -47,6 +57,7 @@ final class StructuredOutputs {
           switch (name) {
             case "guided_choice" -> choices(name, v);
             case "guided_json" -> schema(name, v);
+            case "ebnf", "guided_grammar" -> grammar(name, v);
             case "structured_outputs" -> structured(v);
             default -> regex(name, v);
           };
@@ -61,6 +72,8 @@ final class StructuredOutputs {
     r.setResponseFormat(found.format.wireName());
     if (found.format == ResponseFormat.REGEX) {
       r.setRegex(found.text);
+    } else if (found.format == ResponseFormat.GRAMMAR) {
+      r.setGrammar(found.text);
     } else if (found.format == ResponseFormat.JSON_SCHEMA) {
       r.setJsonSchema(found.text);
     }
@@ -81,6 +94,19 @@ final class StructuredOutputs {
       throw ApiError.badParameter(name, e.getMessage());
     }
     return new Format(ResponseFormat.REGEX, regex);
+  }
+
+  /** A context-free grammar in GBNF. */
+  private static Format grammar(String name, JsonNode v) throws ApiError {
+    if (!v.isTextual()) {
+      throw ApiError.badParameter(name, "must be a string");
+    }
+    try {
+      GbnfGrammar.compile(v.asText());
+    } catch (IllegalArgumentException e) {
+      throw ApiError.badParameter(name, e.getMessage());
+    }
+    return new Format(ResponseFormat.GRAMMAR, v.asText());
   }
 
   /** A choice of texts as the regex that matches exactly them. */
@@ -139,14 +165,15 @@ final class StructuredOutputs {
             case "choice" -> choices(name, value);
             case "json" -> schema(name, value);
             case "json_object" -> new Format(ResponseFormat.JSON_OBJECT, null);
+            case "grammar" -> grammar(name, value);
             default ->
                 throw ApiError.badParameter(
-                    name, "is not supported: give json, json_object, regex or choice");
+                    name, "is not supported: give json, json_object, regex, choice or grammar");
           };
     }
     if (found == null) {
       throw ApiError.badParameter(
-          "structured_outputs", "must give one of json, json_object, regex and choice");
+          "structured_outputs", "must give one of json, json_object, regex, choice and grammar");
     }
     return found;
   }

@@ -27,7 +27,7 @@ class BenchFormatCommandTest {
     assertThat(root.get("vocab_size").asInt()).isEqualTo(32000);
     assertThat(root.get("cpu").asText()).isNotBlank();
     JsonNode results = root.get("results");
-    assertThat(results).hasSize(11);
+    assertThat(results).hasSize(12);
     for (JsonNode r : results) {
       assertThat(r.get("allowed_tokens").asInt()).as(r.toString()).isPositive();
       assertThat(r.get("micros_per_mask").asDouble()).isPositive();

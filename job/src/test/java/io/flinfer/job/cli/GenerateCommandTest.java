@@ -106,16 +106,17 @@ class GenerateCommandTest {
     assertThat(out.toString(StandardCharsets.UTF_8)).isEmpty();
     assertThat(err.toString(StandardCharsets.UTF_8))
         .contains(
-            "response_format must be \"text\", \"json_object\", \"json_schema\" or \"regex\","
+            "response_format must be \"text\", \"json_object\", \"json_schema\", \"regex\" or"
+                + " \"grammar\","
                 + " got \"yaml\"");
   }
 
   /**
-   * --choice answers with one of its texts, --regex with a match (ending where it may, or at its
-   * token limit with the start of one); two formats at once are a bad argument.
+   * --choice answers with one of its texts, --regex with a match, --grammar with what it derives;
+   * two formats at once are a bad argument.
    */
   @Test
-  void aChoiceOrARegexHoldsTheOutput() {
+  void aChoiceARegexOrAGrammarHoldsTheOutput() {
     int rc =
         generate(
             "--prompt",
@@ -138,7 +139,19 @@ class GenerateCommandTest {
     assertThat(rc).isEqualTo(2);
     assertThat(out.toString(StandardCharsets.UTF_8)).isEmpty();
     assertThat(err.toString(StandardCharsets.UTF_8))
-        .contains("give at most one of --json-schema, --regex and --choice");
+        .contains("give at most one of --json-schema, --regex, --choice and --grammar");
+    out.reset();
+    // A grammar: a sentence of two to four words, the last followed by its end.
+    rc =
+        generate(
+            "--prompt",
+            "Once upon a time",
+            "--grammar",
+            "root ::= word (\" \" word){1,3} \".\"\nword ::= [a-z]+",
+            "--threads",
+            "1");
+    assertThat(rc).isEqualTo(0);
+    assertThat(out.toString(StandardCharsets.UTF_8).strip()).matches("[a-z]+( [a-z]+){1,3}\\.");
   }
 
   @Test

@@ -308,7 +308,8 @@ class OpenAiGatewayITCase {
   /**
    * vLLM's guided_choice through the SDK's extra body (a conversation that does not think first):
    * the answer is one of the texts, ending where it is whole; SGLang's regex on a completion: the
-   * text is the start of a match, and a match where it stopped.
+   * text is the start of a match, and a match where it stopped; SGLang's ebnf: what the grammar
+   * derives.
    */
   @Test
   void aChoiceAndARegexHoldTheAnswer() {
@@ -347,6 +348,19 @@ class OpenAiGatewayITCase {
     if (matched.choices().get(0).finishReason().asString().equals("stop")) {
       assertThat(text).matches(regex);
     }
+
+    // SGLang's ebnf: a grammar whose one derivation ends the text.
+    Completion derived =
+        client
+            .completions()
+            .create(
+                completion("Once upon a time", 40).toBuilder()
+                    .putAdditionalBodyProperty(
+                        "ebnf",
+                        JsonValue.from("root ::= \"The \" noun \".\"\nnoun ::= \"cat\" | \"dog\""))
+                    .build());
+    assertThat(derived.choices().get(0).text()).isIn("The cat.", "The dog.");
+    assertThat(derived.choices().get(0).finishReason().asString()).isEqualTo("stop");
   }
 
   /** The content deltas of a streamed chat, joined. */

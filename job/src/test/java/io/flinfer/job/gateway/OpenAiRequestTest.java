@@ -228,6 +228,16 @@ class OpenAiRequestTest {
       assertThat(r.getResponseFormat()).as(given).isEqualTo("json_schema");
       assertThat(JSON.readTree(r.getJsonSchema())).as(given).isEqualTo(JSON.readTree(schema));
     }
+    // Grammars: SGLang's ebnf, vLLM's grammar and guided_grammar.
+    for (String given :
+        List.of(
+            "\"ebnf\": \"root ::= [0-9]+\"",
+            "\"guided_grammar\": \"root ::= [0-9]+\"",
+            "\"structured_outputs\": {\"grammar\": \"root ::= [0-9]+\"}")) {
+      PromptRequest r = parse(prompt + ", " + given + "}", false).record("i", "", 0);
+      assertThat(r.getResponseFormat()).as(given).isEqualTo("grammar");
+      assertThat(r.getGrammar()).as(given).isEqualTo("root ::= [0-9]+");
+    }
     assertThat(
             parse(chat + ", \"structured_outputs\": {\"json_object\": true}}", true)
                 .record("i", "", 0)
@@ -243,6 +253,8 @@ class OpenAiRequestTest {
           {"\"regex\": 5", "regex"},
           {"\"guided_choice\": []", "guided_choice"},
           {"\"structured_outputs\": {\"grammar\": \"root ::= x\"}", "structured_outputs.grammar"},
+          {"\"ebnf\": \"root ::= root \\\"a\\\"\"", "ebnf"},
+          {"\"structured_outputs\": {\"whitespace\": \"x\"}", "structured_outputs.whitespace"},
           {"\"structured_outputs\": {}", "structured_outputs"},
           {
             "\"structured_outputs\": {\"regex\": \"a\", \"choice\": [\"b\"]}",

@@ -398,6 +398,7 @@ public final class RequestValidator {
             .responseFormat(ResponseFormat.of(r.getResponseFormat()))
             .jsonSchema(r.getJsonSchema())
             .regex(r.getRegex())
+            .grammar(r.getGrammar())
             .thinking(thinking)
             .thinkingBudget(
                 r.getThinkingTokenBudget() == null

@@ -63,7 +63,8 @@ public final class FlinferModelOptions {
           .defaultValue("text")
           .withDescription(
               "text; json_object: every answer is one JSON object; json_schema: one that"
-                  + " json-schema describes; regex: text that regex matches as a whole.");
+                  + " json-schema describes; regex: text that regex matches as a whole; grammar:"
+                  + " text that grammar derives.");
 
   public static final ConfigOption<String> JSON_SCHEMA =
       ConfigOptions.key("json-schema")
@@ -78,6 +79,14 @@ public final class FlinferModelOptions {
           .withDescription(
               "The regular expression of response-format regex (ECMA-262 syntax, as a JSON"
                   + " Schema's pattern), matched by every answer as a whole.");
+
+  public static final ConfigOption<String> GRAMMAR =
+      ConfigOptions.key("grammar")
+          .stringType()
+          .noDefaultValue()
+          .withDescription(
+              "The grammar of response-format grammar: GBNF (llama.cpp's), rules from root, that"
+                  + " derives every answer.");
 
   public static final ConfigOption<String> CHAT_TEMPLATE_KWARGS =
       ConfigOptions.key("chat-template-kwargs")

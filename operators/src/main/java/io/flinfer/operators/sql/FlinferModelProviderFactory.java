@@ -55,6 +55,7 @@ public final class FlinferModelProviderFactory implements ModelProviderFactory {
         RESPONSE_FORMAT,
         JSON_SCHEMA,
         REGEX,
+        GRAMMAR,
         CHAT_TEMPLATE_KWARGS,
         THINKING_TOKEN_BUDGET,
         TOOLS);
@@ -90,12 +91,14 @@ public final class FlinferModelProviderFactory implements ModelProviderFactory {
     String format = o.get(RESPONSE_FORMAT);
     String schema = o.getOptional(JSON_SCHEMA).orElse(null);
     String regex = o.getOptional(REGEX).orElse(null);
+    String grammar = o.getOptional(GRAMMAR).orElse(null);
     try {
       // The same checks a prompt record's format gets, once for the whole model.
       SamplingParams.builder()
           .responseFormat(ResponseFormat.of(format))
           .jsonSchema(schema)
           .regex(regex)
+          .grammar(grammar)
           .build();
     } catch (IllegalArgumentException e) {
       throw new org.apache.flink.table.api.ValidationException(e.getMessage(), e);
@@ -133,6 +136,7 @@ public final class FlinferModelProviderFactory implements ModelProviderFactory {
                     .setResponseFormat(format)
                     .setJsonSchema(schema)
                     .setRegex(regex)
+                    .setGrammar(grammar)
                     .setChatTemplateKwargs(kwargs)
                     .setThinkingTokenBudget(budget)
                     .setTools(tools)

@@ -770,21 +770,69 @@ class EngineTest {
                 .tokenizer()
                 .decode(ids.stream().filter(t -> t != eos).mapToInt(Integer::intValue).toArray());
         assertThat(text).as(r.id()).matches(r.params().regex());
-        Req alone = Req.builder(r.id(), prompt).params(r.params()).maxNewTokens(4000).build();
-        assertThat(runAll(e, List.of(alone)).get(r.id()))
-            .extracting(TokenEvent::tokenId)
-            .containsExactlyElementsOf(ids);
-        if (ids.size() > 2) {
-          Req restored =
-              Req.builder(r.id(), prompt)
-                  .params(r.params())
-                  .maxNewTokens(4000)
-                  .generated(new int[] {ids.get(0), ids.get(1)})
-                  .build();
-          assertThat(runAll(e, List.of(restored)).get(r.id()))
-              .extracting(TokenEvent::tokenId)
-              .containsExactlyElementsOf(ids.subList(2, ids.size()));
-        }
+        assertAloneAndRestoredAlike(e, r, prompt, ids, 2);
+      }
+    }
+  }
+
+  /**
+   * {@code r} run alone on {@code e} gets the tokens {@code ids} it got in a batch, and restored
+   * after its first {@code head} of them (where it has more), the rest.
+   */
+  private static void assertAloneAndRestoredAlike(
+      Engine e, Req r, int[] prompt, List<Integer> ids, int head) {
+    Req alone = Req.builder(r.id(), prompt).params(r.params()).maxNewTokens(4000).build();
+    assertThat(runAll(e, List.of(alone)).get(r.id()))
+        .extracting(TokenEvent::tokenId)
+        .containsExactlyElementsOf(ids);
+    if (ids.size() > head) {
+      Req restored =
+          Req.builder(r.id(), prompt)
+              .params(r.params())
+              .maxNewTokens(4000)
+              .generated(ids.subList(0, head).stream().mapToInt(Integer::intValue).toArray())
+              .build();
+      assertThat(runAll(e, List.of(restored)).get(r.id()))
+          .extracting(TokenEvent::tokenId)
+          .containsExactlyElementsOf(ids.subList(head, ids.size()));
+    }
+  }
+
+  /**
+   * Requests held to a GBNF grammar of nested lists on a random-weight model: each ends where its
+   * outer list closes ({@code stop(grammar)}), its text is that list to Jackson, and batched, alone
+   * and restored after three tokens it gets the same tokens.
+   */
+  @Test
+  void grammarRequestsEndInWhatTheGrammarDerivesWithTheSameBits(@TempDir Path dir)
+      throws Exception {
+    LlamaModel random = TinyRandomModel.write(dir, 15);
+    EngineConfig cfg =
+        EngineConfig.builder().maxRunningRequests(4).maxTotalTokens(16384).threads(1).build();
+    String gbnf =
+        "root ::= list\nlist ::= \"[\" ( item ( \",\" item )* )? \"]\"\nitem ::= [0-9] | list";
+    int[] prompt = random.tokenizer().encode("Lists:", true);
+    List<Req> reqs = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      SamplingParams p =
+          SamplingParams.builder()
+              .temperature(1f)
+              .seed(i)
+              .responseFormat(ResponseFormat.GRAMMAR)
+              .grammar(gbnf)
+              .build();
+      reqs.add(Req.builder("g" + i, prompt).params(p).maxNewTokens(4000).build());
+    }
+    try (Engine e = new Engine(random, cfg, io.flinfer.runtime.forward.CpuModelRunner::new)) {
+      Map<String, List<TokenEvent>> out = runAll(e, reqs);
+      assertNoLeak(e);
+      for (Req r : reqs) {
+        List<TokenEvent> events = out.get(r.id());
+        List<Integer> ids = events.stream().map(TokenEvent::tokenId).toList();
+        assertThat(events.get(events.size() - 1).finish()).isEqualTo(FinishReason.stop("grammar"));
+        String text = random.tokenizer().decode(ids.stream().mapToInt(Integer::intValue).toArray());
+        assertThat(new ObjectMapper().readTree(text).isArray()).as(text).isTrue();
+        assertAloneAndRestoredAlike(e, r, prompt, ids, 3);
       }
     }
   }

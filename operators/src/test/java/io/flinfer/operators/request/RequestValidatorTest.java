@@ -149,7 +149,8 @@ class RequestValidatorTest {
         .isEqualTo("top_logprobs must be in [0, 20], got 21");
     assertThat(error(base().setResponseFormat("yaml").build()))
         .isEqualTo(
-            "response_format must be \"text\", \"json_object\", \"json_schema\" or \"regex\","
+            "response_format must be \"text\", \"json_object\", \"json_schema\", \"regex\" or"
+                + " \"grammar\","
                 + " got \"yaml\"");
     assertThat(error(base().setMaxNewTokens(10).setMinNewTokens(11).build()))
         .isEqualTo("min_new_tokens must be in [0, max_new_tokens = 10], got 11");
@@ -180,6 +181,11 @@ class RequestValidatorTest {
         .isEqualTo("regex is given with response_format regex, and only then");
     assertThat(error(base().setResponseFormat("regex").setRegex("(?<=a)b").build()))
         .isEqualTo("regex (?<=a)b is not supported: lookaround and named groups are not supported");
+    assertThat(error(base().setResponseFormat("grammar").setGrammar("root ::= root \"a\"").build()))
+        .isEqualTo(
+            "grammar: rule root can call itself before reading a character (left recursion)");
+    assertThat(error(base().setGrammar("root ::= \"a\"").build()))
+        .isEqualTo("grammar is given with response_format grammar, and only then");
     assertThat(error(base().setResponseFormat("regex").setRegex("(yes").build()))
         .startsWith("regex (yes is not a regular expression: ");
     assertThat(
