@@ -64,7 +64,7 @@ final class GbnfParser {
         throw error("::= expected after " + name);
       }
       at += 3;
-      skip(false);
+      skip(true); // a rule's body may start on the next line
       if (rules.put(name, alternatives(false)) != null) {
         throw error("rule " + name + " is defined twice");
       }

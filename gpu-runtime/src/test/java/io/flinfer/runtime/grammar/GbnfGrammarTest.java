@@ -180,6 +180,29 @@ class GbnfGrammarTest {
         .hasMessage("grammar line 1: {3,2} counts down");
   }
 
+  /**
+   * A grammar laid out as llama.cpp's own are: a body on the line after its name, groups across
+   * lines, an empty first alternative, comments.
+   */
+  @Test
+  void aGrammarLaidOutOverLinesReads() {
+    GbnfGrammar g =
+        GbnfGrammar.compile(
+            """
+            # key-value pairs
+            root ::=
+              "{" ws (
+                pair
+                ("," ws pair)*
+              )? "}"
+            pair ::= [a-z]+ ":" ws [0-9]+
+            ws ::= | " " | "\\n" [ \\t]{0,4}
+            """);
+    assertThat(after(g, "{}").isComplete()).isTrue();
+    assertThat(after(g, "{ a: 1,\n\tb:22}").isComplete()).isTrue();
+    assertThat(after(g, "{a:1,,")).isNull();
+  }
+
   /** Escapes and classes: hex, UTF-16 and 32-bit escapes, negated classes, a continued line. */
   @Test
   void escapesAndClassesStandForTheirCharacters() {
