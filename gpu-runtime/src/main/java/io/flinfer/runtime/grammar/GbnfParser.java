@@ -7,11 +7,12 @@ import java.util.Map;
 
 /**
  * Reads a grammar in llama.cpp's GBNF (which SGLang's and vLLM's EBNF grammars also take): rules
- * {@code name ::= alternatives}, a rule ending at its line's end unless a group is open, sequences
- * of string literals, character classes ({@code [a-z]}, {@code [^"\\]}), {@code .}, rule names and
- * groups, each with {@code *}, {@code +}, {@code ?} or {@code {m}}, {@code {m,}}, {@code {m,n}};
- * {@code #} comments. Escapes: {@code \n \r \t \\ \" \[ \] \- \xHH \\uHHHH \UHHHHHHHH}. Gives each
- * rule's alternatives as {@link Node} trees, repetitions still as such.
+ * {@code name ::= alternatives}, a rule ending at its line's end unless a group is open or the line
+ * ends in {@code ::=} or {@code |}, sequences of string literals, character classes ({@code [a-z]},
+ * {@code [^"\\]}), {@code .}, rule names and groups, each with {@code *}, {@code +}, {@code ?} or
+ * {@code {m}}, {@code {m,}}, {@code {m,n}}; {@code #} comments. Escapes: {@code \n \r \t \\ \" \[
+ * \] \- \xHH \\uHHHH \UHHHHHHHH}. Gives each rule's alternatives as {@link Node} trees, repetitions
+ * still as such.
  */
 final class GbnfParser {
   /** A piece of a rule: what it matches. */
@@ -79,7 +80,8 @@ final class GbnfParser {
     options.add(sequence(nested));
     while (at < text.length() && text.charAt(at) == '|') {
       at++;
-      skip(nested);
+      skip(true); // the next alternative may start on the next line
+
       options.add(sequence(nested));
     }
     return options.size() == 1 ? options.get(0) : new Alt(options);

@@ -181,8 +181,8 @@ class GbnfGrammarTest {
   }
 
   /**
-   * A grammar laid out as llama.cpp's own are: a body on the line after its name, groups across
-   * lines, an empty first alternative, comments.
+   * A grammar laid out as llama.cpp's own are: a body on the line after its name, alternatives
+   * after a line's last '|', groups across lines, an empty first alternative, comments.
    */
   @Test
   void aGrammarLaidOutOverLinesReads() {
@@ -195,12 +195,15 @@ class GbnfGrammarTest {
                 pair
                 ("," ws pair)*
               )? "}"
-            pair ::= [a-z]+ ":" ws [0-9]+
+            pair ::= [a-z]+ ":" ws number |
+                [a-z]+ ":" ws "-" number
+            number ::= [0-9]+
             ws ::= | " " | "\\n" [ \\t]{0,4}
             """);
     assertThat(after(g, "{}").isComplete()).isTrue();
     assertThat(after(g, "{ a: 1,\n\tb:22}").isComplete()).isTrue();
     assertThat(after(g, "{a:1,,")).isNull();
+    assertThat(after(g, "{a:-1}").isComplete()).isTrue();
   }
 
   /** Escapes and classes: hex, UTF-16 and 32-bit escapes, negated classes, a continued line. */
