@@ -1,5 +1,7 @@
 package io.flinfer.runtime.grammar;
 
+import java.util.Arrays;
+
 /**
  * Reads UTF-8 bytes and says whether they are still the start of an output that a {@link
  * GbnfGrammar} derives: the set of stacks ({@link GbnfStacks}) that the characters so far leave,
@@ -133,6 +135,16 @@ final class GbnfPrefix extends OutputState {
       }
     }
     return false;
+  }
+
+  /** Between characters, the set of stacks decides what follows (made once, sorted). */
+  @Override
+  int maskKey() {
+    if (!text.atBoundary()) {
+      return -1;
+    }
+    Arrays.sort(tops, 0, count); // a set: its order means nothing
+    return stacks.setOf(tops, count);
   }
 
   @Override

@@ -14,18 +14,6 @@ public final class OutputConstraint {
   private final OutputState second;
   private final MaskCache cache;
 
-  /**
-   * The masks of states whose mask their {@link OutputState#maskKey} decides (a regular
-   * expression's automaton state between characters), made once each, up to {@code KEPT}: shared by
-   * a constraint and its forks.
-   */
-  private static final class MaskCache {
-    static final int KEPT = 64;
-    long[][] masks;
-    int[] counts;
-    int kept;
-  }
-
   /** Any one JSON object ({@link JsonPrefix}). */
   public OutputConstraint(JsonVocabulary vocabulary) {
     this(vocabulary, new JsonPrefix());
@@ -51,19 +39,12 @@ public final class OutputConstraint {
    */
   public int allowed(long[] mask) {
     int key = state.maskKey();
-    if (key >= 0 && cache.masks != null && cache.masks[key] != null) {
-      System.arraycopy(cache.masks[key], 0, mask, 0, mask.length);
-      return cache.counts[key];
-    }
-    int n = vocabulary.allowed(state, mask, probe, first, second);
-    if (key >= 0 && cache.kept < MaskCache.KEPT) {
-      if (cache.masks == null) {
-        cache.masks = new long[state.maskKeys()][];
-        cache.counts = new int[state.maskKeys()];
+    int n = key >= 0 ? cache.get(key, mask) : -1;
+    if (n < 0) {
+      n = vocabulary.allowed(state, mask, probe, first, second);
+      if (key >= 0) {
+        cache.put(key, mask, n);
       }
-      cache.masks[key] = mask.clone();
-      cache.counts[key] = n;
-      cache.kept++;
     }
     return n;
   }

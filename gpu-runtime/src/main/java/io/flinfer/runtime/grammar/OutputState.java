@@ -51,16 +51,12 @@ public abstract class OutputState {
   }
 
   /**
-   * A number below {@link #maskKeys} that decides, with the vocabulary, which tokens may follow
-   * here (so that a mask made once serves each return to it), or -1 where the state has none.
+   * A number that decides, with the vocabulary, which tokens may follow here, the same for every
+   * state of this request's shape with the same tokens to follow (so that a mask made once serves
+   * each return to it: {@link MaskCache}), or -1 where the state has none.
    */
   int maskKey() {
     return -1;
-  }
-
-  /** How many {@link #maskKey} values this shape's states may have. */
-  int maskKeys() {
-    return 0;
   }
 
   /** Makes this state equal to {@code other}, a state of the same kind and shape. */

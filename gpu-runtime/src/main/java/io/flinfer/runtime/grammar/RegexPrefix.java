@@ -48,11 +48,6 @@ final class RegexPrefix extends OutputState {
   }
 
   @Override
-  int maskKeys() {
-    return pattern.size();
-  }
-
-  @Override
   int plainRoom() {
     return -1; // each character steps the automaton
   }

@@ -254,11 +254,6 @@ final class StringPattern {
     return automaton.start();
   }
 
-  /** How many states the automaton has. */
-  int size() {
-    return automaton.size();
-  }
-
   /** The state after character {@code codePoint} (two code units above U+FFFF), or -1. */
   int step(int state, int codePoint) {
     if (codePoint < 0x10000) {

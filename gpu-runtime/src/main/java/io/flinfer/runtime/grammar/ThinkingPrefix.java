@@ -99,11 +99,6 @@ public final class ThinkingPrefix extends OutputState {
   }
 
   @Override
-  int maskKeys() {
-    return inner.maskKeys();
-  }
-
-  @Override
   int plainRoom() {
     return phase == SHAPE ? inner.plainRoom() : -1;
   }
