@@ -72,7 +72,6 @@ public final class GbnfGrammar {
 
   /** Flattens rule trees into elements. */
   private static final class Builder {
-    final Map<String, Node> rules;
     final Map<String, Integer> ruleIds = new HashMap<>();
     final List<String> names = new ArrayList<>();
     final List<Integer> kind = new ArrayList<>();
@@ -83,10 +82,7 @@ public final class GbnfGrammar {
     final List<Node> pending = new ArrayList<>();
 
     Builder(Map<String, Node> rules) {
-      this.rules = rules;
-      for (String name : rules.keySet()) {
-        rule(name, rules.get(name));
-      }
+      rules.forEach(this::rule);
     }
 
     private int rule(String name, Node body) {
@@ -94,9 +90,7 @@ public final class GbnfGrammar {
       names.add(name);
       alternatives.add(new ArrayList<>());
       pending.add(body);
-      if (ruleIds.putIfAbsent(name, id) != null) {
-        throw new IllegalStateException(name);
-      }
+      ruleIds.put(name, id); // names are distinct: the parser's, and numbered anonymous ones
       return id;
     }
 

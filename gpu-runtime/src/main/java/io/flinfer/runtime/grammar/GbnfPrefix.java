@@ -25,7 +25,6 @@ final class GbnfPrefix extends OutputState {
   GbnfPrefix(GbnfGrammar g, GbnfStacks stacks) {
     this.g = g;
     this.stacks = stacks;
-    nextCount = 0;
     for (int p : g.alternatives[g.root]) {
       closure(p, GbnfStacks.BOTTOM);
     }
@@ -36,39 +35,43 @@ final class GbnfPrefix extends OutputState {
    * Adds to {@code next} the stacks that reading from {@code pos} over {@code under} starts: each
    * call entered, each end returned from, down to a character set or to the end of the root.
    */
-  private boolean closure(int pos, int under) {
+  private void closure(int pos, int under) {
     switch (g.kind[pos]) {
-      case GbnfGrammar.END:
-        return under == GbnfStacks.BOTTOM
-            ? add(GbnfStacks.DONE)
-            : closure(stacks.position(under), stacks.below(under));
-      case GbnfGrammar.CHARS:
+      case GbnfGrammar.END -> {
+        if (under == GbnfStacks.BOTTOM) {
+          add(GbnfStacks.DONE);
+        } else {
+          closure(stacks.position(under), stacks.below(under));
+        }
+      }
+      case GbnfGrammar.CHARS -> {
         int s = stacks.of(pos, under);
-        return s >= 0 && add(s);
-      default:
+        if (s >= 0) { // else too deep: not taken
+          add(s);
+        }
+      }
+      default -> {
+        // A last call returns straight to this rule's caller.
         int back = g.kind[pos + 1] == GbnfGrammar.END ? under : stacks.of(pos + 1, under);
-        if (back == -1 && g.kind[pos + 1] != GbnfGrammar.END) {
-          return false; // too deep
+        if (back != -1 || g.kind[pos + 1] == GbnfGrammar.END) {
+          for (int p : g.alternatives[g.arg[pos]]) {
+            closure(p, back);
+          }
         }
-        boolean any = false;
-        for (int p : g.alternatives[g.arg[pos]]) {
-          any |= closure(p, back);
-        }
-        return any;
+      }
     }
   }
 
-  private boolean add(int stack) {
+  /** Adds {@code stack} to the next set, once; past {@link #MAX_TOPS} it is not taken. */
+  private void add(int stack) {
     for (int k = 0; k < nextCount; k++) {
       if (next[k] == stack) {
-        return true;
+        return;
       }
     }
-    if (nextCount == MAX_TOPS) {
-      return false;
+    if (nextCount < MAX_TOPS) {
+      next[nextCount++] = stack;
     }
-    next[nextCount++] = stack;
-    return true;
   }
 
   private void swap() {
