@@ -37,8 +37,10 @@ class BenchFormatCommandTest {
     assertThat(results.get(3).get("allowed_tokens").asInt()).isLessThan(10);
     // Inside a thought every token with text fits: none of them closes it.
     assertThat(results.get(9).get("allowed_tokens").asInt()).isGreaterThan(31_000);
-    // Inside a regex's word: made once, then kept.
+    // Inside a regex's word and a grammar's number: made once, then kept.
     assertThat(results.get(10).get("format").asText()).isEqualTo("regex");
     assertThat(results.get(10).get("micros_first_mask").asDouble()).isPositive();
+    assertThat(results.get(11).get("format").asText()).isEqualTo("grammar");
+    assertThat(results.get(11).get("micros_first_mask").asDouble()).isPositive();
   }
 }
