@@ -740,37 +740,58 @@ class EngineTest {
   void regexRequestsEndInMatchesWithTheSameBitsAnywhere(@TempDir Path dir) throws Exception {
     LlamaModel random = TinyRandomModel.write(dir, 14);
     int eos = random.tokenizer().eosId();
-    EngineConfig cfg =
-        EngineConfig.builder().maxRunningRequests(4).maxTotalTokens(16384).threads(1).build();
-    List<String> regexes =
-        List.of("(yes|no|maybe)", "[a-z]{2,6}( [a-z]{2,6}){0,2}\\.", "\\d+", "(ab|é)+c?");
-    int[] prompt = random.tokenizer().encode("Answer:", true);
-    List<Req> reqs = new ArrayList<>();
-    for (int i = 0; i < regexes.size(); i++) {
-      SamplingParams p =
+    List<SamplingParams> params = new ArrayList<>();
+    for (String regex :
+        List.of("(yes|no|maybe)", "[a-z]{2,6}( [a-z]{2,6}){0,2}\\.", "\\d+", "(ab|é)+c?")) {
+      params.add(
           SamplingParams.builder()
               .temperature(1f)
-              .seed(i)
+              .seed(params.size())
               .logitBias(new int[] {eos}, new float[] {5f})
               .responseFormat(ResponseFormat.REGEX)
-              .regex(regexes.get(i))
-              .build();
-      reqs.add(Req.builder("r" + i, prompt).params(p).maxNewTokens(4000).build());
+              .regex(regex)
+              .build());
     }
-    try (Engine e = new Engine(random, cfg, io.flinfer.runtime.forward.CpuModelRunner::new)) {
+    shapedRequestsKeepTheirBits(
+        random,
+        "Answer:",
+        params,
+        2,
+        (r, ids, finish) -> {
+          assertThat(finish).as(r.id()).isIn(FinishReason.stop("regex"), FinishReason.stop("eos"));
+          int[] text = ids.stream().filter(t -> t != eos).mapToInt(Integer::intValue).toArray();
+          assertThat(random.tokenizer().decode(text)).as(r.id()).matches(r.params().regex());
+        });
+  }
+
+  /** What a request of {@link #shapedRequestsKeepTheirBits} must have written, and how it ended. */
+  private interface ShapedCheck {
+    void check(Req r, List<Integer> ids, FinishReason finish) throws Exception;
+  }
+
+  /**
+   * Requests sampled with {@code params}, after {@code prompt}, on {@code model}, batched: each
+   * passes {@code check}, and alone, and restored after its first {@code head} tokens, it gets the
+   * same tokens; nothing leaks.
+   */
+  private static void shapedRequestsKeepTheirBits(
+      LlamaModel model, String prompt, List<SamplingParams> params, int head, ShapedCheck check)
+      throws Exception {
+    EngineConfig cfg =
+        EngineConfig.builder().maxRunningRequests(4).maxTotalTokens(16384).threads(1).build();
+    int[] ids = model.tokenizer().encode(prompt, true);
+    List<Req> reqs = new ArrayList<>();
+    for (SamplingParams p : params) {
+      reqs.add(Req.builder("q" + reqs.size(), ids).params(p).maxNewTokens(4000).build());
+    }
+    try (Engine e = new Engine(model, cfg, io.flinfer.runtime.forward.CpuModelRunner::new)) {
       Map<String, List<TokenEvent>> out = runAll(e, reqs);
       assertNoLeak(e);
       for (Req r : reqs) {
         List<TokenEvent> events = out.get(r.id());
-        List<Integer> ids = events.stream().map(TokenEvent::tokenId).toList();
-        FinishReason finish = events.get(events.size() - 1).finish();
-        assertThat(finish).as(r.id()).isIn(FinishReason.stop("regex"), FinishReason.stop("eos"));
-        String text =
-            random
-                .tokenizer()
-                .decode(ids.stream().filter(t -> t != eos).mapToInt(Integer::intValue).toArray());
-        assertThat(text).as(r.id()).matches(r.params().regex());
-        assertAloneAndRestoredAlike(e, r, prompt, ids, 2);
+        List<Integer> tokens = events.stream().map(TokenEvent::tokenId).toList();
+        check.check(r, tokens, events.get(events.size() - 1).finish());
+        assertAloneAndRestoredAlike(e, r, ids, tokens, head);
       }
     }
   }
@@ -807,34 +828,29 @@ class EngineTest {
   void grammarRequestsEndInWhatTheGrammarDerivesWithTheSameBits(@TempDir Path dir)
       throws Exception {
     LlamaModel random = TinyRandomModel.write(dir, 15);
-    EngineConfig cfg =
-        EngineConfig.builder().maxRunningRequests(4).maxTotalTokens(16384).threads(1).build();
     String gbnf =
         "root ::= list\nlist ::= \"[\" ( item ( \",\" item )* )? \"]\"\nitem ::= [0-9] | list";
-    int[] prompt = random.tokenizer().encode("Lists:", true);
-    List<Req> reqs = new ArrayList<>();
+    List<SamplingParams> params = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
-      SamplingParams p =
+      params.add(
           SamplingParams.builder()
               .temperature(1f)
               .seed(i)
               .responseFormat(ResponseFormat.GRAMMAR)
               .grammar(gbnf)
-              .build();
-      reqs.add(Req.builder("g" + i, prompt).params(p).maxNewTokens(4000).build());
+              .build());
     }
-    try (Engine e = new Engine(random, cfg, io.flinfer.runtime.forward.CpuModelRunner::new)) {
-      Map<String, List<TokenEvent>> out = runAll(e, reqs);
-      assertNoLeak(e);
-      for (Req r : reqs) {
-        List<TokenEvent> events = out.get(r.id());
-        List<Integer> ids = events.stream().map(TokenEvent::tokenId).toList();
-        assertThat(events.get(events.size() - 1).finish()).isEqualTo(FinishReason.stop("grammar"));
-        String text = random.tokenizer().decode(ids.stream().mapToInt(Integer::intValue).toArray());
-        assertThat(new ObjectMapper().readTree(text).isArray()).as(text).isTrue();
-        assertAloneAndRestoredAlike(e, r, prompt, ids, 3);
-      }
-    }
+    shapedRequestsKeepTheirBits(
+        random,
+        "Lists:",
+        params,
+        3,
+        (r, ids, finish) -> {
+          assertThat(finish).isEqualTo(FinishReason.stop("grammar"));
+          String text =
+              random.tokenizer().decode(ids.stream().mapToInt(Integer::intValue).toArray());
+          assertThat(new ObjectMapper().readTree(text).isArray()).as(text).isTrue();
+        });
   }
 
   /**
