@@ -4,10 +4,11 @@ import io.flinfer.runtime.tokenizer.Tokenizer;
 
 /**
  * A vocabulary's tokens as byte runs, arranged so that the tokens that may follow an {@link
- * OutputState} are found without trying each: grouped by their first byte and then their second
- * (one check rules out a whole group), and split into the tokens that, inside a string, leave the
- * state as it was (plain text: no quote, no control character, whole UTF-8 characters, complete
- * escapes) and the rest. Built once per tokenizer and shared by every request; immutable.
+ * OutputState} are found without trying each: in a trie ({@link TokenTrie}, each shared prefix fed
+ * once, a refused byte ruling out every token below it), and split into the tokens that, inside a
+ * string, leave the state as it was (plain text: no quote, no control character, whole UTF-8
+ * characters, complete escapes) and the rest. Built once per tokenizer and shared by every request;
+ * immutable.
  *
  * <p>Tokens are read as they decode in the middle of a text. Tokens that add no text (control
  * tokens, the end-of-sequence token) never follow: a JSON object ends at its closing brace.
@@ -15,13 +16,10 @@ import io.flinfer.runtime.tokenizer.Tokenizer;
 public final class JsonVocabulary {
   private final int size;
   private final byte[][] bytes;
-  // Tokens by their first two bytes: those with key k are sorted[start[k]..start[k + 1]), where
-  // k = first << 9 | (second + 1), or first << 9 for a token of one byte.
-  private final int[] keyStart;
-  private final int[] sorted;
+  private final TokenTrie all;
   private final long[] plain;
   private final int plainCount;
-  private final int[] notPlain;
+  private final TokenTrie notPlain;
   // Plain tokens by how many characters they add: shortPlain[c] holds those of at most c
   // characters (c < SHORT), shortCount[c] how many; the longer ones are listed with their counts.
   private final long[][] shortPlain;
@@ -31,7 +29,7 @@ public final class JsonVocabulary {
   // Tokens without '>' (any may follow inside a thought) and those with it.
   private final long[] withoutTagEnd;
   private final int withoutTagEndCount;
-  private final int[] withTagEnd;
+  private final TokenTrie withTagEnd;
 
   /** Plain runs of fewer characters than this have a mask ready for a bounded string. */
   private static final int SHORT = 16;
@@ -39,21 +37,10 @@ public final class JsonVocabulary {
   private JsonVocabulary(byte[][] bytes) {
     this.size = bytes.length;
     this.bytes = bytes;
-    keyStart = new int[KEYS + 1];
-    for (byte[] b : bytes) {
-      if (b.length > 0) {
-        keyStart[key(b) + 1]++;
-      }
-    }
-    for (int k = 0; k < KEYS; k++) {
-      keyStart[k + 1] += keyStart[k];
-    }
-    sorted = new int[keyStart[KEYS]];
-    int[] next = keyStart.clone();
     plain = new long[words(size)];
+    int[] any = new int[size];
+    int anyCount = 0;
     int plainTokens = 0;
-    int[] rest = new int[size];
-    int restCount = 0;
     JsonPrefix probe = new JsonPrefix();
     JsonPrefix inString = JsonPrefix.inString();
     for (int t = 0; t < size; t++) {
@@ -61,17 +48,18 @@ public final class JsonVocabulary {
       if (b.length == 0) {
         continue;
       }
-      sorted[next[key(b)]++] = t;
+      any[anyCount++] = t;
       probe.copyFrom(inString);
       if (staysInString(probe, b)) {
         plain[t >>> 6] |= 1L << t;
         plainTokens++;
-      } else {
-        rest[restCount++] = t;
       }
     }
     plainCount = plainTokens;
-    notPlain = java.util.Arrays.copyOf(rest, restCount);
+    // One sort; each subset keeps its order.
+    int[] order = TokenTrie.sorted(bytes, java.util.Arrays.copyOf(any, anyCount));
+    all = TokenTrie.of(bytes, order);
+    notPlain = TokenTrie.of(bytes, without(order, plain));
     shortPlain = new long[SHORT][words(size)];
     shortCount = new int[SHORT];
     int[] longTokens = new int[plainTokens];
@@ -96,8 +84,6 @@ public final class JsonVocabulary {
     longChars = java.util.Arrays.copyOf(longCounts, longs);
     withoutTagEnd = new long[words(size)];
     int free = 0;
-    int[] tagEnds = new int[size];
-    int tagEndCount = 0;
     for (int t = 0; t < size; t++) {
       byte[] b = bytes[t];
       if (b.length == 0) {
@@ -107,15 +93,18 @@ public final class JsonVocabulary {
       for (byte x : b) {
         endsTag |= x == '>';
       }
-      if (endsTag) {
-        tagEnds[tagEndCount++] = t;
-      } else {
+      if (!endsTag) {
         withoutTagEnd[t >>> 6] |= 1L << t;
         free++;
       }
     }
     withoutTagEndCount = free;
-    withTagEnd = java.util.Arrays.copyOf(tagEnds, tagEndCount);
+    withTagEnd = TokenTrie.of(bytes, without(order, withoutTagEnd));
+  }
+
+  /** The tokens of {@code order} not in {@code mask}, in their order. */
+  private static int[] without(int[] order, long[] mask) {
+    return java.util.Arrays.stream(order).filter(t -> (mask[t >>> 6] & 1L << t) == 0).toArray();
   }
 
   /** How many characters a plain run adds to a string: each return to a character boundary. */
@@ -129,12 +118,6 @@ public final class JsonVocabulary {
       }
     }
     return count;
-  }
-
-  private static final int KEYS = 256 << 9;
-
-  private static int key(byte[] b) {
-    return (b[0] & 0xff) << 9 | (b.length > 1 ? (b[1] & 0xff) + 1 : 0);
   }
 
   /** The table of {@code tokenizer}'s vocabulary. */
@@ -194,69 +177,21 @@ public final class JsonVocabulary {
     return p.plainRoom() >= 0;
   }
 
-  /** Adds to {@code mask} those of {@code tokens} that may follow {@code state}; how many. */
-  private int tryEach(int[] tokens, OutputState state, long[] mask, OutputState probe) {
-    int count = 0;
-    for (int t : tokens) {
-      probe.copyFrom(state);
-      if (probe.accept(bytes[t], 0, bytes[t].length)) {
-        mask[t >>> 6] |= 1L << t;
-        count++;
-      }
-    }
-    return count;
-  }
-
   /**
    * Sets in {@code mask} (cleared first) the tokens that may follow {@code state}; returns how
-   * many. {@code probe}, {@code first} and {@code second} are overwritten.
+   * many. {@code stack} ({@link TokenTrie#DEPTH} + 1 states of {@code state}'s kind) and {@code
+   * probe} are overwritten.
    */
-  int allowed(
-      OutputState state, long[] mask, OutputState probe, OutputState first, OutputState second) {
+  int allowed(OutputState state, long[] mask, OutputState[] stack, OutputState probe) {
     if (state.inFreeText()) {
       System.arraycopy(withoutTagEnd, 0, mask, 0, withoutTagEnd.length);
-      return withoutTagEndCount + tryEach(withTagEnd, state, mask, probe);
+      return withoutTagEndCount + withTagEnd.allow(state, mask, stack, probe);
     }
-    int count = 0;
     int room = state.plainRoom();
     if (room >= 0) {
-      return plainRuns(room, mask) + tryEach(notPlain, state, mask, probe);
+      return plainRuns(room, mask) + notPlain.allow(state, mask, stack, probe);
     }
     java.util.Arrays.fill(mask, 0, plain.length, 0L);
-    // One check rules out every token with a first byte, then every one with a first two bytes.
-    for (int b0 = 0; b0 < 256; b0++) {
-      int k0 = b0 << 9;
-      if (keyStart[k0] == keyStart[k0 + 257]) {
-        continue;
-      }
-      first.copyFrom(state);
-      if (!first.accept((byte) b0)) {
-        continue;
-      }
-      for (int i = keyStart[k0]; i < keyStart[k0 + 1]; i++) {
-        mask[sorted[i] >>> 6] |= 1L << sorted[i];
-        count++;
-      }
-      for (int b1 = 0; b1 < 256; b1++) {
-        int from = keyStart[k0 + b1 + 1];
-        int to = keyStart[k0 + b1 + 2];
-        if (from == to) {
-          continue;
-        }
-        second.copyFrom(first);
-        if (!second.accept((byte) b1)) {
-          continue;
-        }
-        for (int i = from; i < to; i++) {
-          int t = sorted[i];
-          probe.copyFrom(second);
-          if (probe.accept(bytes[t], 2, bytes[t].length)) {
-            mask[t >>> 6] |= 1L << t;
-            count++;
-          }
-        }
-      }
-    }
-    return count;
+    return all.allow(state, mask, stack, probe);
   }
 }

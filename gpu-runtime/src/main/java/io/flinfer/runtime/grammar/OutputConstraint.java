@@ -10,9 +10,9 @@ public final class OutputConstraint {
   private final JsonVocabulary vocabulary;
   private final OutputState state;
   private final OutputState probe;
-  private final OutputState first;
-  private final OutputState second;
   private final MaskCache cache;
+  // A state for each depth of the vocabulary's trie, made at the first mask this one computes.
+  private OutputState[] stack;
 
   /** Any one JSON object ({@link JsonPrefix}). */
   public OutputConstraint(JsonVocabulary vocabulary) {
@@ -29,8 +29,6 @@ public final class OutputConstraint {
     this.cache = cache;
     this.state = shape.fresh();
     this.probe = shape.fresh();
-    this.first = shape.fresh();
-    this.second = shape.fresh();
   }
 
   /**
@@ -41,7 +39,13 @@ public final class OutputConstraint {
     int key = state.maskKey();
     int n = key >= 0 ? cache.get(key, mask) : -1;
     if (n < 0) {
-      n = vocabulary.allowed(state, mask, probe, first, second);
+      if (stack == null) {
+        stack = new OutputState[TokenTrie.DEPTH + 1];
+        for (int d = 0; d < stack.length; d++) {
+          stack[d] = state.fresh();
+        }
+      }
+      n = vocabulary.allowed(state, mask, stack, probe);
       if (key >= 0) {
         cache.put(key, mask, n);
       }
