@@ -19,7 +19,8 @@ final class TokenTrie {
   private final byte[][] bytes;
   // Node n (1-based; node 0 is the root, no byte) takes label[n] at depth depth[n]; its subtree is
   // nodes n..end[n]); the tokens whose first DEPTH bytes end exactly there are
-  // tokens[tokenStart[n]..tokenStart[n + 1]).
+  // tokens[tokenStart[n]..tokenStart[n + 1]), each id negated (~t) where the token is longer, so
+  // that a walk reads a token's bytes only then (reading each token's length missed the cache).
   private final byte[] label;
   private final byte[] depth;
   private final int[] end;
@@ -58,7 +59,7 @@ final class TokenTrie {
         depth[n] = (byte) d;
         open[++openDepth] = n;
       }
-      tokens[i] = order[i];
+      tokens[i] = bytes[order[i]].length > DEPTH ? ~order[i] : order[i];
       tokenStart[n + 1]++;
       previous = h;
     }
@@ -165,8 +166,9 @@ final class TokenTrie {
       }
       for (int i = tokenStart[n]; i < tokenStart[n + 1]; i++) {
         int t = tokens[i];
-        byte[] b = bytes[t];
-        if (b.length > DEPTH) {
+        if (t < 0) {
+          t = ~t;
+          byte[] b = bytes[t];
           probe.copyFrom(s);
           if (!probe.accept(b, DEPTH, b.length)) {
             continue;
