@@ -20,6 +20,9 @@ public final class JsonVocabulary {
   private final long[] plain;
   private final int plainCount;
   private final TokenTrie notPlain;
+  // Plain runs without escapes, whose bytes are the characters they write, and those with them.
+  private final long[] literal;
+  private final TokenTrie escaping;
   // Plain tokens by how many characters they add: shortPlain[c] holds those of at most c
   // characters (c < SHORT), shortCount[c] how many; the longer ones are listed with their counts.
   private final long[][] shortPlain;
@@ -60,6 +63,19 @@ public final class JsonVocabulary {
     int[] order = TokenTrie.sorted(bytes, java.util.Arrays.copyOf(any, anyCount));
     all = TokenTrie.of(bytes, order);
     notPlain = TokenTrie.of(bytes, without(order, plain));
+    literal = plain.clone();
+    for (int t = 0; t < size; t++) {
+      for (byte x : bytes[t]) {
+        if (x == '\\') {
+          literal[t >>> 6] &= ~(1L << t);
+        }
+      }
+    }
+    long[] notEscaping = literal.clone();
+    for (int w = 0; w < notEscaping.length; w++) {
+      notEscaping[w] |= ~plain[w];
+    }
+    escaping = TokenTrie.of(bytes, without(order, notEscaping));
     shortPlain = new long[SHORT][words(size)];
     shortCount = new int[SHORT];
     int[] longTokens = new int[plainTokens];
@@ -166,6 +182,25 @@ public final class JsonVocabulary {
     return count;
   }
 
+  /**
+   * Sets in {@code mask} (cleared first) the plain runs without escapes whose characters {@code
+   * pattern} takes from its state {@code from}; returns how many. {@code stack} and {@code probe}
+   * hold regex states ({@link RegexPrefix}) and are overwritten.
+   */
+  int patternRuns(
+      StringPattern pattern, int from, long[] mask, OutputState[] stack, OutputState probe) {
+    java.util.Arrays.fill(mask, 0, plain.length, 0L);
+    // Such runs are whole characters, written as they read, so the regex reads them as the string
+    // does; the walk takes other tokens too, which the set then leaves out.
+    all.allow(new RegexPrefix(pattern, from), mask, stack, probe);
+    int count = 0;
+    for (int w = 0; w < plain.length; w++) {
+      mask[w] &= literal[w];
+      count += Long.bitCount(mask[w]);
+    }
+    return count;
+  }
+
   /** Whether every byte of {@code b} keeps {@code p} inside its string, ending at a character. */
   private static boolean staysInString(JsonPrefix p, byte[] b) {
     // The same for every JSON grammar: what a free string may hold is JSON's lexical rule.
@@ -182,7 +217,8 @@ public final class JsonVocabulary {
    * many. {@code stack} ({@link TokenTrie#DEPTH} + 1 states of {@code state}'s kind) and {@code
    * probe} are overwritten.
    */
-  int allowed(OutputState state, long[] mask, OutputState[] stack, OutputState probe) {
+  int allowed(
+      OutputState state, long[] mask, OutputState[] stack, OutputState probe, PatternRuns runs) {
     if (state.inFreeText()) {
       System.arraycopy(withoutTagEnd, 0, mask, 0, withoutTagEnd.length);
       return withoutTagEndCount + withTagEnd.allow(state, mask, stack, probe);
@@ -190,6 +226,12 @@ public final class JsonVocabulary {
     int room = state.plainRoom();
     if (room >= 0) {
       return plainRuns(room, mask) + notPlain.allow(state, mask, stack, probe);
+    }
+    StringPattern pattern = state.plainPattern();
+    if (pattern != null) {
+      return runs.plainRuns(this, pattern, state.plainPatternState(), mask)
+          + notPlain.allow(state, mask, stack, probe)
+          + escaping.allow(state, mask, stack, probe);
     }
     java.util.Arrays.fill(mask, 0, plain.length, 0L);
     return all.allow(state, mask, stack, probe);

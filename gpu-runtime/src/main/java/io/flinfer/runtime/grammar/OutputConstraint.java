@@ -11,6 +11,7 @@ public final class OutputConstraint {
   private final OutputState state;
   private final OutputState probe;
   private final MaskCache cache;
+  private final PatternRuns runs;
   // A state for each depth of the vocabulary's trie, made at the first mask this one computes.
   private OutputState[] stack;
 
@@ -21,12 +22,14 @@ public final class OutputConstraint {
 
   /** An output of {@code shape}'s kind, from its start. */
   public OutputConstraint(JsonVocabulary vocabulary, OutputState shape) {
-    this(vocabulary, shape, new MaskCache());
+    this(vocabulary, shape, new MaskCache(), new PatternRuns());
   }
 
-  private OutputConstraint(JsonVocabulary vocabulary, OutputState shape, MaskCache cache) {
+  private OutputConstraint(
+      JsonVocabulary vocabulary, OutputState shape, MaskCache cache, PatternRuns runs) {
     this.vocabulary = vocabulary;
     this.cache = cache;
+    this.runs = runs;
     this.state = shape.fresh();
     this.probe = shape.fresh();
   }
@@ -45,7 +48,7 @@ public final class OutputConstraint {
           stack[d] = state.fresh();
         }
       }
-      n = vocabulary.allowed(state, mask, stack, probe);
+      n = vocabulary.allowed(state, mask, stack, probe, runs);
       if (key >= 0) {
         cache.put(key, mask, n);
       }
@@ -72,7 +75,7 @@ public final class OutputConstraint {
    * moving this one.
    */
   public OutputConstraint fork() {
-    OutputConstraint c = new OutputConstraint(vocabulary, state, cache);
+    OutputConstraint c = new OutputConstraint(vocabulary, state, cache, runs);
     c.state.copyFrom(state);
     return c;
   }

@@ -43,6 +43,21 @@ public abstract class OutputState {
   abstract int plainRoom();
 
   /**
+   * Where the bytes so far end at a character of a string whose characters step a pattern and whose
+   * length nothing bounds, that pattern: every plain run without escapes (see {@link
+   * JsonVocabulary}) whose characters it takes from {@link #plainPatternState} may follow, whatever
+   * else the state holds. Elsewhere null.
+   */
+  StringPattern plainPattern() {
+    return null;
+  }
+
+  /** The pattern's state where {@link #plainPattern} is not null. */
+  int plainPatternState() {
+    return -1;
+  }
+
+  /**
    * Whether the bytes so far end inside free text that only a {@code '>'} can end (a reasoning
    * model's thought), so that every token without that byte may follow.
    */

@@ -8,13 +8,19 @@ package io.flinfer.runtime.grammar;
  * left without a way to end.
  */
 final class RegexPrefix extends OutputState {
-  private final StringPattern pattern;
+  // Not final: a copy takes the other's pattern, so that one set of states walks any pattern.
+  private StringPattern pattern;
   private int state;
   private final Utf8Reader text = new Utf8Reader();
 
   RegexPrefix(StringPattern pattern) {
+    this(pattern, pattern.start());
+  }
+
+  /** Between characters, in the pattern's {@code state}. */
+  RegexPrefix(StringPattern pattern, int state) {
     this.pattern = pattern;
-    this.state = pattern.start();
+    this.state = state;
   }
 
   @Override
@@ -55,6 +61,7 @@ final class RegexPrefix extends OutputState {
   @Override
   public void copyFrom(OutputState other) {
     RegexPrefix o = (RegexPrefix) other;
+    pattern = o.pattern;
     state = o.state;
     text.copyFrom(o.text);
   }

@@ -119,6 +119,21 @@ public final class SchemaPrefix extends OutputState {
     return n.maxLength == Integer.MAX_VALUE ? n.maxLength : n.maxLength - index[depth - 1];
   }
 
+  @Override
+  StringPattern plainPattern() {
+    if (depth == 0 || kind(depth - 1) != STRING || phase[depth - 1] != INSIDE + JsonLexicon.CHARS) {
+      return null;
+    }
+    JsonSchemaGrammar.Node n = grammar.node(node[depth - 1]);
+    // A bounded length would make the runs that fit depend on the characters written.
+    return n.maxLength == Integer.MAX_VALUE ? n.pattern : null;
+  }
+
+  @Override
+  int plainPatternState() {
+    return pattern[depth - 1];
+  }
+
   private int kind(int frame) {
     return grammar.node(node[frame]).kind;
   }

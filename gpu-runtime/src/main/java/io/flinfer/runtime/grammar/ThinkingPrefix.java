@@ -103,6 +103,16 @@ public final class ThinkingPrefix extends OutputState {
     return phase == SHAPE ? inner.plainRoom() : -1;
   }
 
+  @Override
+  StringPattern plainPattern() {
+    return phase == SHAPE ? inner.plainPattern() : null;
+  }
+
+  @Override
+  int plainPatternState() {
+    return inner.plainPatternState();
+  }
+
   /** Inside the thought, every token without {@code '>'} may follow: only it closes the thought. */
   @Override
   boolean inFreeText() {

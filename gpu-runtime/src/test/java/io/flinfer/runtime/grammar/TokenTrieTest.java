@@ -24,14 +24,16 @@ class TokenTrieTest {
 
   private static final String SCHEMA =
       "{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"string\", \"pattern\":"
-          + " \"^(ab)+$\"}, \"b\": {\"type\": \"array\", \"items\": {\"type\": \"integer\"}}}}";
+          + " \"^(ab)+$\"}, \"b\": {\"type\": \"array\", \"items\": {\"type\": \"integer\"}},"
+          + " \"c\": {\"type\": \"string\", \"pattern\": \"^.*$\"}}}";
 
   /** Tokens of a few letters that JSON, the patterns and UTF-8 treat differently. */
   @Provide
   Arbitrary<List<String>> vocabularies() {
     Arbitrary<String> token =
         Arbitraries.strings()
-            .withChars('a', 'b', 'c', '"', ' ', '1', '{', '}', ':', ',', '[', ']', 'é', '.')
+            .withChars(
+                'a', 'b', 'c', '"', ' ', '1', '{', '}', ':', ',', '[', ']', 'é', '.', '\\', 'n')
             .ofMinLength(0)
             .ofMaxLength(2 * TokenTrie.DEPTH + 3);
     return token.list().ofMinSize(1).ofMaxSize(300);
@@ -39,7 +41,9 @@ class TokenTrieTest {
 
   @Provide
   Arbitrary<String> texts() {
-    return Arbitraries.strings().withChars('a', 'b', '"', ' ', '1', '{', ':', '[').ofMaxLength(8);
+    return Arbitraries.strings()
+        .withChars('a', 'b', '"', ' ', '1', '{', ':', '[', '\\', 'n')
+        .ofMaxLength(8);
   }
 
   @Property(tries = 300)
@@ -69,14 +73,21 @@ class TokenTrieTest {
 
   @Provide
   Arbitrary<Integer> shapes() {
-    return Arbitraries.integers().between(0, REGEXES.length + 1);
+    return Arbitraries.integers().between(0, REGEXES.length + 2);
   }
 
   private static OutputState start(int shape) {
     if (shape < REGEXES.length) {
       return RegexGrammar.compile(REGEXES[shape]).start();
     }
-    return shape == REGEXES.length ? new JsonPrefix() : JsonSchemaGrammar.compile(SCHEMA).start();
+    if (shape == REGEXES.length) {
+      return new JsonPrefix();
+    }
+    SchemaPrefix start = JsonSchemaGrammar.compile(SCHEMA).start();
+    // Inside a string that any characters but line ends match, where escapes write others.
+    return shape == REGEXES.length + 1
+        ? start
+        : MaskWalks.after(start, "{\"a\": \"ab\", \"b\": [], \"c\": \"");
   }
 
   @Property(tries = 100)
