@@ -8,7 +8,7 @@ import io.flinfer.runtime.tokenizer.Tokenizer;
  * once, a refused byte ruling out every token below it), and split into the tokens that, inside a
  * string, leave the state as it was (plain text: no quote, no control character, whole UTF-8
  * characters, complete escapes) and the rest. Built once per tokenizer and shared by every request;
- * immutable.
+ * immutable but for the plain runs of pattern states it keeps ({@link KeptRuns}, thread-safe).
  *
  * <p>Tokens are read as they decode in the middle of a text. Tokens that add no text (control
  * tokens, the end-of-sequence token) never follow: a JSON object ends at its closing brace.
@@ -23,6 +23,7 @@ public final class JsonVocabulary {
   // Plain runs without escapes, whose bytes are the characters they write, and those with them.
   private final long[] literal;
   private final TokenTrie escaping;
+  private final KeptRuns keptRuns = new KeptRuns();
   // Plain tokens by how many characters they add: shortPlain[c] holds those of at most c
   // characters (c < SHORT), shortCount[c] how many; the longer ones are listed with their counts.
   private final long[][] shortPlain;
@@ -163,6 +164,11 @@ public final class JsonVocabulary {
   /** Token {@code t}'s bytes. */
   byte[] bytes(int t) {
     return bytes[t];
+  }
+
+  /** The plain runs of pattern states found so far, for every request of this vocabulary. */
+  KeptRuns keptRuns() {
+    return keptRuns;
   }
 
   /** Sets in {@code mask} the plain runs of at most {@code room} characters; returns how many. */

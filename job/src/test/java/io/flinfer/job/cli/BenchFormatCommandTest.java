@@ -32,6 +32,7 @@ class BenchFormatCommandTest {
       assertThat(r.get("allowed_tokens").asInt()).as(r.toString()).isPositive();
       assertThat(r.get("micros_per_mask").asDouble()).isPositive();
       assertThat(r.get("micros_first_mask").asDouble()).isPositive();
+      assertThat(r.get("micros_first_mask_of_process").asDouble()).isPositive();
     }
     // Inside a string nearly every token fits; in "tr" only the ones that go on with "ue".
     assertThat(results.get(0).get("allowed_tokens").asInt()).isGreaterThan(20_000);
