@@ -235,9 +235,20 @@ public final class JsonVocabulary {
     }
     StringPattern pattern = state.plainPattern();
     if (pattern != null) {
-      return runs.plainRuns(this, pattern, state.plainPatternState(), mask)
+      return runs.plainRuns(this, pattern, state.patternState(), mask)
           + notPlain.allow(state, mask, stack, probe)
           + escaping.allow(state, mask, stack, probe);
+    }
+    StringPattern text = state.textPattern();
+    if (text != null) {
+      // A regex's state decides its mask whatever request it is in: kept for every request.
+      int n = keptRuns.copy(text, state.patternState(), true, mask, plain.length);
+      if (n < 0) {
+        java.util.Arrays.fill(mask, 0, plain.length, 0L);
+        n = all.allow(state, mask, stack, probe);
+        keptRuns.keep(text, state.patternState(), true, mask, plain.length, n);
+      }
+      return n;
     }
     java.util.Arrays.fill(mask, 0, plain.length, 0L);
     return all.allow(state, mask, stack, probe);

@@ -4,15 +4,17 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The plain runs a pattern state takes ({@link PatternRuns}), kept per vocabulary for every request
- * and thread: patterns are made once per text and shared ({@link StringPattern}), so requests with
- * the same schema find each state's runs once between them. The most recently used {@link #KEPT}
- * are kept; thread-safe.
+ * The tokens a pattern state lets follow, kept per vocabulary for every request and thread: the
+ * plain runs of a string held to it ({@link PatternRuns}), or every token of a regular expression's
+ * output ({@link OutputState#textPattern}). Patterns are made once per text and shared ({@link
+ * StringPattern}), so requests with the same schema or regex find each state's tokens once between
+ * them. The most recently used {@link #KEPT} are kept; thread-safe.
  */
 final class KeptRuns {
   static final int KEPT = 256;
 
-  private record Key(StringPattern pattern, int state) {}
+  // text: every token of a regex's output; else the plain runs of a JSON string.
+  private record Key(StringPattern pattern, int state, boolean text) {}
 
   private record Runs(long[] mask, int count) {}
 
@@ -25,11 +27,11 @@ final class KeptRuns {
       };
 
   /**
-   * Copies the runs kept for {@code pattern}'s {@code state} into {@code mask[0..words)}: how many,
-   * or -1 where none are kept.
+   * Copies the tokens kept for {@code pattern}'s {@code state} (in a regex's output where {@code
+   * text}, else in a JSON string) into {@code mask[0..words)}: how many, or -1 where none are kept.
    */
-  synchronized int copy(StringPattern pattern, int state, long[] mask, int words) {
-    Runs r = kept.get(new Key(pattern, state));
+  synchronized int copy(StringPattern pattern, int state, boolean text, long[] mask, int words) {
+    Runs r = kept.get(new Key(pattern, state, text));
     if (r == null) {
       return -1;
     }
@@ -37,8 +39,9 @@ final class KeptRuns {
     return r.count;
   }
 
-  /** Keeps a copy of {@code mask[0..words)}, {@code count} runs, for {@code pattern}'s state. */
-  synchronized void keep(StringPattern pattern, int state, long[] mask, int words, int count) {
-    kept.put(new Key(pattern, state), new Runs(java.util.Arrays.copyOf(mask, words), count));
+  /** Keeps a copy of {@code mask[0..words)}, {@code count} tokens, for {@code pattern}'s state. */
+  synchronized void keep(
+      StringPattern pattern, int state, boolean text, long[] mask, int words, int count) {
+    kept.put(new Key(pattern, state, text), new Runs(java.util.Arrays.copyOf(mask, words), count));
   }
 }

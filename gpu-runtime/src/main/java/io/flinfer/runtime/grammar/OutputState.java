@@ -45,15 +45,24 @@ public abstract class OutputState {
   /**
    * Where the bytes so far end at a character of a string whose characters step a pattern and whose
    * length nothing bounds, that pattern: every plain run without escapes (see {@link
-   * JsonVocabulary}) whose characters it takes from {@link #plainPatternState} may follow, whatever
-   * else the state holds. Elsewhere null.
+   * JsonVocabulary}) whose characters it takes from {@link #patternState} may follow, whatever else
+   * the state holds. Elsewhere null.
    */
   StringPattern plainPattern() {
     return null;
   }
 
-  /** The pattern's state where {@link #plainPattern} is not null. */
-  int plainPatternState() {
+  /**
+   * Where the bytes so far end between characters of a text that a pattern alone decides (a regular
+   * expression's output), that pattern: the tokens whose text it takes from {@link #patternState}
+   * may follow, and no others. Elsewhere null.
+   */
+  StringPattern textPattern() {
+    return null;
+  }
+
+  /** The pattern's state where {@link #plainPattern} or {@link #textPattern} is not null. */
+  int patternState() {
     return -1;
   }
 

@@ -16,8 +16,8 @@ final class PatternRuns {
    * characters {@code pattern} takes from its state {@code from}; returns how many.
    */
   int plainRuns(JsonVocabulary vocabulary, StringPattern pattern, int from, long[] mask) {
-    int n =
-        vocabulary.keptRuns().copy(pattern, from, mask, JsonVocabulary.words(vocabulary.size()));
+    int words = JsonVocabulary.words(vocabulary.size());
+    int n = vocabulary.keptRuns().copy(pattern, from, false, mask, words);
     if (n >= 0) {
       return n;
     }
@@ -29,7 +29,7 @@ final class PatternRuns {
       probe = new RegexPrefix(pattern);
     }
     n = vocabulary.patternRuns(pattern, from, mask, stack, probe);
-    vocabulary.keptRuns().keep(pattern, from, mask, JsonVocabulary.words(vocabulary.size()), n);
+    vocabulary.keptRuns().keep(pattern, from, false, mask, words, n);
     return n;
   }
 }

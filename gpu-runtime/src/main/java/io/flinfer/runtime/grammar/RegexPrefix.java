@@ -54,6 +54,16 @@ final class RegexPrefix extends OutputState {
   }
 
   @Override
+  StringPattern textPattern() {
+    return text.atBoundary() ? pattern : null;
+  }
+
+  @Override
+  int patternState() {
+    return state;
+  }
+
+  @Override
   int plainRoom() {
     return -1; // each character steps the automaton
   }

@@ -130,7 +130,7 @@ public final class SchemaPrefix extends OutputState {
   }
 
   @Override
-  int plainPatternState() {
+  int patternState() {
     return pattern[depth - 1];
   }
 

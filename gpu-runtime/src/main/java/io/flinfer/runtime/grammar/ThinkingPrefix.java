@@ -109,8 +109,13 @@ public final class ThinkingPrefix extends OutputState {
   }
 
   @Override
-  int plainPatternState() {
-    return inner.plainPatternState();
+  StringPattern textPattern() {
+    return phase == SHAPE ? inner.textPattern() : null;
+  }
+
+  @Override
+  int patternState() {
+    return inner.patternState();
   }
 
   /** Inside the thought, every token without {@code '>'} may follow: only it closes the thought. */
