@@ -8,7 +8,7 @@ import io.flinfer.runtime.tokenizer.Tokenizer;
  * once, a refused byte ruling out every token below it), and split into the tokens that, inside a
  * string, leave the state as it was (plain text: no quote, no control character, whole UTF-8
  * characters, complete escapes) and the rest. Built once per tokenizer and shared by every request;
- * immutable but for the plain runs of pattern states it keeps ({@link KeptRuns}, thread-safe).
+ * immutable but for the tokens of pattern states it keeps ({@link KeptRuns}, thread-safe).
  *
  * <p>Tokens are read as they decode in the middle of a text. Tokens that add no text (control
  * tokens, the end-of-sequence token) never follow: a JSON object ends at its closing brace.
@@ -166,7 +166,7 @@ public final class JsonVocabulary {
     return bytes[t];
   }
 
-  /** The plain runs of pattern states found so far, for every request of this vocabulary. */
+  /** The tokens of pattern states found so far, for every request of this vocabulary. */
   KeptRuns keptRuns() {
     return keptRuns;
   }
