@@ -207,6 +207,52 @@ public final class JsonVocabulary {
     return count;
   }
 
+  /**
+   * For the runs in {@code mask} (plain, without escapes, each taken by {@code pattern} from {@code
+   * from}): each run's room, the fewest characters a string must have left for it to be taken
+   * there, the most over its characters of how many it has written plus the fewest that then lead
+   * to a match. The runs ordered by room, largest first, and their rooms.
+   */
+  int[][] runRooms(StringPattern pattern, int from, long[] mask) {
+    int n = 0;
+    for (int w = 0; w < plain.length; w++) {
+      n += Long.bitCount(mask[w]);
+    }
+    long[] keyed = new long[n];
+    int k = 0;
+    for (int w = 0; w < plain.length; w++) {
+      for (long bits = mask[w]; bits != 0; bits &= bits - 1) {
+        int t = w << 6 | Long.numberOfTrailingZeros(bits);
+        int state = from;
+        int written = 0;
+        int room = 0;
+        byte[] run = bytes[t];
+        // Plain runs are whole, valid UTF-8 characters.
+        for (int i = 0; i < run.length; ) {
+          int lead = run[i++] & 0xff;
+          int c =
+              lead < 0x80
+                  ? lead
+                  : lead < 0xe0 ? lead & 0x1f : lead < 0xf0 ? lead & 0x0f : lead & 0x07;
+          while (i < run.length && (run[i] & 0xc0) == 0x80) {
+            c = c << 6 | run[i++] & 0x3f;
+          }
+          state = pattern.step(state, c);
+          room = Math.max(room, ++written + pattern.fewestToAccept(state));
+        }
+        keyed[k++] = (long) room << 32 | t;
+      }
+    }
+    java.util.Arrays.sort(keyed);
+    int[][] out = new int[2][n];
+    for (int i = 0; i < n; i++) {
+      long e = keyed[n - 1 - i];
+      out[0][i] = (int) e;
+      out[1][i] = (int) (e >>> 32);
+    }
+    return out;
+  }
+
   /** Whether every byte of {@code b} keeps {@code p} inside its string, ending at a character. */
   private static boolean staysInString(JsonPrefix p, byte[] b) {
     // The same for every JSON grammar: what a free string may hold is JSON's lexical rule.
@@ -235,7 +281,7 @@ public final class JsonVocabulary {
     }
     StringPattern pattern = state.plainPattern();
     if (pattern != null) {
-      return runs.plainRuns(this, pattern, state.patternState(), mask)
+      return runs.plainRuns(this, pattern, state.patternState(), state.patternRoom(), mask)
           + notPlain.allow(state, mask, stack, probe)
           + escaping.allow(state, mask, stack, probe);
     }

@@ -16,7 +16,17 @@ final class KeptRuns {
   // text: every token of a regex's output; else the plain runs of a JSON string.
   private record Key(StringPattern pattern, int state, boolean text) {}
 
-  private record Runs(long[] mask, int count) {}
+  private static final class Runs {
+    final long[] mask;
+    final int count;
+    // A JSON string's runs by the room they need, made at the first bounded string that asks.
+    int[][] rooms;
+
+    Runs(long[] mask, int count) {
+      this.mask = mask;
+      this.count = count;
+    }
+  }
 
   private final Map<Key, Runs> kept =
       new LinkedHashMap<>(16, 0.75f, true) {
@@ -37,6 +47,23 @@ final class KeptRuns {
     }
     System.arraycopy(r.mask, 0, mask, 0, words);
     return r.count;
+  }
+
+  /**
+   * The room each of a JSON string's runs at {@code pattern}'s {@code state} needs ({@link
+   * JsonVocabulary#runRooms}), or null where none is kept.
+   */
+  synchronized int[][] rooms(StringPattern pattern, int state) {
+    Runs r = kept.get(new Key(pattern, state, false));
+    return r == null ? null : r.rooms;
+  }
+
+  /** Keeps {@code rooms} with the runs of {@code pattern}'s {@code state}, if they are kept. */
+  synchronized void keepRooms(StringPattern pattern, int state, int[][] rooms) {
+    Runs r = kept.get(new Key(pattern, state, false));
+    if (r != null) {
+      r.rooms = rooms;
+    }
   }
 
   /** Keeps a copy of {@code mask[0..words)}, {@code count} tokens, for {@code pattern}'s state. */

@@ -43,13 +43,21 @@ public abstract class OutputState {
   abstract int plainRoom();
 
   /**
-   * Where the bytes so far end at a character of a string whose characters step a pattern and whose
-   * length nothing bounds, that pattern: every plain run without escapes (see {@link
-   * JsonVocabulary}) whose characters it takes from {@link #patternState} may follow, whatever else
-   * the state holds. Elsewhere null.
+   * Where the bytes so far end at a character of a string whose characters step a pattern, that
+   * pattern: every plain run without escapes (see {@link JsonVocabulary}) whose characters it takes
+   * from {@link #patternState} may follow, whatever else the state holds, if it leaves a match
+   * within {@link #patternRoom} characters at each of its characters. Elsewhere null.
    */
   StringPattern plainPattern() {
     return null;
+  }
+
+  /**
+   * Where {@link #plainPattern} is not null, the characters the string may still take ({@link
+   * Integer#MAX_VALUE} for any number).
+   */
+  int patternRoom() {
+    return Integer.MAX_VALUE;
   }
 
   /**

@@ -124,9 +124,12 @@ public final class SchemaPrefix extends OutputState {
     if (depth == 0 || kind(depth - 1) != STRING || phase[depth - 1] != INSIDE + JsonLexicon.CHARS) {
       return null;
     }
-    JsonSchemaGrammar.Node n = grammar.node(node[depth - 1]);
-    // A bounded length would make the runs that fit depend on the characters written.
-    return n.maxLength == Integer.MAX_VALUE ? n.pattern : null;
+    return grammar.node(node[depth - 1]).pattern;
+  }
+
+  @Override
+  int patternRoom() {
+    return room(depth - 1, grammar.node(node[depth - 1]));
   }
 
   @Override

@@ -114,6 +114,11 @@ public final class ThinkingPrefix extends OutputState {
   }
 
   @Override
+  int patternRoom() {
+    return inner.patternRoom();
+  }
+
+  @Override
   int patternState() {
     return inner.patternState();
   }

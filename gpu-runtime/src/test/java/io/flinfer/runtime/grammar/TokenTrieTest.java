@@ -25,7 +25,8 @@ class TokenTrieTest {
   private static final String SCHEMA =
       "{\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"string\", \"pattern\":"
           + " \"^(ab)+$\"}, \"b\": {\"type\": \"array\", \"items\": {\"type\": \"integer\"}},"
-          + " \"c\": {\"type\": \"string\", \"pattern\": \"^.*$\"}}}";
+          + " \"c\": {\"type\": \"string\", \"pattern\": \"^.*$\"},"
+          + " \"d\": {\"type\": \"string\", \"pattern\": \"^[ab]+11$\", \"maxLength\": 5}}}";
 
   /** Tokens of a few letters that JSON, the patterns and UTF-8 treat differently. */
   @Provide
@@ -58,7 +59,9 @@ class TokenTrieTest {
     JsonVocabulary v = JsonVocabulary.of(bytes);
     OutputState start = start(shape);
     // Where the text is refused, the shape's start is checked instead.
-    OutputState state = MaskWalks.after(start.fresh(), text);
+    OutputState copy = start.fresh();
+    copy.copyFrom(start);
+    OutputState state = MaskWalks.after(copy, text);
     if (state == null) {
       state = start;
     }
@@ -73,7 +76,7 @@ class TokenTrieTest {
 
   @Provide
   Arbitrary<Integer> shapes() {
-    return Arbitraries.integers().between(0, REGEXES.length + 2);
+    return Arbitraries.integers().between(0, REGEXES.length + 3);
   }
 
   private static OutputState start(int shape) {
@@ -84,10 +87,13 @@ class TokenTrieTest {
       return new JsonPrefix();
     }
     SchemaPrefix start = JsonSchemaGrammar.compile(SCHEMA).start();
-    // Inside a string that any characters but line ends match, where escapes write others.
-    return shape == REGEXES.length + 1
-        ? start
-        : MaskWalks.after(start, "{\"a\": \"ab\", \"b\": [], \"c\": \"");
+    // Inside a string that any characters but line ends match, where escapes write others, or
+    // one held to a pattern and a length.
+    if (shape == REGEXES.length + 1) {
+      return start;
+    }
+    String before = "{\"a\": \"ab\", \"b\": [], \"c\": \"";
+    return MaskWalks.after(start, shape == REGEXES.length + 2 ? before : before + "\", \"d\": \"");
   }
 
   @Property(tries = 100)

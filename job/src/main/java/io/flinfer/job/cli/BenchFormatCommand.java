@@ -41,7 +41,8 @@ public final class BenchFormatCommand implements Callable<Integer> {
           + " \"code\": {\"type\": \"string\", \"maxLength\": 8},"
           + " \"age\": {\"type\": \"integer\", \"minimum\": 0, \"maximum\": 150},"
           + " \"born\": {\"type\": \"string\", \"format\": \"date\"},"
-          + " \"slug\": {\"type\": \"string\", \"pattern\": \"^[a-z0-9-]+$\"}}}";
+          + " \"slug\": {\"type\": \"string\", \"pattern\": \"^[a-z0-9-]+$\"},"
+          + " \"user\": {\"type\": \"string\", \"pattern\": \"^[a-z0-9_]+$\", \"maxLength\": 16}}}";
 
   /**
    * The expression of the regex case: a sentence, after a space where the vocabulary writes one
@@ -81,6 +82,12 @@ public final class BenchFormatCommand implements Callable<Integer> {
       "{\"name\": \"Al\", \"tags\": [], \"code\": \"\", \"age\": 1, \"born\":"
           + " \"1999-12-31\", \"slug\": \"my-",
       "inside a string of pattern ^[a-z0-9-]+$"
+    },
+    {
+      "json_schema",
+      "{\"name\": \"Al\", \"tags\": [], \"code\": \"\", \"age\": 1, \"born\":"
+          + " \"1999-12-31\", \"slug\": \"a\", \"user\": \"my_",
+      "inside a string of pattern ^[a-z0-9_]+$ of at most 16 characters"
     },
     {"thinking_json_object", "The user wants", "inside a thought before a JSON object"},
     {"regex", "The cat sat", "inside a word of " + REGEX},
