@@ -46,6 +46,68 @@ public final class JsonPrefix extends OutputState {
   private int left; // a literal's position
   private int literal;
   private int whitespace; // whitespace bytes in a row
+  // The request's states given a mask key so far; shared by the states made from this one.
+  private final Keys keys;
+
+  /** Before the object's first byte. */
+  public JsonPrefix() {
+    this(new Keys());
+  }
+
+  private JsonPrefix(Keys keys) {
+    this.keys = keys;
+  }
+
+  /**
+   * The states of one request that have a mask key: the whole state decides which tokens may follow
+   * (a token may close several containers), so equal states share a key, given in order. Up to
+   * {@link #MOST}; later states have none.
+   */
+  private static final class Keys {
+    static final int MOST = 4_096;
+
+    private record State(
+        int mode,
+        int depth,
+        long stackLow,
+        long stackHigh,
+        boolean key,
+        int lex,
+        int left,
+        int literal,
+        int whitespace) {}
+
+    private final java.util.Map<State, Integer> given = new java.util.HashMap<>();
+
+    int of(JsonPrefix p) {
+      State s =
+          new State(
+              p.mode,
+              p.depth,
+              p.stackLow,
+              p.stackHigh,
+              p.key,
+              p.lex,
+              p.left,
+              p.literal,
+              p.whitespace);
+      Integer k = given.get(s);
+      if (k != null) {
+        return k;
+      }
+      if (given.size() == MOST) {
+        return -1;
+      }
+      given.put(s, given.size());
+      return given.size() - 1;
+    }
+  }
+
+  /** The whole state decides the tokens that may follow: equal states share a key. */
+  @Override
+  int maskKey() {
+    return keys.of(this);
+  }
 
   /** Whether the root object is complete: nothing may follow. */
   @Override
@@ -61,7 +123,7 @@ public final class JsonPrefix extends OutputState {
 
   @Override
   public JsonPrefix fresh() {
-    return new JsonPrefix();
+    return new JsonPrefix(keys);
   }
 
   @Override

@@ -2,8 +2,9 @@ package io.flinfer.runtime.grammar;
 
 /**
  * The masks of one request's states whose mask a key decides ({@link OutputState#maskKey}: a
- * regular expression's automaton state, a grammar's set of stacks, between characters), each made
- * once and kept, up to {@link #KEPT}: shared by a constraint and its forks. Not thread-safe.
+ * regular expression's automaton state, a grammar's set of stacks, between characters; a JSON
+ * object's whole state), each made once and kept, up to {@link #KEPT}: shared by a constraint and
+ * its forks. Not thread-safe.
  */
 final class MaskCache {
   static final int KEPT = 64;

@@ -36,6 +36,35 @@ class OutputConstraintTest {
     return JsonVocabulary.of(bytes);
   }
 
+  /**
+   * A JSON object's masks are kept per state, and only a whole equal state shares one: two places
+   * in one output that differ only in whether a container below is an array or an object get their
+   * own masks, and a place visited again gets the same.
+   */
+  @Test
+  void onlyEqualStatesShareAMask() {
+    // One-character tokens, and runs that close containers of one kind or the other.
+    String[] pieces = {"{", "}", "[", "]", "\"", "a", ":", ",", "1", "1]", "1}", "]}", "}}", "]]"};
+    byte[][] bytes = new byte[pieces.length][];
+    for (int t = 0; t < pieces.length; t++) {
+      bytes[t] = pieces[t].getBytes(StandardCharsets.UTF_8);
+    }
+    JsonVocabulary v = JsonVocabulary.of(bytes);
+    OutputConstraint c = new OutputConstraint(v);
+    long[] mask = new long[JsonVocabulary.words(v.size())];
+    // After the 1 of [1 and the 1 of {"b": 1 the states differ in the container alone.
+    String text = "{\"a\":[1],\"a\":{\"a\":1},\"a\":[1";
+    int checked = 0;
+    for (int i = 0; i < text.length(); i++) {
+      int token = java.util.Arrays.asList(pieces).indexOf(String.valueOf(text.charAt(i)));
+      assertThat(c.advance(token)).as(text.substring(0, i + 1)).isTrue();
+      c.allowed(mask);
+      assertThat(mask).as(text.substring(0, i + 1)).isEqualTo(bruteForce(v, c.state()));
+      checked++;
+    }
+    assertThat(checked).isEqualTo(text.length());
+  }
+
   /** The tokens that may follow, found by trying every one. */
   static long[] bruteForce(JsonVocabulary v, OutputState state) {
     long[] mask = new long[JsonVocabulary.words(v.size())];

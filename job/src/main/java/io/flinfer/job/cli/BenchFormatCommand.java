@@ -151,7 +151,7 @@ public final class BenchFormatCommand implements Callable<Integer> {
         allowed = constraint.allowed(mask); // warm-up
       }
       long made = 0;
-      int n = 20;
+      int n = 100;
       for (int i = 0; i < n; i++) {
         OutputConstraint fresh = after(table, shape.fresh(), head, c);
         t0 = System.nanoTime();
