@@ -10,7 +10,7 @@ import java.util.Arrays;
  * <p>Nodes are laid out in depth-first order (a node's subtree is the nodes after it up to {@link
  * #end}), so a walk is a loop over arrays with one jump past each refused subtree. Only the first
  * {@link #DEPTH} bytes of a token are nodes; a longer token's rest is fed to a copy of the state at
- * that depth, as a token was fed whole before.
+ * that depth.
  */
 final class TokenTrie {
   /** Bytes of a token held as nodes; a walk keeps a state for each depth up to this one. */

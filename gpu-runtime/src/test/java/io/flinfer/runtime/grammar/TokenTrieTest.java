@@ -14,8 +14,9 @@ import net.jqwik.api.Provide;
 
 /**
  * A vocabulary's trie gives exactly the tokens that trying each token gives, on random vocabularies
- * whose tokens share prefixes, repeat, and run past the trie's depth, for regular expressions, JSON
- * and schemas in random places.
+ * whose tokens share prefixes, repeat, hold escapes and run past the trie's depth, for regular
+ * expressions, JSON, and schemas in random places, inside patterned strings with and without a
+ * bounded length among them.
  */
 class TokenTrieTest {
   private static final String[] REGEXES = {
