@@ -30,7 +30,9 @@ class BenchFormatCommandTest {
     assertThat(results).hasSize(13);
     for (JsonNode r : results) {
       assertThat(r.get("allowed_tokens").asInt()).as(r.toString()).isPositive();
-      assertThat(r.get("micros_per_mask").asDouble()).isPositive();
+      // A kept mask is a copy, which may round to nothing; a mask made is timed above zero.
+      assertThat(r.get("masks").asLong()).isPositive();
+      assertThat(r.get("micros_per_mask").asDouble()).isNotNegative();
       assertThat(r.get("micros_first_mask").asDouble()).isPositive();
       assertThat(r.get("micros_first_mask_of_process").asDouble()).isPositive();
     }
