@@ -74,64 +74,18 @@ final class GbnfStacks {
     return id;
   }
 
-  // Sets of stacks, sorted, each made once: set k is sets[setStart[k] .. setStart[k + 1]).
-  private int[] sets = new int[1024];
-  private int[] setStart = new int[257];
-  private int setCount;
-  private int[] setSlots = new int[512]; // set + 1 by hash, open addressing; 0 is free
-
   /** The most sets of stacks a request names. */
   static final int MAX_SETS = 1 << 16;
+
+  // Sets of stacks, sorted, each made once.
+  private final IntRuns sets = new IntRuns(MAX_SETS);
 
   /**
    * The number of the set {@code tops[0 .. count)} (sorted, distinct), made once: states with the
    * same set take the same tokens next. -1 past {@link #MAX_SETS}.
    */
   int setOf(int[] tops, int count) {
-    int mask = setSlots.length - 1;
-    int slot = hash(tops, 0, count) & mask;
-    for (; setSlots[slot] != 0; slot = (slot + 1) & mask) {
-      int s = setSlots[slot] - 1;
-      if (Arrays.equals(sets, setStart[s], setStart[s + 1], tops, 0, count)) {
-        return s;
-      }
-    }
-    if (setCount == MAX_SETS) {
-      return -1;
-    }
-    if (setCount + 2 > setStart.length) {
-      setStart = Arrays.copyOf(setStart, 2 * setStart.length);
-    }
-    int from = setStart[setCount];
-    if (from + count > sets.length) {
-      sets = Arrays.copyOf(sets, Math.max(2 * sets.length, from + count));
-    }
-    System.arraycopy(tops, 0, sets, from, count);
-    setStart[setCount + 1] = from + count;
-    setSlots[slot] = ++setCount;
-    if (2 * setCount > setSlots.length) {
-      int[] old = setSlots;
-      setSlots = new int[2 * old.length];
-      int m = setSlots.length - 1;
-      for (int id : old) {
-        if (id != 0) {
-          int sl = hash(sets, setStart[id - 1], setStart[id]) & m;
-          while (setSlots[sl] != 0) {
-            sl = (sl + 1) & m;
-          }
-          setSlots[sl] = id;
-        }
-      }
-    }
-    return setCount - 1;
-  }
-
-  private static int hash(int[] a, int from, int to) {
-    int h = 1;
-    for (int k = from; k < to; k++) {
-      h = 31 * h + a[k];
-    }
-    return (h * 0x9E3779B9) >>> 8;
+    return sets.of(tops, count);
   }
 
   private void rehash() {

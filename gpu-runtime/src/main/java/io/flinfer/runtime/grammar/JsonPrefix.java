@@ -60,84 +60,28 @@ public final class JsonPrefix extends OutputState {
 
   /**
    * The states of one request that have a mask key: the whole state decides which tokens may follow
-   * (a token may close several containers), so equal states share a key, given in order. Up to
-   * {@link #MOST}; later states have none. Looked up every step, so states are kept as five longs
-   * each in an open-addressed table, not as objects.
+   * (a token may close several containers), so equal states share a key, given in order, up to
+   * {@link #MOST}; later states have none.
    */
   private static final class Keys {
     static final int MOST = 4_096;
-    private static final int WORDS = 5;
 
-    private long[] states = new long[WORDS * 64];
-    private int[] ids = new int[64]; // key + 1; 0: a free slot
-    private int given;
+    private final IntRuns given = new IntRuns(MOST);
+    private final int[] state = new int[11];
 
     int of(JsonPrefix p) {
-      long a = (long) p.lex << 32 | p.whitespace & 0xffffffffL;
-      long b = (long) p.mode << 32 | p.depth & 0xffffffffL;
-      long c = (long) p.left << 32 | (long) p.literal << 1 | (p.key ? 1 : 0);
-      long lo = p.stackLow;
-      long hi = p.stackHigh;
-      int mask = ids.length - 1;
-      int slot = hash(a, b, c, lo, hi) & mask;
-      while (ids[slot] != 0) {
-        int o = WORDS * slot;
-        if (states[o] == a
-            && states[o + 1] == b
-            && states[o + 2] == c
-            && states[o + 3] == lo
-            && states[o + 4] == hi) {
-          return ids[slot] - 1;
-        }
-        slot = (slot + 1) & mask;
-      }
-      if (given == MOST) {
-        return -1;
-      }
-      if (2 * (given + 1) > ids.length) {
-        grow();
-        return of(p);
-      }
-      int o = WORDS * slot;
-      states[o] = a;
-      states[o + 1] = b;
-      states[o + 2] = c;
-      states[o + 3] = lo;
-      states[o + 4] = hi;
-      ids[slot] = ++given;
-      return given - 1;
-    }
-
-    private static int hash(long a, long b, long c, long lo, long hi) {
-      long h = (((a * 31 + b) * 31 + c) * 31 + lo) * 31 + hi;
-      return (int) (h * 0x9E3779B97F4A7C15L >>> 40);
-    }
-
-    private void grow() {
-      long[] oldStates = states;
-      int[] oldIds = ids;
-      states = new long[2 * oldStates.length];
-      ids = new int[2 * oldIds.length];
-      int mask = ids.length - 1;
-      for (int s = 0; s < oldIds.length; s++) {
-        if (oldIds[s] == 0) {
-          continue;
-        }
-        int o = WORDS * s;
-        int slot =
-            hash(
-                    oldStates[o],
-                    oldStates[o + 1],
-                    oldStates[o + 2],
-                    oldStates[o + 3],
-                    oldStates[o + 4])
-                & mask;
-        while (ids[slot] != 0) {
-          slot = (slot + 1) & mask;
-        }
-        System.arraycopy(oldStates, o, states, WORDS * slot, WORDS);
-        ids[slot] = oldIds[s];
-      }
+      state[0] = p.mode;
+      state[1] = p.depth;
+      state[2] = p.key ? 1 : 0;
+      state[3] = p.lex;
+      state[4] = p.left;
+      state[5] = p.literal;
+      state[6] = p.whitespace;
+      state[7] = (int) p.stackLow;
+      state[8] = (int) (p.stackLow >>> 32);
+      state[9] = (int) p.stackHigh;
+      state[10] = (int) (p.stackHigh >>> 32);
+      return given.of(state, state.length);
     }
   }
 
