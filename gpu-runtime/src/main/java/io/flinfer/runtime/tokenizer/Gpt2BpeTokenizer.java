@@ -4,7 +4,6 @@ import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.regex.Matcher;
 
 /**
  * Byte-level BPE (GPT-2, Llama 3, Qwen): special tokens are split out, the rest is split into words
@@ -87,7 +86,14 @@ public final class Gpt2BpeTokenizer implements Tokenizer {
     for (int i = 0; i < tokens.length; i++) {
       control[i] = types != null && types[i] == SentencePieceTokenizer.TYPE_CONTROL;
       tokenToId.putIfAbsent(tokens[i], i);
-      tokenBytes[i] = control[i] ? new byte[0] : toBytes(tokens[i]);
+      // An added (user-defined) token's text is its own UTF-8, not byte-level characters:
+      // DeepSeek's
+      // vocabularies add letters such as "ü" that would otherwise read as the byte 0xFC.
+      boolean added = types != null && types[i] == SentencePieceTokenizer.TYPE_USER_DEFINED;
+      tokenBytes[i] =
+          control[i]
+              ? new byte[0]
+              : added ? tokens[i].getBytes(StandardCharsets.UTF_8) : toBytes(tokens[i]);
     }
     for (int r = 0; r < merges.length; r++) {
       mergeRank.putIfAbsent(merges[r], r);
@@ -147,10 +153,7 @@ public final class Gpt2BpeTokenizer implements Tokenizer {
         new SpecialTokens.Sink() {
           @Override
           public void text(String plain) {
-            Matcher m = pre.pattern().matcher(pre.normalize(plain));
-            while (m.find()) {
-              out.addAll(encodeWord(m.group()));
-            }
+            pre.split(pre.normalize(plain), word -> out.addAll(encodeWord(word)));
           }
 
           @Override

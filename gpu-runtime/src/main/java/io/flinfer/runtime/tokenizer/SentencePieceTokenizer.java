@@ -18,6 +18,7 @@ public final class SentencePieceTokenizer implements Tokenizer {
   public static final int TYPE_NORMAL = 1;
 
   public static final int TYPE_CONTROL = 3;
+  public static final int TYPE_USER_DEFINED = 4;
   public static final int TYPE_BYTE = 6;
 
   private final String[] pieces;

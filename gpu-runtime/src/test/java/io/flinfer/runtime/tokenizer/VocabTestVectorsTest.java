@@ -31,16 +31,54 @@ class VocabTestVectorsTest {
     Path dir = SharedFiles.root().resolve("tokenizers");
     Path gguf = dir.resolve(vocab + ".gguf");
     assumeTrue(Files.exists(gguf), "missing " + gguf);
+    // Qwen's tokenizer NFC-normalizes text first: its decoding is the normalized input.
+    check(gguf, dir.resolve(vocab + ".gguf"), vocab.equals("qwen3"));
+  }
+
+  /**
+   * The other families' pre-tokenizers against the vectors in llama.cpp's {@code models/} folder
+   * (made with each family's Hugging Face tokenizer), where {@code FLINFER_LLAMACPP_MODELS} names
+   * that folder: no registry serves those files, so CI has none and skips this. The DeepSeek-R1
+   * distillations of Qwen carry Qwen's vocabulary: their vectors run on the Qwen3 one.
+   */
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "starcoder",
+        "refact",
+        "deepseek-coder",
+        "deepseek-llm",
+        "mpt",
+        "gpt-2",
+        "deepseek-r1-qwen"
+      })
+  void encodesLikeTheFamiliesInLlamaCppsModels(String family) throws Exception {
+    String models = System.getenv("FLINFER_LLAMACPP_MODELS");
+    assumeTrue(models != null, "FLINFER_LLAMACPP_MODELS is not set");
+    Path vectors = Path.of(models).resolve("ggml-vocab-" + family + ".gguf");
+    Path gguf =
+        family.equals("deepseek-r1-qwen")
+            ? SharedFiles.root().resolve("tokenizers").resolve("qwen3.gguf")
+            : vectors;
+    assumeTrue(Files.exists(gguf) && Files.size(gguf) > 0, "missing " + gguf);
+    check(gguf, vectors, family.equals("deepseek-r1-qwen"));
+  }
+
+  /**
+   * Every input of {@code vectors.inp} encodes to the ids on its line of {@code vectors.out}, and
+   * those decode back to the input ({@code nfc}: to its NFC form).
+   */
+  private static void check(Path gguf, Path vectors, boolean nfc) throws Exception {
     GgufFile file = GgufFile.open(gguf);
     Tokenizer tok = GgufTokenizers.read(file);
     String[] texts = (String[]) file.get("tokenizer.ggml.tokens");
     int[] types = (int[]) file.get("tokenizer.ggml.token_type");
-    String inp = Files.readString(dir.resolve(vocab + ".gguf.inp"));
+    String inp = Files.readString(Path.of(vectors + ".inp"));
     List<String> inputs = new ArrayList<>(Arrays.asList(inp.split("\n__ggml_vocab_test__\n", -1)));
     if (inputs.get(inputs.size() - 1).isEmpty()) {
       inputs.remove(inputs.size() - 1);
     }
-    List<String> outputs = Files.readAllLines(dir.resolve(vocab + ".gguf.out"));
+    List<String> outputs = Files.readAllLines(Path.of(vectors + ".out"));
     assertThat(inputs).hasSameSizeAs(outputs);
     for (int i = 0; i < inputs.size(); i++) {
       String text = inputs.get(i);
@@ -54,8 +92,7 @@ class VocabTestVectorsTest {
       assertThat(tok.encode(text, false, true))
           .as("encoding of input %d %s", i, show(text))
           .containsExactly(expected);
-      // Qwen's tokenizer NFC-normalizes text first: its decoding is the normalized input.
-      String back = vocab.equals("qwen3") ? Normalizer.normalize(text, Normalizer.Form.NFC) : text;
+      String back = nfc ? Normalizer.normalize(text, Normalizer.Form.NFC) : text;
       // Control tokens add no text to a completion.
       for (int id : expected) {
         if (types != null && types[id] == 3) {
