@@ -25,6 +25,12 @@ public enum PreTokenizer {
    */
   QWEN2(true, false, Words.QWEN2),
   /**
+   * Mistral's Tekken ({@code tekken}: Mistral NeMo, Small 3, Ministral, Devstral): words split
+   * where lower case turns to upper, single digits, and a whole word that is in the vocabulary
+   * taken as is.
+   */
+  TEKKEN(false, true, Words.TEKKEN),
+  /**
    * StarCoder, SmolLM, Refact, Command-R, CodeShell, EXAONE and Minerva: every digit a word of its
    * own, then GPT-2's split of the rest.
    */
@@ -58,6 +64,11 @@ public enum PreTokenizer {
     static final String QWEN2 =
         "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}|"
             + " ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+    static final String TEKKEN =
+        "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+|"
+            + "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*|"
+            + "\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
     /**
      * CJK ideographs (U+4E00-U+9FA5), U+0800-U+4E00 and Hangul, as DeepSeek's tokenizers name them.
@@ -141,7 +152,7 @@ public enum PreTokenizer {
 
   private static final String SUPPORTED =
       "default, gpt-2 and its aliases (phi-2, mpt, olmo, jais, roberta-bpe, gigachat, jina-*),"
-          + " llama-bpe, llama3, llama-v3, falcon3, qwen2, deepseek-r1-qwen, megrez, starcoder,"
+          + " llama-bpe, llama3, llama-v3, falcon3, qwen2, deepseek-r1-qwen, megrez, tekken, starcoder,"
           + " smollm, refact, command-r, codeshell, exaone, minerva-7b, deepseek-coder,"
           + " deepseek-llm";
 
@@ -177,6 +188,7 @@ public enum PreTokenizer {
       case "qwen2", "deepseek-r1-qwen", "megrez" -> QWEN2;
       case "starcoder", "smollm", "refact", "command-r", "codeshell", "exaone", "minerva-7b" ->
           DIGITS_THEN_GPT2;
+      case "tekken" -> TEKKEN;
       case "deepseek-coder" -> DEEPSEEK_CODER;
       case "deepseek-llm" -> DEEPSEEK_LLM;
       default ->

@@ -125,9 +125,9 @@ class VocabTestVectorsTest {
 
   @Test
   void anUnknownPreTokenizerIsALoadErrorNamingIt() {
-    assertThatThrownBy(() -> PreTokenizer.byGgufName("tekken"))
+    assertThatThrownBy(() -> PreTokenizer.byGgufName("poro-chat"))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("tokenizer.ggml.pre = tekken");
+        .hasMessageContaining("tokenizer.ggml.pre = poro-chat");
   }
 
   @Test
