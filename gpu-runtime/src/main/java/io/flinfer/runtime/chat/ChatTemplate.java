@@ -41,7 +41,14 @@ public final class ChatTemplate {
 
   /** What the renderer itself hands the template, which the template's switches may not set. */
   private static final List<String> RESERVED =
-      List.of("messages", "tools", "add_generation_prompt", "bos_token", "eos_token");
+      List.of(
+          "messages",
+          "tools",
+          "add_generation_prompt",
+          "bos_token",
+          "eos_token",
+          "strftime_now",
+          "raise_exception");
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final Pattern KEYWORD_ARGUMENT = Pattern.compile("(\\w+)\\s*=\\s*([^,]+)");
@@ -144,6 +151,10 @@ public final class ChatTemplate {
     }
     context.put("bos_token", bosToken);
     context.put("eos_token", eosToken);
+    // Hugging Face hands these functions to the template as variables, and templates test them
+    // ({% if strftime_now is defined %} in Llama 3.2's): defined here too, called as functions.
+    context.put("strftime_now", "strftime_now");
+    context.put("raise_exception", "raise_exception");
     RenderResult r;
     // Jinjava reports a function's exception only as "Error invoking function": the template's
     // own message is kept aside.

@@ -85,6 +85,29 @@ class ChatTemplateTest {
         .isEqualTo("ab c\n | c\n |true|\nab c.");
   }
 
+  /**
+   * Templates ask whether the renderer's functions are there before they call them (Llama 3.2 falls
+   * back to a fixed date where {@code strftime_now} is undefined), as Hugging Face hands them over
+   * as variables.
+   */
+  @Test
+  void theRenderersFunctionsAreDefined() {
+    ChatTemplate t =
+        new ChatTemplate(
+            "{%- if strftime_now is defined %}{{ strftime_now('%Y') }}{% else %}fixed{% endif %}"
+                + "|{{ raise_exception is defined }}",
+            "", "");
+    String year = String.valueOf(java.time.Year.now().getValue());
+    assertThat(t.render(List.of(new ChatMessage("user", "Hi")), false))
+        .isIn(year + "|true", (Integer.parseInt(year) + 1) + "|true");
+    assertThatThrownBy(
+            () ->
+                t.render(
+                    List.of(new ChatMessage("user", "Hi")), null, "{\"strftime_now\": 1}", false))
+        .isInstanceOf(ChatTemplateException.class)
+        .hasMessageContaining("may not set strftime_now");
+  }
+
   @Test
   void strftimeFormatsTheWayTemplatesUseIt() {
     ZonedDateTime t = ZonedDateTime.of(2024, 7, 26, 9, 5, 0, 0, ZoneId.of("UTC"));
