@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.hubspot.jinjava.Jinjava;
 import com.hubspot.jinjava.JinjavaConfig;
+import com.hubspot.jinjava.LegacyOverrides;
 import com.hubspot.jinjava.el.JinjavaInterpreterResolver;
 import com.hubspot.jinjava.interpret.RenderResult;
 import com.hubspot.jinjava.interpret.TemplateError;
@@ -80,6 +81,9 @@ public final class ChatTemplate {
             JinjavaConfig.newBuilder()
                 .withTrimBlocks(true)
                 .withLstripBlocks(true)
+                // A mapping or list printed as Python prints it ({'a': 2}), not as Java does.
+                .withLegacyOverrides(
+                    LegacyOverrides.newBuilder().withUsePyishObjectMapper(true).build())
                 .withElResolver(resolver)
                 .build());
     jinjava.getGlobalContext().registerFilter(new PythonJson());

@@ -108,6 +108,17 @@ class ChatTemplateTest {
         .hasMessageContaining("may not set strftime_now");
   }
 
+  /**
+   * A mapping or list printed whole reads as Python prints it (Functionary's templates print a
+   * call's arguments so), not as Java's {@code toString}.
+   */
+  @Test
+  void mappingsAndListsPrintAsInPython() {
+    ChatTemplate t = new ChatTemplate("{{ {'a': 2, 'b': 'x'} }}|{{ ['a', 1] }}", "", "");
+    assertThat(t.render(List.of(new ChatMessage("user", "Hi")), false))
+        .isEqualTo("{'a': 2, 'b': 'x'}|['a', 1]");
+  }
+
   @Test
   void strftimeFormatsTheWayTemplatesUseIt() {
     ZonedDateTime t = ZonedDateTime.of(2024, 7, 26, 9, 5, 0, 0, ZoneId.of("UTC"));
