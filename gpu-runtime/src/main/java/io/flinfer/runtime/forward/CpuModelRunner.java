@@ -9,6 +9,7 @@ import io.flinfer.runtime.kernel.GeluTable;
 import io.flinfer.runtime.kernel.Ops;
 import io.flinfer.runtime.kernel.QueryTileAttention;
 import io.flinfer.runtime.kernel.RopeTable;
+import io.flinfer.runtime.kernel.SoftCap;
 import io.flinfer.runtime.kernel.TokenAttention;
 import io.flinfer.runtime.kernel.WorkerPool;
 import io.flinfer.runtime.model.GatedActivation;
@@ -244,7 +245,7 @@ public final class CpuModelRunner implements ModelRunner {
       Ops.rmsNorm(last, r * dim, x, t * dim, w.rmsFinal(), dim, c.normEps());
     }
     out.reset(b);
-    matmul(last, b, w.classifier(), out.rows(), null, null, null, null);
+    classify(last, b, out.rows());
     for (int r = 0; r < b; r++) {
       out.markFull(r);
     }
@@ -288,7 +289,7 @@ public final class CpuModelRunner implements ModelRunner {
         Ops.rmsNorm(scoredIn, row * dim, x, t * dim, w.rmsFinal(), dim, c.normEps());
       }
     }
-    matmul(scoredIn, b + scored, w.classifier(), scoredRows, null, null, null, null);
+    classify(scoredIn, b + scored, scoredRows);
     row = b;
     for (int r = 0; r < b; r++) {
       int first = batch.firstScored(r);
@@ -329,11 +330,21 @@ public final class CpuModelRunner implements ModelRunner {
           int t = batch.tokenOffset(r) + from + j;
           Ops.rmsNorm(scoredIn, j * dim, x, t * dim, w.rmsFinal(), dim, c.normEps());
         }
-        matmul(scoredIn, m, w.classifier(), scoredRows, null, null, null, null);
+        classify(scoredIn, m, scoredRows);
         for (int j = 0; j < m; j++) {
           batch.positionSink().accept(r, from + j, scoredRows, j * vocab);
         }
       }
+    }
+  }
+
+  /**
+   * The logits of {@code rows} normalised rows: the classifier's product, soft-capped (Gemma 2).
+   */
+  private void classify(float[] in, int rows, float[] logits) {
+    matmul(in, rows, w.classifier(), logits, null, null, null, null);
+    if (c.logitSoftCap() > 0) {
+      SoftCap.apply(logits, 0, rows * w.classifier().rows(), c.logitSoftCap());
     }
   }
 
@@ -579,17 +590,17 @@ public final class CpuModelRunner implements ModelRunner {
     AttentionTask(int threads, int maxContext) {
       perThread = new Attention[threads];
       for (int i = 0; i < threads; i++) {
-        perThread[i] = new Attention(kv, maxContext);
+        perThread[i] = new Attention(kv, maxContext, c.attentionSoftCap());
       }
       int group = c.groupSize();
       boolean tiled = QueryTileAttention.supports(kv) && QueryTileAttention.LANES % group == 0;
       tiles = new QueryTileAttention[tiled ? threads : 0];
       for (int i = 0; i < tiles.length; i++) {
-        tiles[i] = new QueryTileAttention(kv, maxContext);
+        tiles[i] = new QueryTileAttention(kv, maxContext, c.attentionSoftCap());
       }
       tokenKernels = new TokenAttention[TokenAttention.supports(kv) ? threads : 0];
       for (int i = 0; i < tokenKernels.length; i++) {
-        tokenKernels[i] = new TokenAttention(kv, c.heads(), maxContext);
+        tokenKernels[i] = new TokenAttention(kv, c.heads(), maxContext, c.attentionSoftCap());
       }
       plan =
           new AttentionPlan(

@@ -65,7 +65,9 @@ public final class ReferenceForward {
           for (int i = 0; i < hd; i++) {
             s += (double) q[h * hd + i] * keyCache[l][j * kvDim + kvh * hd + i];
           }
-          scores[j - first] = (float) (s / Math.sqrt(hd));
+          s /= Math.sqrt(hd);
+          double cap = c.attentionSoftCap();
+          scores[j - first] = (float) (cap > 0 ? cap * Math.tanh(s / cap) : s);
         }
         softmax(scores);
         for (int j = first; j <= pos; j++) {
@@ -87,7 +89,12 @@ public final class ReferenceForward {
       }
       add(x, postNorm(matvec(w.w2()[l], gate), c.postNorms() ? w.postFfnNorm()[l] : null));
     }
-    return matvec(w.classifier(), rmsNorm(x, w.rmsFinal()));
+    float[] logits = matvec(w.classifier(), rmsNorm(x, w.rmsFinal()));
+    double cap = c.logitSoftCap();
+    for (int i = 0; cap > 0 && i < logits.length; i++) {
+      logits[i] = (float) (cap * Math.tanh(logits[i] / cap));
+    }
+    return logits;
   }
 
   /** {@code v} RMS-normalised with {@code weight}, or {@code v} itself without one. */

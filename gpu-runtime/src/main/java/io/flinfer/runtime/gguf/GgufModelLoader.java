@@ -9,6 +9,7 @@ import io.flinfer.runtime.model.ModelConfig;
 import io.flinfer.runtime.model.ModelFormatException;
 import io.flinfer.runtime.model.RopeConfig;
 import io.flinfer.runtime.model.SlidingWindow;
+import io.flinfer.runtime.model.SoftCaps;
 import io.flinfer.runtime.tensor.GgmlType;
 import io.flinfer.runtime.tensor.WeightMatrix;
 import io.flinfer.runtime.tokenizer.Tokenizer;
@@ -59,6 +60,10 @@ public final class GgufModelLoader {
           "post_attention_norm.weight",
           "post_ffw_norm.weight");
 
+  /** Gemma 2's soft caps, which it reads (and which stay load errors for the other families). */
+  private static final Set<String> GEMMA2_SOFT_CAPS =
+      Set.of("attn_logit_softcapping", "final_logit_softcapping");
+
   private static final Set<String> MODEL_TENSORS =
       Set.of("token_embd.weight", "output_norm.weight", "output.weight", "rope_freqs.weight");
 
@@ -76,6 +81,9 @@ public final class GgufModelLoader {
     }
     String k = arch + ".";
     for (String key : UNSUPPORTED_KEYS) {
+      if (family == ModelFamily.GEMMA2 && GEMMA2_SOFT_CAPS.contains(key)) {
+        continue;
+      }
       Object v = f.get(k + key);
       if (v != null && !(v instanceof Number && ((Number) v).doubleValue() == 0)) {
         throw new ModelFormatException(
@@ -103,12 +111,24 @@ public final class GgufModelLoader {
     int layers = f.requireInt(k + "block_count");
     RopeConfig rope = rope(f, k, family, headDim, name);
     SlidingWindow sliding = null;
+    SoftCaps softCaps = null;
     if (family == ModelFamily.GEMMA3) {
       sliding = gemmaWindow(f, k, window, rope, name);
       if (layers == 62 && dim / heads != headDim) {
         // llama.cpp scales a 62-layer Gemma 3's queries by 1/sqrt(dim / heads), not the head's.
         throw new ModelFormatException(
             name, "a query scale of 1/sqrt(" + dim / heads + ") (Gemma 3 27B) is not supported");
+      }
+    } else if (family == ModelFamily.GEMMA2) {
+      sliding = gemma2Window(f, k, rope, name);
+      softCaps =
+          new SoftCaps(
+              f.getFloat(k + "attn_logit_softcapping", 50f),
+              f.getFloat(k + "final_logit_softcapping", 30f));
+      if (layers == 46 && dim / heads != headDim) {
+        // llama.cpp scales a 46-layer Gemma 2's queries by 1/sqrt(dim / heads), not the head's.
+        throw new ModelFormatException(
+            name, "a query scale of 1/sqrt(" + dim / heads + ") (Gemma 2 27B) is not supported");
       }
     } else if (window > 0 && window < context) {
       // Within the window, sliding-window attention is plain causal attention.
@@ -120,7 +140,7 @@ public final class GgufModelLoader {
     }
     boolean bias = f.tensors().containsKey("blk.0.attn_q.bias");
     boolean qkNorm = f.tensors().containsKey("blk.0.attn_q_norm.weight");
-    boolean gemma = family == ModelFamily.GEMMA3;
+    boolean gemma = family.gemma();
     ModelConfig config =
         new ModelConfig(
             arch,
@@ -139,7 +159,8 @@ public final class GgufModelLoader {
             gemma ? (float) Math.sqrt(dim) : 1f,
             gemma ? GatedActivation.GELU_TANH : GatedActivation.SILU,
             gemma,
-            sliding);
+            sliding,
+            softCaps);
     LlamaWeights weights = weights(f, config, name);
     weights.validate(config, name);
     return new LlamaModel(
@@ -167,6 +188,26 @@ public final class GgufModelLoader {
     }
     float theta = f.getFloat(k + "rope.freq_base_swa", 10000f);
     return new SlidingWindow(window, period, new RopeConfig(rope.style(), theta, null));
+  }
+
+  /**
+   * Gemma 2's windowed layers, as llama.cpp reads them: every other layer, from the first, attends
+   * to the last {@code attention.sliding_window} positions (default 4,096), with the global layers'
+   * rope.
+   */
+  private static SlidingWindow gemma2Window(GgufFile f, String k, RopeConfig rope, String name) {
+    int window = f.getInt(k + "attention.sliding_window", 4096);
+    Object pattern = f.get(k + "attention.sliding_window_pattern");
+    if (window <= 0 || (pattern != null && !(pattern instanceof Number n && n.intValue() == 2))) {
+      throw new ModelFormatException(
+          name,
+          "Gemma 2 windows every other layer: a window of "
+              + window
+              + " and a pattern of "
+              + pattern
+              + " are not supported");
+    }
+    return new SlidingWindow(window, 2, rope);
   }
 
   /** The file's chat template, rendered with its own BOS and EOS texts, if it has one. */

@@ -8,6 +8,7 @@ enum ModelFamily {
   QWEN2("qwen2", RopeConfig.Style.NEOX),
   QWEN3("qwen3", RopeConfig.Style.NEOX),
   PHI3("phi3", RopeConfig.Style.NEOX),
+  GEMMA2("gemma2", RopeConfig.Style.NEOX),
   GEMMA3("gemma3", RopeConfig.Style.NEOX);
 
   private final String ggufName;
@@ -25,6 +26,14 @@ enum ModelFamily {
   /** llama.cpp decides the rope style by architecture, not by metadata. */
   RopeConfig.Style ropeStyle() {
     return ropeStyle;
+  }
+
+  /**
+   * Gemma's layout: the embedding scaled by sqrt(dim), GeGLU, norms after the attention and the
+   * feed-forward, windowed layers.
+   */
+  boolean gemma() {
+    return this == GEMMA2 || this == GEMMA3;
   }
 
   /** The family named {@code general.architecture}, or null. */

@@ -49,6 +49,10 @@ public final class RandomGgufModel {
           .putUnsigned(a + ".attention.sliding_window_pattern", c.slidingWindow().period())
           .put(a + ".rope.freq_base_swa", c.slidingWindow().rope().theta());
     }
+    if (c.softCaps() != null) {
+      g.put(a + ".attn_logit_softcapping", c.attentionSoftCap())
+          .put(a + ".final_logit_softcapping", c.logitSoftCap());
+    }
     vocabulary(g, c.vocabSize());
     int[] tensor = {0};
     g.tensor(

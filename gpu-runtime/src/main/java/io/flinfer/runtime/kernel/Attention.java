@@ -15,6 +15,7 @@ public final class Attention {
   private static final VectorSpecies<Float> S = FloatVector.SPECIES_256;
 
   private final KvPool kv;
+  private final float softCap;
   private final int headDim;
   private final int rowWidth;
   private final boolean vector;
@@ -24,6 +25,15 @@ public final class Attention {
 
   /** Scratch for one thread: contexts up to {@code maxContext} positions. */
   public Attention(KvPool kv, int maxContext) {
+    this(kv, maxContext, 0f);
+  }
+
+  /**
+   * As {@link #Attention(KvPool, int)}, scores capped by {@link SoftCap} at {@code softCap} (0:
+   * not).
+   */
+  public Attention(KvPool kv, int maxContext, float softCap) {
+    this.softCap = softCap;
     this.kv = kv;
     this.headDim = kv.headDim();
     this.rowWidth = kv.rowWidth();
@@ -77,6 +87,13 @@ public final class Attention {
       scores[j] = s;
       if (s > max) {
         max = s;
+      }
+    }
+    if (softCap > 0) {
+      SoftCap.apply(scores, 0, contextLen, softCap);
+      max = Float.NEGATIVE_INFINITY;
+      for (j = 0; j < contextLen; j++) {
+        max = Math.max(max, scores[j]);
       }
     }
     int lanes = S.length();

@@ -37,6 +37,7 @@ public final class QueryTileAttention {
       FloatVector.broadcast(S, Float.NEGATIVE_INFINITY);
 
   private final KvPool kv;
+  private final float softCap;
   private final int headDim;
   private final int rowWidth;
   private final float[] queries;
@@ -50,6 +51,15 @@ public final class QueryTileAttention {
 
   /** Scratch for one thread: contexts up to {@code maxContext} positions. */
   public QueryTileAttention(KvPool kv, int maxContext) {
+    this(kv, maxContext, 0f);
+  }
+
+  /**
+   * As {@link #QueryTileAttention(KvPool, int)}, scores capped by {@link SoftCap} at {@code
+   * softCap} (0: not).
+   */
+  public QueryTileAttention(KvPool kv, int maxContext, float softCap) {
+    this.softCap = softCap;
     if (!supports(kv)) {
       throw new IllegalArgumentException("query tiles need heads a multiple of 8 wide");
     }
@@ -185,6 +195,10 @@ public final class QueryTileAttention {
    * returned from a call the compiler leaves out of line is boxed.
    */
   private void softmax(int context, int shared) {
+    if (softCap > 0) {
+      // Masked scores (minus infinity) stay masked.
+      SoftCap.apply(scores, 0, context * LANES, softCap);
+    }
     LaneMax.of(scores, 0, context, LANES, maxima, 0);
     FastExp.expLanes(scores, 0, LANES, context, maxima, 0, lastPosition, shared, inverseSums, 0);
     FloatVector.broadcast(S, 1f)

@@ -28,6 +28,7 @@ public final class TokenAttention {
   private static final VectorMask<Float> PAIR_3 = pair(3);
 
   private final KvPool kv;
+  private final float softCap;
   private final int headDim;
   private final int rowWidth;
   private final float scale;
@@ -45,6 +46,15 @@ public final class TokenAttention {
    * maxContext} positions.
    */
   public TokenAttention(KvPool kv, int maxHeads, int maxContext) {
+    this(kv, maxHeads, maxContext, 0f);
+  }
+
+  /**
+   * As {@link #TokenAttention(KvPool, int, int)}, scores capped by {@link SoftCap} at {@code
+   * softCap} (0: not).
+   */
+  public TokenAttention(KvPool kv, int maxHeads, int maxContext, float softCap) {
+    this.softCap = softCap;
     if (!QueryTileAttention.supports(kv)) {
       throw new IllegalArgumentException("token attention needs heads a multiple of 8 wide");
     }
@@ -100,6 +110,9 @@ public final class TokenAttention {
       scoresPairs(keys, q, queries, reqToToken, rowBase, kvOff, contextLen);
     } else {
       scores(keys, q, queries, heads, group, stride, reqToToken, rowBase, kvOff, contextLen);
+    }
+    if (softCap > 0) {
+      capScores(stride, contextLen);
     }
     softmax(stride, contextLen);
     int pairs = heads * (headDim / LANES);
@@ -233,6 +246,22 @@ public final class TokenAttention {
         .blend(FloatVector.broadcast(S, src[at + LANES]), PAIR_1)
         .blend(FloatVector.broadcast(S, src[at + 2 * LANES]), PAIR_2)
         .blend(FloatVector.broadcast(S, src[at + 3 * LANES]), PAIR_3);
+  }
+
+  /**
+   * Every score capped, and each lane's maximum of the capped scores taken again (the cap keeps the
+   * order, but the maximum is taken afresh rather than trusted to rounding).
+   */
+  private void capScores(int stride, int contextLen) {
+    SoftCap.apply(scores, 0, contextLen * stride, softCap);
+    Arrays.fill(maxima, 0, stride, Float.NEGATIVE_INFINITY);
+    for (int j = 0; j < contextLen; j++) {
+      for (int b = 0; b < stride; b += LANES) {
+        FloatVector.fromArray(S, maxima, b)
+            .max(FloatVector.fromArray(S, scores, j * stride + b))
+            .intoArray(maxima, b);
+      }
+    }
   }
 
   /**

@@ -2,9 +2,9 @@ package io.flinfer.runtime.model;
 
 /**
  * The description of a decoder-only transformer that one forward pass serves. What differs between
- * model families (Llama, Qwen2, Qwen3, Phi-3, Gemma 3) is data here: the head width, the rope,
- * whether the q/k/v projections carry biases and whether queries and keys are RMS-normalised per
- * head, the embedding's scale, the feed-forward activation, norms after the attention and the
+ * model families (Llama, Qwen2, Qwen3, Phi-3, Gemma 2 and 3) is data here: the head width, the
+ * rope, whether the q/k/v projections carry biases and whether queries and keys are RMS-normalised
+ * per head, the embedding's scale, the feed-forward activation, norms after the attention and the
  * feed-forward blocks, and sliding-window layers. Fused tensors in a file (Phi-3's {@code
  * attn_qkv}) are split into views when loading, so they need no flag.
  *
@@ -26,6 +26,7 @@ package io.flinfer.runtime.model;
  * @param postNorms whether the attention's and the feed-forward's outputs are RMS-normalised before
  *     they join the residual (Gemma 2 and 3)
  * @param slidingWindow the windowed layers, or null when every layer sees the whole context
+ * @param softCaps soft caps of the attention scores and the output logits (Gemma 2), or null
  */
 public record ModelConfig(
     String architecture,
@@ -44,7 +45,8 @@ public record ModelConfig(
     float embeddingScale,
     GatedActivation activation,
     boolean postNorms,
-    SlidingWindow slidingWindow) {
+    SlidingWindow slidingWindow,
+    SoftCaps softCaps) {
 
   public ModelConfig {
     if (dim <= 0 || hiddenDim <= 0 || layers <= 0 || heads <= 0 || kvHeads <= 0 || headDim <= 0) {
@@ -80,6 +82,16 @@ public record ModelConfig(
     }
   }
 
+  /** The cap of the attention scores, or 0 when they are not capped. */
+  public float attentionSoftCap() {
+    return softCaps == null ? 0f : softCaps.attention();
+  }
+
+  /** The cap of the output logits, or 0 when they are not capped. */
+  public float logitSoftCap() {
+    return softCaps == null ? 0f : softCaps.logits();
+  }
+
   /** A model without Gemma's embedding scale, GeGLU, post norms and windowed layers. */
   public ModelConfig(
       String architecture,
@@ -112,6 +124,7 @@ public record ModelConfig(
         1f,
         GatedActivation.SILU,
         false,
+        null,
         null);
   }
 
@@ -201,7 +214,8 @@ public record ModelConfig(
         embeddingScale,
         activation,
         postNorms,
-        slidingWindow);
+        slidingWindow,
+        softCaps);
   }
 
   /** The rope of {@code layer}: a windowed layer's own, or the model's. */
@@ -233,6 +247,7 @@ public record ModelConfig(
         + (activation != GatedActivation.SILU ? " " + activation.name().toLowerCase() : "")
         + (postNorms ? " post-norms" : "")
         + (slidingWindow != null ? " window=" + slidingWindow : "")
+        + (softCaps != null ? " soft-caps=" + softCaps.attention() + "/" + softCaps.logits() : "")
         + "]";
   }
 

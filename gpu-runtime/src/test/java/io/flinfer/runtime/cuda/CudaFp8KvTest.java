@@ -51,7 +51,7 @@ class CudaFp8KvTest {
       cpuError = Math.max(cpuError, CudaDevice.maxRel(exact.get(i), cpu.get(i)));
       gpuError = Math.max(gpuError, CudaDevice.maxRel(exact.get(i), gpu.get(i)));
       between = Math.max(between, CudaDevice.maxRel(cpu.get(i), gpu.get(i)));
-      sameTop += argmax(cpu.get(i)) == argmax(gpu.get(i)) ? 1 : 0;
+      sameTop += ZooGoldens.argmax(cpu.get(i)) == ZooGoldens.argmax(gpu.get(i)) ? 1 : 0;
     }
     System.out.printf(
         "%s %s: against fp32 KV on the CPU, CPU %.3e, CUDA %.3e; CUDA against CPU %.3e; top-1"
@@ -96,15 +96,5 @@ class CudaFp8KvTest {
         return createWithKv(model, reqToToken, threads, size, kv);
       }
     };
-  }
-
-  private static int argmax(float[] row) {
-    int best = 0;
-    for (int i = 1; i < row.length; i++) {
-      if (row[i] > row[best]) {
-        best = i;
-      }
-    }
-    return best;
   }
 }

@@ -81,6 +81,7 @@ class FusionsTest {
             64f,
             GatedActivation.GELU_TANH,
             true,
+            null,
             null);
     assertThat(choose(true, false, gemmaShaped)).isEqualTo(new Fusions(true, false, false, false));
   }

@@ -7,6 +7,7 @@ import io.flinfer.runtime.generate.GenerationRequest;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.sampling.SamplingParams;
 import io.flinfer.runtime.testing.SharedFiles;
+import io.flinfer.runtime.testing.ZooGoldens;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -46,20 +47,10 @@ class AnyPromptGreedyTest {
       }
       int[] expected = new int[40];
       for (int i = 0; i < 40; i++) {
-        expected[i] = argmax(logits);
+        expected[i] = ZooGoldens.argmax(logits);
         logits = ref.next(expected[i]);
       }
       assertThat(batched[r]).as("prompt '%s'", PROMPTS[r]).containsExactly(expected);
     }
-  }
-
-  private static int argmax(float[] v) {
-    int best = 0;
-    for (int i = 1; i < v.length; i++) {
-      if (v[i] > v[best]) {
-        best = i;
-      }
-    }
-    return best;
   }
 }

@@ -15,7 +15,6 @@ import io.flinfer.runtime.testing.ForwardRuns;
 import io.flinfer.runtime.testing.GemmaShapes;
 import io.flinfer.runtime.testing.ZooGoldens;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -70,21 +69,7 @@ class GemmaForwardTest {
     LlamaModel model = load(shape(window(1e4f)), "gemma.gguf");
     int[] tokens = new Random(7).ints(30, 3, model.config().vocabSize()).toArray();
     // The first 12 in one extend (windowed rows of one tile see different windows), then decodes.
-    List<float[]> fast = ForwardRuns.alone(model, tokens, 12, CpuModelRunner::new, 2);
-    ReferenceForward ref = new ReferenceForward(model);
-    List<float[]> expected = new ArrayList<>();
-    for (int i = 0; i < tokens.length; i++) {
-      float[] logits = ref.next(tokens[i]);
-      if (i >= 11) {
-        expected.add(logits);
-      }
-    }
-    assertThat(fast).hasSameSizeAs(expected);
-    for (int i = 0; i < fast.size(); i++) {
-      assertThat(ZooGoldens.maxRel(expected.get(i), fast.get(i)))
-          .as("position %d", 11 + i)
-          .isLessThan(1e-4);
-    }
+    ForwardRuns.assertAgreesWithTheReference(model, tokens, 12, CpuModelRunner::new, 1e-4);
   }
 
   /**
@@ -109,30 +94,7 @@ class GemmaForwardTest {
   @Test
   void mixedBatchesAndChunksGiveEachSequenceItsAloneBits() throws Exception {
     LlamaModel model = load(shape(window(1e4f)), "gemma.gguf");
-    Random rnd = new Random(42);
-    int n = 5;
-    int[][] tokens = new int[n][];
-    int[] promptLen = new int[n];
-    for (int s = 0; s < n; s++) {
-      tokens[s] = rnd.ints(10 + rnd.nextInt(30), 3, 600).toArray();
-      promptLen[s] = 2 + rnd.nextInt(tokens[s].length - 4);
-    }
-    List<List<float[]>> batched =
-        ForwardRuns.mixed(model, tokens, promptLen, rnd, CpuModelRunner::new, 2);
-    for (int s = 0; s < n; s++) {
-      List<float[]> alone =
-          ForwardRuns.alone(model, tokens[s], promptLen[s], CpuModelRunner::new, 1);
-      List<float[]> chunked =
-          ForwardRuns.chunked(model, tokens[s], promptLen[s], 3, CpuModelRunner::new, 2);
-      assertThat(batched.get(s)).hasSameSizeAs(alone);
-      for (int i = 0; i < alone.size(); i++) {
-        assertThat(batched.get(s).get(i))
-            .as("sequence %d, step %d, batched", s, i)
-            .containsExactly(alone.get(i));
-        assertThat(chunked.get(i))
-            .as("sequence %d, step %d, chunked", s, i)
-            .containsExactly(alone.get(i));
-      }
-    }
+    ForwardRuns.assertMixedAndChunkedGiveAloneBits(
+        model, new Random(42), 5, 600, CpuModelRunner::new);
   }
 }

@@ -9,6 +9,12 @@ final class AttentionFixtures {
 
   /** Softmax over the context in double, then the weighted sum of the values. */
   static float[] reference(KvPool kv, int[] table, float[] q, int qOff, int kvHead, int context) {
+    return reference(kv, table, q, qOff, kvHead, context, 0);
+  }
+
+  /** As {@link #reference}, each score first soft-capped at {@code cap} (0: not) in doubles. */
+  static float[] reference(
+      KvPool kv, int[] table, float[] q, int qOff, int kvHead, int context, double cap) {
     int hd = kv.headDim();
     float[] k = new float[hd];
     float[] v = new float[hd];
@@ -21,6 +27,9 @@ final class AttentionFixtures {
         dot += (double) q[qOff + i] * k[i];
       }
       s[j] = dot / Math.sqrt(hd);
+      if (cap > 0) {
+        s[j] = cap * Math.tanh(s[j] / cap);
+      }
       max = Math.max(max, s[j]);
     }
     double sum = 0;

@@ -17,17 +17,19 @@ import org.junit.jupiter.params.provider.CsvSource;
 class QueryTileAttentionTest {
   private static final int MAX_CONTEXT = 96;
 
-  @ParameterizedTest(name = "headDim {0}, {1} kv heads, group {2}, KV {3}")
+  @ParameterizedTest(name = "headDim {0}, {1} kv heads, group {2}, KV {3}, soft cap {4}")
   @CsvSource({
-    "8, 4, 2, FP32",
-    "8, 2, 1, BF16",
-    "16, 2, 4, FP16",
-    "64, 2, 1, FP32",
-    "64, 1, 8, BF16",
-    "32, 2, 2, FP16"
+    "8, 4, 2, FP32, 0",
+    "8, 2, 1, BF16, 0",
+    "16, 2, 4, FP16, 0",
+    "64, 2, 1, FP32, 0",
+    "64, 1, 8, BF16, 0",
+    "32, 2, 2, FP16, 0",
+    "8, 4, 2, FP32, 0.7",
+    "64, 1, 8, BF16, 0.7"
   })
   void everyQueryMatchesTheOneQueryKernelBitForBit(
-      int headDim, int kvHeads, int group, KvStoreType type) {
+      int headDim, int kvHeads, int group, KvStoreType type, float softCap) {
     Random rnd = new Random(headDim * 31L + kvHeads * 7L + group);
     int heads = kvHeads * group;
     int dim = heads * headDim;
@@ -43,8 +45,8 @@ class QueryTileAttentionTest {
       AttentionFixtures.fill(rnd, row2);
       kv.setKv(0, table[j], row, 0, row2, 0);
     }
-    Attention one = new Attention(kv, MAX_CONTEXT);
-    QueryTileAttention tile = new QueryTileAttention(kv, MAX_CONTEXT);
+    Attention one = new Attention(kv, MAX_CONTEXT, softCap);
+    QueryTileAttention tile = new QueryTileAttention(kv, MAX_CONTEXT, softCap);
     int perTile = QueryTileAttention.LANES / group;
     for (int firstPosition : new int[] {0, 1, 7, 40, MAX_CONTEXT - perTile}) {
       for (int tokens = 1; tokens <= perTile; tokens++) {
@@ -59,7 +61,8 @@ class QueryTileAttentionTest {
               int off = t * dim + h * headDim;
               one.attendHead(0, q, off, kvHead, table, 0, firstPosition + t + 1, alone, off);
               float[] expected =
-                  AttentionFixtures.reference(kv, table, q, off, kvHead, firstPosition + t + 1);
+                  AttentionFixtures.reference(
+                      kv, table, q, off, kvHead, firstPosition + t + 1, softCap);
               for (int i = 0; i < headDim; i++) {
                 assertThat(fromTile[off + i])
                     .as("position %d, head %d, element %d", firstPosition + t, h, i)

@@ -19,24 +19,27 @@ import org.junit.jupiter.params.provider.CsvSource;
 class TokenAttentionTest {
   private static final int MAX_CONTEXT = 80;
 
-  @ParameterizedTest(name = "headDim {0}, {1} kv heads, group {2}, KV {3}")
+  @ParameterizedTest(name = "headDim {0}, {1} kv heads, group {2}, KV {3}, soft cap {4}")
   @CsvSource({
-    "8, 4, 2, FP32",
-    "8, 4, 2, FP16",
-    "8, 4, 2, FP8_E4M3",
-    "8, 2, 1, BF16",
-    "8, 3, 3, FP16",
-    "16, 2, 4, FP32",
-    "64, 2, 1, BF16",
-    "64, 12, 1, FP16",
-    "64, 1, 8, FP32",
-    "32, 2, 2, BF16",
-    "24, 3, 2, FP16",
-    "16, 2, 2, FP8_E4M3",
-    "64, 1, 4, FP8_E5M2"
+    "8, 4, 2, FP32, 0",
+    "8, 4, 2, FP16, 0",
+    "8, 4, 2, FP8_E4M3, 0",
+    "8, 2, 1, BF16, 0",
+    "8, 3, 3, FP16, 0",
+    "16, 2, 4, FP32, 0",
+    "64, 2, 1, BF16, 0",
+    "64, 12, 1, FP16, 0",
+    "64, 1, 8, FP32, 0",
+    "32, 2, 2, BF16, 0",
+    "24, 3, 2, FP16, 0",
+    "16, 2, 2, FP8_E4M3, 0",
+    "64, 1, 4, FP8_E5M2, 0",
+    "8, 4, 2, FP32, 0.7",
+    "8, 3, 3, FP16, 0.7",
+    "64, 2, 1, BF16, 0.7"
   })
   void everyHeadMatchesTheOneQueryKernelBitForBit(
-      int headDim, int kvHeads, int group, KvStoreType type) {
+      int headDim, int kvHeads, int group, KvStoreType type, float softCap) {
     Random rnd = new Random(headDim * 131L + kvHeads * 17L + group);
     int heads = kvHeads * group;
     int dim = heads * headDim;
@@ -53,8 +56,8 @@ class TokenAttentionTest {
         kv.setKv(layer, table[j + 3], row, 0, row2, 0);
       }
     }
-    Attention one = new Attention(kv, MAX_CONTEXT);
-    TokenAttention all = new TokenAttention(kv, heads, MAX_CONTEXT);
+    Attention one = new Attention(kv, MAX_CONTEXT, softCap);
+    TokenAttention all = new TokenAttention(kv, heads, MAX_CONTEXT, softCap);
     float[] q = new float[dim + 5];
     for (int context : new int[] {1, 2, 7, 8, 9, 33, MAX_CONTEXT}) {
       AttentionFixtures.fill(rnd, q);

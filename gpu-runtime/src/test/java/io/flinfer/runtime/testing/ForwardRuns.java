@@ -1,10 +1,13 @@
 package io.flinfer.runtime.testing;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.flinfer.memcache.ReqToTokenPool;
 import io.flinfer.runtime.forward.ForwardBatch;
 import io.flinfer.runtime.forward.Logits;
 import io.flinfer.runtime.forward.ModelRunner;
 import io.flinfer.runtime.forward.ModelRunnerFactory;
+import io.flinfer.runtime.forward.ReferenceForward;
 import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.model.ModelConfig;
 import java.util.ArrayList;
@@ -15,6 +18,57 @@ import java.util.Random;
 /** Runs sequences through a backend alone and in mixed batches, collecting every step's logits. */
 public final class ForwardRuns {
   private ForwardRuns() {}
+
+  /**
+   * The determinism rule on the CPU backend: {@code n} random sequences of tokens below {@code
+   * vocab}, run in mixed batches and chunked, each get the bits they get alone.
+   */
+  public static void assertMixedAndChunkedGiveAloneBits(
+      LlamaModel model, Random rnd, int n, int vocab, ModelRunnerFactory backend) {
+    int[][] tokens = new int[n][];
+    int[] promptLen = new int[n];
+    for (int s = 0; s < n; s++) {
+      tokens[s] = rnd.ints(10 + rnd.nextInt(30), 3, vocab).toArray();
+      promptLen[s] = 2 + rnd.nextInt(tokens[s].length - 4);
+    }
+    List<List<float[]>> batched = mixed(model, tokens, promptLen, rnd, backend, 2);
+    for (int s = 0; s < n; s++) {
+      List<float[]> alone = alone(model, tokens[s], promptLen[s], backend, 1);
+      List<float[]> inChunks = chunked(model, tokens[s], promptLen[s], 3, backend, 2);
+      assertThat(batched.get(s)).hasSameSizeAs(alone);
+      for (int i = 0; i < alone.size(); i++) {
+        assertThat(batched.get(s).get(i))
+            .as("sequence %d, step %d, batched", s, i)
+            .containsExactly(alone.get(i));
+        assertThat(inChunks.get(i))
+            .as("sequence %d, step %d, chunked", s, i)
+            .containsExactly(alone.get(i));
+      }
+    }
+  }
+
+  /**
+   * The CPU backend's logits within {@code tolerance} (max_rel) of the scalar reference's: the
+   * prompt of {@code promptLen} tokens in one extend, then decode steps.
+   */
+  public static void assertAgreesWithTheReference(
+      LlamaModel model, int[] tokens, int promptLen, ModelRunnerFactory backend, double tolerance) {
+    List<float[]> fast = alone(model, tokens, promptLen, backend, 2);
+    ReferenceForward ref = new ReferenceForward(model);
+    List<float[]> expected = new ArrayList<>();
+    for (int i = 0; i < tokens.length; i++) {
+      float[] logits = ref.next(tokens[i]);
+      if (i >= promptLen - 1) {
+        expected.add(logits);
+      }
+    }
+    assertThat(fast).hasSameSizeAs(expected);
+    for (int i = 0; i < fast.size(); i++) {
+      assertThat(ZooGoldens.maxRel(expected.get(i), fast.get(i)))
+          .as("position %d", promptLen - 1 + i)
+          .isLessThan(tolerance);
+    }
+  }
 
   /** Prompt in one extend, then one decode step per remaining token; logits of every step. */
   public static List<float[]> alone(

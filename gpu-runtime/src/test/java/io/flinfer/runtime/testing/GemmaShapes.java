@@ -4,8 +4,9 @@ import io.flinfer.runtime.model.GatedActivation;
 import io.flinfer.runtime.model.ModelConfig;
 import io.flinfer.runtime.model.RopeConfig;
 import io.flinfer.runtime.model.SlidingWindow;
+import io.flinfer.runtime.model.SoftCaps;
 
-/** Small model descriptions in Gemma 3's layout for tests. */
+/** Small model descriptions in Gemma 3's and Gemma 2's layouts for tests. */
 public final class GemmaShapes {
   private GemmaShapes() {}
 
@@ -39,6 +40,36 @@ public final class GemmaShapes {
         8f,
         GatedActivation.GELU_TANH,
         true,
-        window);
+        window,
+        null);
+  }
+
+  /**
+   * Gemma 2's layout: {@code layers} layers 64 wide (four heads of 16 over two KV heads, no q/k
+   * norms, a 600-token vocabulary), every other layer from the first windowed to {@code window}
+   * positions with the global rope (base 10,000), the scores and logits soft-capped at the given
+   * caps.
+   */
+  public static ModelConfig gemma2(int layers, int window, float scoreCap, float logitCap) {
+    RopeConfig rope = new RopeConfig(RopeConfig.Style.NEOX, 1e4f, null);
+    return new ModelConfig(
+        "gemma2",
+        64,
+        192,
+        layers,
+        4,
+        2,
+        16,
+        600,
+        512,
+        1e-6f,
+        rope,
+        false,
+        false,
+        8f,
+        GatedActivation.GELU_TANH,
+        true,
+        new SlidingWindow(window, 2, rope),
+        new SoftCaps(scoreCap, logitCap));
   }
 }

@@ -99,6 +99,17 @@ public final class ZooGoldens {
             (r, i, t, lp) -> {})[0];
   }
 
+  /** The index of the largest value, the lowest on a tie (llama.cpp's greedy choice). */
+  public static int argmax(float[] v) {
+    int best = 0;
+    for (int i = 1; i < v.length; i++) {
+      if (v[i] > v[best]) {
+        best = i;
+      }
+    }
+    return best;
+  }
+
   /** max |a - b| / max |a|, the zoo's measure. */
   public static double maxRel(float[] reference, float[] actual) {
     double scale = 0;

@@ -96,7 +96,8 @@ public enum BenchShape {
           (float) Math.sqrt(1152),
           GatedActivation.GELU_TANH,
           true,
-          new SlidingWindow(512, 6, new RopeConfig(RopeConfig.Style.NEOX, 10000f, null))),
+          new SlidingWindow(512, 6, new RopeConfig(RopeConfig.Style.NEOX, 10000f, null)),
+          null),
       true);
 
   private final String id;
