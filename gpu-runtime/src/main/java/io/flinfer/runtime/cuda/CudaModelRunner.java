@@ -173,6 +173,11 @@ public final class CudaModelRunner implements ModelRunner {
       return Optional.of(
           "the cuda backend has no attention kernel for heads of " + c.headDim() + " values");
     }
+    if (c.multipliers() != null) {
+      return Optional.of(
+          "the cuda backend does not take Granite's attention, residual and logit multipliers:"
+              + " serve it on the cpu backend");
+    }
     if (c.softCaps() != null) {
       return Optional.of(
           "the cuda backend does not soft-cap attention scores or logits (Gemma 2): serve it on the"

@@ -339,10 +339,14 @@ public final class CpuModelRunner implements ModelRunner {
   }
 
   /**
-   * The logits of {@code rows} normalised rows: the classifier's product, soft-capped (Gemma 2).
+   * The logits of {@code rows} normalised rows: the classifier's product, divided by Granite's
+   * logit scale (times its inverse, as llama.cpp) or soft-capped (Gemma 2).
    */
   private void classify(float[] in, int rows, float[] logits) {
     matmul(in, rows, w.classifier(), logits, null, null, null, null);
+    if (c.logitDivisor() != 1f) {
+      Ops.scale(logits, 0, rows * w.classifier().rows(), 1f / c.logitDivisor());
+    }
     if (c.logitSoftCap() > 0) {
       SoftCap.apply(logits, 0, rows * w.classifier().rows(), c.logitSoftCap());
     }
@@ -355,6 +359,9 @@ public final class CpuModelRunner implements ModelRunner {
       for (int t = 0; t < n; t++) {
         Ops.rmsNorm(out, t * dim, out, t * dim, postNorm, dim, c.normEps());
       }
+    }
+    if (c.residualScale() != 1f) {
+      Ops.scale(out, 0, n * dim, c.residualScale());
     }
     Ops.add(x, out, 0, n * dim);
   }
@@ -590,17 +597,18 @@ public final class CpuModelRunner implements ModelRunner {
     AttentionTask(int threads, int maxContext) {
       perThread = new Attention[threads];
       for (int i = 0; i < threads; i++) {
-        perThread[i] = new Attention(kv, maxContext, c.attentionSoftCap());
+        perThread[i] = new Attention(kv, maxContext, c.attentionScale(), c.attentionSoftCap());
       }
       int group = c.groupSize();
       boolean tiled = QueryTileAttention.supports(kv) && QueryTileAttention.LANES % group == 0;
       tiles = new QueryTileAttention[tiled ? threads : 0];
       for (int i = 0; i < tiles.length; i++) {
-        tiles[i] = new QueryTileAttention(kv, maxContext, c.attentionSoftCap());
+        tiles[i] = new QueryTileAttention(kv, maxContext, c.attentionScale(), c.attentionSoftCap());
       }
       tokenKernels = new TokenAttention[TokenAttention.supports(kv) ? threads : 0];
       for (int i = 0; i < tokenKernels.length; i++) {
-        tokenKernels[i] = new TokenAttention(kv, c.heads(), maxContext, c.attentionSoftCap());
+        tokenKernels[i] =
+            new TokenAttention(kv, c.heads(), maxContext, c.attentionScale(), c.attentionSoftCap());
       }
       plan =
           new AttentionPlan(

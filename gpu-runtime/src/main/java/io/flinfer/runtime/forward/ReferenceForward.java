@@ -65,7 +65,7 @@ public final class ReferenceForward {
           for (int i = 0; i < hd; i++) {
             s += (double) q[h * hd + i] * keyCache[l][j * kvDim + kvh * hd + i];
           }
-          s /= Math.sqrt(hd);
+          s *= c.attentionScale();
           double cap = c.attentionSoftCap();
           scores[j - first] = (float) (cap > 0 ? cap * Math.tanh(s / cap) : s);
         }
@@ -76,7 +76,7 @@ public final class ReferenceForward {
           }
         }
       }
-      add(x, postNorm(matvec(w.wo()[l], out), c.postNorms() ? w.postAttNorm()[l] : null));
+      add(x, residual(postNorm(matvec(w.wo()[l], out), c.postNorms() ? w.postAttNorm()[l] : null)));
       xb = rmsNorm(x, w.rmsFfn()[l]);
       float[] gate = matvec(w.w1()[l], xb);
       float[] up = matvec(w.w3()[l], xb);
@@ -87,14 +87,27 @@ public final class ReferenceForward {
                 ? GeluTable.apply(gate[i]) * up[i]
                 : (float) (g / (1 + Math.exp(-g)) * up[i]);
       }
-      add(x, postNorm(matvec(w.w2()[l], gate), c.postNorms() ? w.postFfnNorm()[l] : null));
+      add(
+          x,
+          residual(postNorm(matvec(w.w2()[l], gate), c.postNorms() ? w.postFfnNorm()[l] : null)));
     }
     float[] logits = matvec(w.classifier(), rmsNorm(x, w.rmsFinal()));
+    for (int i = 0; i < logits.length; i++) {
+      logits[i] = (float) (logits[i] / (double) c.logitDivisor());
+    }
     double cap = c.logitSoftCap();
     for (int i = 0; cap > 0 && i < logits.length; i++) {
       logits[i] = (float) (cap * Math.tanh(logits[i] / cap));
     }
     return logits;
+  }
+
+  /** A block's output as it joins the residual: times Granite's residual scale. */
+  private float[] residual(float[] v) {
+    for (int i = 0; i < v.length; i++) {
+      v[i] = (float) (v[i] * (double) c.residualScale());
+    }
+    return v;
   }
 
   /** {@code v} RMS-normalised with {@code weight}, or {@code v} itself without one. */

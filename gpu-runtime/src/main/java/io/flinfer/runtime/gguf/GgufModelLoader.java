@@ -7,6 +7,7 @@ import io.flinfer.runtime.model.LlamaModel;
 import io.flinfer.runtime.model.LlamaWeights;
 import io.flinfer.runtime.model.ModelConfig;
 import io.flinfer.runtime.model.ModelFormatException;
+import io.flinfer.runtime.model.Multipliers;
 import io.flinfer.runtime.model.RopeConfig;
 import io.flinfer.runtime.model.SlidingWindow;
 import io.flinfer.runtime.model.SoftCaps;
@@ -64,6 +65,10 @@ public final class GgufModelLoader {
   private static final Set<String> GEMMA2_SOFT_CAPS =
       Set.of("attn_logit_softcapping", "final_logit_softcapping");
 
+  /** Granite's multipliers, which it reads (and which stay load errors for the others). */
+  private static final Set<String> GRANITE_MULTIPLIERS =
+      Set.of("attention.scale", "embedding_scale", "residual_scale", "logit_scale");
+
   private static final Set<String> MODEL_TENSORS =
       Set.of("token_embd.weight", "output_norm.weight", "output.weight", "rope_freqs.weight");
 
@@ -81,7 +86,8 @@ public final class GgufModelLoader {
     }
     String k = arch + ".";
     for (String key : UNSUPPORTED_KEYS) {
-      if (family == ModelFamily.GEMMA2 && GEMMA2_SOFT_CAPS.contains(key)) {
+      if (family == ModelFamily.GEMMA2 && GEMMA2_SOFT_CAPS.contains(key)
+          || family == ModelFamily.GRANITE && GRANITE_MULTIPLIERS.contains(key)) {
         continue;
       }
       Object v = f.get(k + key);
@@ -141,6 +147,16 @@ public final class GgufModelLoader {
     boolean bias = f.tensors().containsKey("blk.0.attn_q.bias");
     boolean qkNorm = f.tensors().containsKey("blk.0.attn_q_norm.weight");
     boolean gemma = family.gemma();
+    float embeddingScale = gemma ? (float) Math.sqrt(dim) : 1f;
+    Multipliers multipliers = null;
+    if (family == ModelFamily.GRANITE) {
+      embeddingScale = requireFloat(f, k + "embedding_scale", name);
+      multipliers =
+          new Multipliers(
+              requireFloat(f, k + "attention.scale", name),
+              requireFloat(f, k + "residual_scale", name),
+              requireFloat(f, k + "logit_scale", name));
+    }
     ModelConfig config =
         new ModelConfig(
             arch,
@@ -156,11 +172,12 @@ public final class GgufModelLoader {
             rope,
             bias,
             qkNorm,
-            gemma ? (float) Math.sqrt(dim) : 1f,
+            embeddingScale,
             gemma ? GatedActivation.GELU_TANH : GatedActivation.SILU,
             gemma,
             sliding,
-            softCaps);
+            softCaps,
+            multipliers);
     LlamaWeights weights = weights(f, config, name);
     weights.validate(config, name);
     return new LlamaModel(
@@ -208,6 +225,15 @@ public final class GgufModelLoader {
               + " are not supported");
     }
     return new SlidingWindow(window, 2, rope);
+  }
+
+  /** A float the family requires (llama.cpp refuses a Granite file without its multipliers). */
+  private static float requireFloat(GgufFile f, String key, String name) {
+    float v = f.getFloat(key, Float.NaN);
+    if (!(v > 0) || Float.isInfinite(v)) {
+      throw new ModelFormatException(name, "metadata " + key + " must be a positive number: " + v);
+    }
+    return v;
   }
 
   /** The file's chat template, rendered with its own BOS and EOS texts, if it has one. */

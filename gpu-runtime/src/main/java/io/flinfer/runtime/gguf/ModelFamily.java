@@ -9,6 +9,7 @@ enum ModelFamily {
   QWEN3("qwen3", RopeConfig.Style.NEOX),
   PHI3("phi3", RopeConfig.Style.NEOX),
   GEMMA2("gemma2", RopeConfig.Style.NEOX),
+  GRANITE("granite", RopeConfig.Style.NORMAL),
   GEMMA3("gemma3", RopeConfig.Style.NEOX);
 
   private final String ggufName;

@@ -49,6 +49,12 @@ public final class RandomGgufModel {
           .putUnsigned(a + ".attention.sliding_window_pattern", c.slidingWindow().period())
           .put(a + ".rope.freq_base_swa", c.slidingWindow().rope().theta());
     }
+    if (c.multipliers() != null) {
+      g.put(a + ".embedding_scale", c.embeddingScale())
+          .put(a + ".attention.scale", c.multipliers().attention())
+          .put(a + ".residual_scale", c.multipliers().residual())
+          .put(a + ".logit_scale", c.multipliers().logits());
+    }
     if (c.softCaps() != null) {
       g.put(a + ".attn_logit_softcapping", c.attentionSoftCap())
           .put(a + ".final_logit_softcapping", c.logitSoftCap());

@@ -15,6 +15,7 @@ public final class Attention {
   private static final VectorSpecies<Float> S = FloatVector.SPECIES_256;
 
   private final KvPool kv;
+  private final float scale;
   private final float softCap;
   private final int headDim;
   private final int rowWidth;
@@ -25,14 +26,16 @@ public final class Attention {
 
   /** Scratch for one thread: contexts up to {@code maxContext} positions. */
   public Attention(KvPool kv, int maxContext) {
-    this(kv, maxContext, 0f);
+    this(kv, maxContext, 1f / (float) Math.sqrt(kv.headDim()), 0f);
   }
 
   /**
-   * As {@link #Attention(KvPool, int)}, scores capped by {@link SoftCap} at {@code softCap} (0:
-   * not).
+   * As {@link #Attention(KvPool, int)}, each score the dot product times {@code scale} (by default
+   * 1/sqrt of the head; Granite sets its own), then capped by {@link SoftCap} at {@code softCap}
+   * (0: not).
    */
-  public Attention(KvPool kv, int maxContext, float softCap) {
+  public Attention(KvPool kv, int maxContext, float scale, float softCap) {
+    this.scale = scale;
     this.softCap = softCap;
     this.kv = kv;
     this.headDim = kv.headDim();
@@ -60,7 +63,6 @@ public final class Attention {
       int outOff) {
     KvRows keys = kv.keys(layer);
     int kvOff = kvHead * headDim;
-    float scale = 1f / (float) Math.sqrt(headDim);
     float max = Float.NEGATIVE_INFINITY;
     int j = 0;
     if (vector) {

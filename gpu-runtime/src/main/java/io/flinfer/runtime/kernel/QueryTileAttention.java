@@ -37,6 +37,7 @@ public final class QueryTileAttention {
       FloatVector.broadcast(S, Float.NEGATIVE_INFINITY);
 
   private final KvPool kv;
+  private final float scale;
   private final float softCap;
   private final int headDim;
   private final int rowWidth;
@@ -51,14 +52,16 @@ public final class QueryTileAttention {
 
   /** Scratch for one thread: contexts up to {@code maxContext} positions. */
   public QueryTileAttention(KvPool kv, int maxContext) {
-    this(kv, maxContext, 0f);
+    this(kv, maxContext, 1f / (float) Math.sqrt(kv.headDim()), 0f);
   }
 
   /**
-   * As {@link #QueryTileAttention(KvPool, int)}, scores capped by {@link SoftCap} at {@code
+   * As {@link #QueryTileAttention(KvPool, int)}, each score the dot product times {@code scale} (by
+   * default 1/sqrt of the head; Granite sets its own), then capped by {@link SoftCap} at {@code
    * softCap} (0: not).
    */
-  public QueryTileAttention(KvPool kv, int maxContext, float softCap) {
+  public QueryTileAttention(KvPool kv, int maxContext, float scale, float softCap) {
+    this.scale = scale;
     this.softCap = softCap;
     if (!supports(kv)) {
       throw new IllegalArgumentException("query tiles need heads a multiple of 8 wide");
@@ -69,7 +72,7 @@ public final class QueryTileAttention {
     this.queries = new float[headDim * LANES];
     this.scores = new float[maxContext * LANES];
     this.outputs = new float[headDim * LANES];
-    this.suffix = new TileSuffix(headDim, rowWidth, scores, outputs);
+    this.suffix = new TileSuffix(headDim, rowWidth, scale, scores, outputs);
   }
 
   /** Whether tiles can serve this pool: heads a multiple of 8 wide (in any store type). */
@@ -218,7 +221,7 @@ public final class QueryTileAttention {
       return;
     }
     FloatVector last = FloatVector.fromArray(S, lastPosition, 0);
-    float scale = 1f / (float) Math.sqrt(headDim);
+    float scale = this.scale;
     for (int j = 0; j < context; j++) {
       int e = reqToToken[rowBase + j] * rowWidth + kvOff;
       FloatVector c0 = FloatVector.zero(S);
@@ -270,7 +273,6 @@ public final class QueryTileAttention {
   private void scores8(
       KvRows keys, int[] reqToToken, int rowBase, int kvOff, int context, int shared) {
     FloatVector last = FloatVector.fromArray(S, lastPosition, 0);
-    float scale = 1f / (float) Math.sqrt(headDim);
     FloatVector q0 = FloatVector.fromArray(S, queries, 0);
     FloatVector q1 = FloatVector.fromArray(S, queries, LANES);
     FloatVector q2 = FloatVector.fromArray(S, queries, 2 * LANES);

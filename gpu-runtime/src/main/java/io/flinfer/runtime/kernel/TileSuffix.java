@@ -24,10 +24,10 @@ final class TileSuffix {
   private final int[] pairOffset = new int[LANES];
   private final int[] pairLane = new int[LANES];
 
-  TileSuffix(int headDim, int rowWidth, float[] scores, float[] outputs) {
+  TileSuffix(int headDim, int rowWidth, float scale, float[] scores, float[] outputs) {
     this.headDim = headDim;
     this.rowWidth = rowWidth;
-    this.scale = 1f / (float) Math.sqrt(headDim);
+    this.scale = scale;
     this.scores = scores;
     this.outputs = outputs;
   }

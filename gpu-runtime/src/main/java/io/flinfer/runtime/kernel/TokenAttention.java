@@ -46,14 +46,15 @@ public final class TokenAttention {
    * maxContext} positions.
    */
   public TokenAttention(KvPool kv, int maxHeads, int maxContext) {
-    this(kv, maxHeads, maxContext, 0f);
+    this(kv, maxHeads, maxContext, 1f / (float) Math.sqrt(kv.headDim()), 0f);
   }
 
   /**
-   * As {@link #TokenAttention(KvPool, int, int)}, scores capped by {@link SoftCap} at {@code
+   * As {@link #TokenAttention(KvPool, int, int)}, each score the dot product times {@code scale}
+   * (by default 1/sqrt of the head; Granite sets its own), then capped by {@link SoftCap} at {@code
    * softCap} (0: not).
    */
-  public TokenAttention(KvPool kv, int maxHeads, int maxContext, float softCap) {
+  public TokenAttention(KvPool kv, int maxHeads, int maxContext, float scale, float softCap) {
     this.softCap = softCap;
     if (!QueryTileAttention.supports(kv)) {
       throw new IllegalArgumentException("token attention needs heads a multiple of 8 wide");
@@ -61,7 +62,7 @@ public final class TokenAttention {
     this.kv = kv;
     this.headDim = kv.headDim();
     this.rowWidth = kv.rowWidth();
-    this.scale = 1f / (float) Math.sqrt(headDim);
+    this.scale = scale;
     this.maxHeads = maxHeads;
     int stride = padded(maxHeads);
     this.scores = new float[maxContext * stride];

@@ -2,11 +2,12 @@ package io.flinfer.runtime.model;
 
 /**
  * The description of a decoder-only transformer that one forward pass serves. What differs between
- * model families (Llama, Qwen2, Qwen3, Phi-3, Gemma 2 and 3) is data here: the head width, the
- * rope, whether the q/k/v projections carry biases and whether queries and keys are RMS-normalised
- * per head, the embedding's scale, the feed-forward activation, norms after the attention and the
- * feed-forward blocks, and sliding-window layers. Fused tensors in a file (Phi-3's {@code
- * attn_qkv}) are split into views when loading, so they need no flag.
+ * model families (Llama, Qwen2, Qwen3, Phi-3, Gemma 2 and 3, Granite) is data here: the head width,
+ * the rope, whether the q/k/v projections carry biases and whether queries and keys are
+ * RMS-normalised per head, the embedding's scale, the feed-forward activation, norms after the
+ * attention and the feed-forward blocks, sliding-window layers, soft caps and multipliers. Fused
+ * tensors in a file (Phi-3's {@code attn_qkv}) are split into views when loading, so they need no
+ * flag.
  *
  * @param architecture the family's name as GGUF spells it ({@code llama}, {@code qwen2}, ...)
  * @param dim model width
@@ -27,6 +28,7 @@ package io.flinfer.runtime.model;
  *     they join the residual (Gemma 2 and 3)
  * @param slidingWindow the windowed layers, or null when every layer sees the whole context
  * @param softCaps soft caps of the attention scores and the output logits (Gemma 2), or null
+ * @param multipliers Granite's attention, residual and logit multipliers, or null
  */
 public record ModelConfig(
     String architecture,
@@ -46,7 +48,8 @@ public record ModelConfig(
     GatedActivation activation,
     boolean postNorms,
     SlidingWindow slidingWindow,
-    SoftCaps softCaps) {
+    SoftCaps softCaps,
+    Multipliers multipliers) {
 
   public ModelConfig {
     if (dim <= 0 || hiddenDim <= 0 || layers <= 0 || heads <= 0 || kvHeads <= 0 || headDim <= 0) {
@@ -80,6 +83,21 @@ public record ModelConfig(
               + " needs "
               + headDim / 2);
     }
+  }
+
+  /** What a query-key product is multiplied by: 1/sqrt(head), or Granite's own. */
+  public float attentionScale() {
+    return multipliers == null ? 1f / (float) Math.sqrt(headDim) : multipliers.attention();
+  }
+
+  /** What a block's output is multiplied by before it joins the residual (1: nothing). */
+  public float residualScale() {
+    return multipliers == null ? 1f : multipliers.residual();
+  }
+
+  /** What the output logits are divided by (1: nothing). */
+  public float logitDivisor() {
+    return multipliers == null ? 1f : multipliers.logits();
   }
 
   /** The cap of the attention scores, or 0 when they are not capped. */
@@ -124,6 +142,7 @@ public record ModelConfig(
         1f,
         GatedActivation.SILU,
         false,
+        null,
         null,
         null);
   }
@@ -215,7 +234,8 @@ public record ModelConfig(
         activation,
         postNorms,
         slidingWindow,
-        softCaps);
+        softCaps,
+        multipliers);
   }
 
   /** The rope of {@code layer}: a windowed layer's own, or the model's. */
@@ -248,6 +268,7 @@ public record ModelConfig(
         + (postNorms ? " post-norms" : "")
         + (slidingWindow != null ? " window=" + slidingWindow : "")
         + (softCaps != null ? " soft-caps=" + softCaps.attention() + "/" + softCaps.logits() : "")
+        + (multipliers != null ? " " + multipliers : "")
         + "]";
   }
 

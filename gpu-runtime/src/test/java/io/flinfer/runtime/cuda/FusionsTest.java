@@ -82,6 +82,7 @@ class FusionsTest {
             GatedActivation.GELU_TANH,
             true,
             null,
+            null,
             null);
     assertThat(choose(true, false, gemmaShaped)).isEqualTo(new Fusions(true, false, false, false));
   }

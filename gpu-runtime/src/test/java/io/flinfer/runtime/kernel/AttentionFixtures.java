@@ -9,12 +9,22 @@ final class AttentionFixtures {
 
   /** Softmax over the context in double, then the weighted sum of the values. */
   static float[] reference(KvPool kv, int[] table, float[] q, int qOff, int kvHead, int context) {
-    return reference(kv, table, q, qOff, kvHead, context, 0);
+    return reference(kv, table, q, qOff, kvHead, context, 1 / Math.sqrt(kv.headDim()), 0);
   }
 
-  /** As {@link #reference}, each score first soft-capped at {@code cap} (0: not) in doubles. */
+  /**
+   * As {@link #reference}, each product times {@code scale} and soft-capped at {@code cap} (0:
+   * not), in doubles.
+   */
   static float[] reference(
-      KvPool kv, int[] table, float[] q, int qOff, int kvHead, int context, double cap) {
+      KvPool kv,
+      int[] table,
+      float[] q,
+      int qOff,
+      int kvHead,
+      int context,
+      double scale,
+      double cap) {
     int hd = kv.headDim();
     float[] k = new float[hd];
     float[] v = new float[hd];
@@ -26,7 +36,7 @@ final class AttentionFixtures {
       for (int i = 0; i < hd; i++) {
         dot += (double) q[qOff + i] * k[i];
       }
-      s[j] = dot / Math.sqrt(hd);
+      s[j] = dot * scale;
       if (cap > 0) {
         s[j] = cap * Math.tanh(s[j] / cap);
       }

@@ -17,7 +17,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 class QueryTileAttentionTest {
   private static final int MAX_CONTEXT = 96;
 
-  @ParameterizedTest(name = "headDim {0}, {1} kv heads, group {2}, KV {3}, soft cap {4}")
+  @ParameterizedTest(
+      name = "headDim {0}, {1} kv heads, group {2}, KV {3}, soft cap {4} (and scale 0.3 if capped)")
   @CsvSource({
     "8, 4, 2, FP32, 0",
     "8, 2, 1, BF16, 0",
@@ -45,8 +46,10 @@ class QueryTileAttentionTest {
       AttentionFixtures.fill(rnd, row2);
       kv.setKv(0, table[j], row, 0, row2, 0);
     }
-    Attention one = new Attention(kv, MAX_CONTEXT, softCap);
-    QueryTileAttention tile = new QueryTileAttention(kv, MAX_CONTEXT, softCap);
+    // The capped cases also take a score scale of their own (Granite's attention.scale).
+    float scale = softCap > 0 ? 0.3f : 1f / (float) Math.sqrt(headDim);
+    Attention one = new Attention(kv, MAX_CONTEXT, scale, softCap);
+    QueryTileAttention tile = new QueryTileAttention(kv, MAX_CONTEXT, scale, softCap);
     int perTile = QueryTileAttention.LANES / group;
     for (int firstPosition : new int[] {0, 1, 7, 40, MAX_CONTEXT - perTile}) {
       for (int tokens = 1; tokens <= perTile; tokens++) {
@@ -62,7 +65,7 @@ class QueryTileAttentionTest {
               one.attendHead(0, q, off, kvHead, table, 0, firstPosition + t + 1, alone, off);
               float[] expected =
                   AttentionFixtures.reference(
-                      kv, table, q, off, kvHead, firstPosition + t + 1, softCap);
+                      kv, table, q, off, kvHead, firstPosition + t + 1, scale, softCap);
               for (int i = 0; i < headDim; i++) {
                 assertThat(fromTile[off + i])
                     .as("position %d, head %d, element %d", firstPosition + t, h, i)

@@ -19,7 +19,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 class TokenAttentionTest {
   private static final int MAX_CONTEXT = 80;
 
-  @ParameterizedTest(name = "headDim {0}, {1} kv heads, group {2}, KV {3}, soft cap {4}")
+  @ParameterizedTest(
+      name = "headDim {0}, {1} kv heads, group {2}, KV {3}, soft cap {4} (and scale 0.3 if capped)")
   @CsvSource({
     "8, 4, 2, FP32, 0",
     "8, 4, 2, FP16, 0",
@@ -56,8 +57,10 @@ class TokenAttentionTest {
         kv.setKv(layer, table[j + 3], row, 0, row2, 0);
       }
     }
-    Attention one = new Attention(kv, MAX_CONTEXT, softCap);
-    TokenAttention all = new TokenAttention(kv, heads, MAX_CONTEXT, softCap);
+    // The capped cases also take a score scale of their own (Granite's attention.scale).
+    float scale = softCap > 0 ? 0.3f : 1f / (float) Math.sqrt(headDim);
+    Attention one = new Attention(kv, MAX_CONTEXT, scale, softCap);
+    TokenAttention all = new TokenAttention(kv, heads, MAX_CONTEXT, scale, softCap);
     float[] q = new float[dim + 5];
     for (int context : new int[] {1, 2, 7, 8, 9, 33, MAX_CONTEXT}) {
       AttentionFixtures.fill(rnd, q);

@@ -41,6 +41,7 @@ public final class GemmaShapes {
         GatedActivation.GELU_TANH,
         true,
         window,
+        null,
         null);
   }
 
@@ -70,6 +71,7 @@ public final class GemmaShapes {
         GatedActivation.GELU_TANH,
         true,
         new SlidingWindow(window, 2, rope),
-        new SoftCaps(scoreCap, logitCap));
+        new SoftCaps(scoreCap, logitCap),
+        null);
   }
 }

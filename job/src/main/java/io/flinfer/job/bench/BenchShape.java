@@ -97,6 +97,7 @@ public enum BenchShape {
           GatedActivation.GELU_TANH,
           true,
           new SlidingWindow(512, 6, new RopeConfig(RopeConfig.Style.NEOX, 10000f, null)),
+          null,
           null),
       true);
 

@@ -1,0 +1,77 @@
+package io.flinfer.runtime.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.flinfer.runtime.forward.CpuModelRunner;
+import io.flinfer.runtime.model.LlamaModel;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * What llama.cpp gave on a random-weight file that a test writes again from its seed, kept in
+ * {@code resources/FOLDER} as the zoo's {@code golden.c} writes it: {@code prompts.txt} (token ids,
+ * a prompt a line), and per prompt k its last-position logits ({@code NAME.pk.logits.f32}) and
+ * greedy steps ({@code NAME.pk.greedy}).
+ */
+public final class LlamaCppGoldens {
+  private LlamaCppGoldens() {}
+
+  /**
+   * The CPU backend's last-position logits within {@code tolerance} (max_rel) of llama.cpp's on
+   * every prompt, and its greedy steps llama.cpp's; returns each prompt's max_rel.
+   */
+  public static double[] assertMatches(
+      LlamaModel model, String folder, String name, double tolerance) throws Exception {
+    List<int[]> prompts = new ArrayList<>();
+    for (String line : text(folder + "/prompts.txt").split("\n")) {
+      prompts.add(ints(line));
+    }
+    double[] rels = new double[prompts.size()];
+    for (int p = 0; p < prompts.size(); p++) {
+      int[] prompt = prompts.get(p);
+      String stem = folder + "/" + name + ".p" + (p + 1);
+      float[] expected = floats(bytes(stem + ".logits.f32"));
+      int[] greedy = ints(text(stem + ".greedy"));
+      int[] tokens = Arrays.copyOf(prompt, prompt.length + greedy.length - 1);
+      System.arraycopy(greedy, 0, tokens, prompt.length, greedy.length - 1);
+      List<float[]> steps = ForwardRuns.alone(model, tokens, prompt.length, CpuModelRunner::new, 2);
+      rels[p] = ZooGoldens.maxRel(expected, steps.get(0));
+      System.out.printf("%s prompt %d: max_rel %.2e against llama.cpp%n", name, p + 1, rels[p]);
+      assertThat(rels[p]).as("%s prompt %d", name, p + 1).isLessThan(tolerance);
+      for (int i = 0; i < greedy.length; i++) {
+        assertThat(ZooGoldens.argmax(steps.get(i)))
+            .as("%s prompt %d, step %d", name, p + 1, i)
+            .isEqualTo(greedy[i]);
+      }
+    }
+    return rels;
+  }
+
+  private static int[] ints(String line) {
+    return Arrays.stream(line.trim().split("\\s+")).mapToInt(Integer::parseInt).toArray();
+  }
+
+  private static float[] floats(byte[] raw) {
+    float[] out = new float[raw.length / 4];
+    ByteBuffer.wrap(raw).order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer().get(out);
+    return out;
+  }
+
+  private static String text(String resource) throws Exception {
+    return new String(bytes(resource), StandardCharsets.UTF_8);
+  }
+
+  private static byte[] bytes(String resource) throws Exception {
+    try (InputStream in = LlamaCppGoldens.class.getResourceAsStream("/" + resource)) {
+      if (in == null) {
+        throw new IllegalStateException("no test resource " + resource);
+      }
+      return in.readAllBytes();
+    }
+  }
+}
