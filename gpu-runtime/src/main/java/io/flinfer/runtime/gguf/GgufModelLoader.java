@@ -174,7 +174,7 @@ public final class GgufModelLoader {
             qkNorm,
             embeddingScale,
             gemma ? GatedActivation.GELU_TANH : GatedActivation.SILU,
-            gemma,
+            family.postNorms(),
             sliding,
             softCaps,
             multipliers);

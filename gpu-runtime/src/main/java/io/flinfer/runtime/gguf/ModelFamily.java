@@ -8,6 +8,7 @@ enum ModelFamily {
   QWEN2("qwen2", RopeConfig.Style.NEOX),
   QWEN3("qwen3", RopeConfig.Style.NEOX),
   PHI3("phi3", RopeConfig.Style.NEOX),
+  GEMMA("gemma", RopeConfig.Style.NEOX),
   GEMMA2("gemma2", RopeConfig.Style.NEOX),
   GRANITE("granite", RopeConfig.Style.NORMAL),
   GEMMA3("gemma3", RopeConfig.Style.NEOX);
@@ -29,11 +30,13 @@ enum ModelFamily {
     return ropeStyle;
   }
 
-  /**
-   * Gemma's layout: the embedding scaled by sqrt(dim), GeGLU, norms after the attention and the
-   * feed-forward, windowed layers.
-   */
+  /** Gemma's layout: the embedding scaled by sqrt(dim), GeGLU. */
   boolean gemma() {
+    return this == GEMMA || this == GEMMA2 || this == GEMMA3;
+  }
+
+  /** Norms of the attention's and the feed-forward's outputs before the residual (Gemma 2, 3). */
+  boolean postNorms() {
     return this == GEMMA2 || this == GEMMA3;
   }
 

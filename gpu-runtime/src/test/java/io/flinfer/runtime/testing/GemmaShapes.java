@@ -45,6 +45,31 @@ public final class GemmaShapes {
         null);
   }
 
+  /** Gemma 1's layout: {@link #gemma2}'s without post norms, windows or caps. */
+  public static ModelConfig gemma1(int layers) {
+    ModelConfig c = gemma2(layers, 8, 1f, 1f);
+    return new ModelConfig(
+        "gemma",
+        c.dim(),
+        c.hiddenDim(),
+        layers,
+        c.heads(),
+        c.kvHeads(),
+        c.headDim(),
+        c.vocabSize(),
+        c.contextLength(),
+        c.normEps(),
+        c.rope(),
+        false,
+        false,
+        c.embeddingScale(),
+        c.activation(),
+        false,
+        null,
+        null,
+        null);
+  }
+
   /**
    * Gemma 2's layout: {@code layers} layers 64 wide (four heads of 16 over two KV heads, no q/k
    * norms, a 600-token vocabulary), every other layer from the first windowed to {@code window}
