@@ -215,27 +215,122 @@ public record ModelConfig(
     return rope.theta();
   }
 
-  public ModelConfig withContextLength(int contextLength) {
-    return new ModelConfig(
-        architecture,
-        dim,
-        hiddenDim,
-        layers,
-        heads,
-        kvHeads,
-        headDim,
-        vocabSize,
-        contextLength,
-        normEps,
-        rope,
-        qkvBias,
-        qkNorm,
-        embeddingScale,
-        activation,
-        postNorms,
-        slidingWindow,
-        softCaps,
-        multipliers);
+  /** A builder that starts from this description, for one that differs in a few parts. */
+  public Builder toBuilder() {
+    return new Builder(this);
+  }
+
+  /** Builds a description part by part; {@link #build} validates it as the constructor does. */
+  public static final class Builder {
+    private String architecture;
+    private int dim;
+    private int hiddenDim;
+    private int layers;
+    private int heads;
+    private int kvHeads;
+    private int headDim;
+    private int vocabSize;
+    private int contextLength;
+    private float normEps;
+    private RopeConfig rope;
+    private boolean qkvBias;
+    private boolean qkNorm;
+    private float embeddingScale;
+    private GatedActivation activation;
+    private boolean postNorms;
+    private SlidingWindow slidingWindow;
+    private SoftCaps softCaps;
+    private Multipliers multipliers;
+
+    private Builder(ModelConfig c) {
+      architecture = c.architecture;
+      dim = c.dim;
+      hiddenDim = c.hiddenDim;
+      layers = c.layers;
+      heads = c.heads;
+      kvHeads = c.kvHeads;
+      headDim = c.headDim;
+      vocabSize = c.vocabSize;
+      contextLength = c.contextLength;
+      normEps = c.normEps;
+      rope = c.rope;
+      qkvBias = c.qkvBias;
+      qkNorm = c.qkNorm;
+      embeddingScale = c.embeddingScale;
+      activation = c.activation;
+      postNorms = c.postNorms;
+      slidingWindow = c.slidingWindow;
+      softCaps = c.softCaps;
+      multipliers = c.multipliers;
+    }
+
+    public Builder architecture(String architecture) {
+      this.architecture = architecture;
+      return this;
+    }
+
+    public Builder layers(int layers) {
+      this.layers = layers;
+      return this;
+    }
+
+    public Builder headDim(int headDim) {
+      this.headDim = headDim;
+      return this;
+    }
+
+    public Builder contextLength(int contextLength) {
+      this.contextLength = contextLength;
+      return this;
+    }
+
+    public Builder embeddingScale(float embeddingScale) {
+      this.embeddingScale = embeddingScale;
+      return this;
+    }
+
+    public Builder postNorms(boolean postNorms) {
+      this.postNorms = postNorms;
+      return this;
+    }
+
+    public Builder slidingWindow(SlidingWindow slidingWindow) {
+      this.slidingWindow = slidingWindow;
+      return this;
+    }
+
+    public Builder softCaps(SoftCaps softCaps) {
+      this.softCaps = softCaps;
+      return this;
+    }
+
+    public Builder multipliers(Multipliers multipliers) {
+      this.multipliers = multipliers;
+      return this;
+    }
+
+    public ModelConfig build() {
+      return new ModelConfig(
+          architecture,
+          dim,
+          hiddenDim,
+          layers,
+          heads,
+          kvHeads,
+          headDim,
+          vocabSize,
+          contextLength,
+          normEps,
+          rope,
+          qkvBias,
+          qkNorm,
+          embeddingScale,
+          activation,
+          postNorms,
+          slidingWindow,
+          softCaps,
+          multipliers);
+    }
   }
 
   /** The rope of {@code layer}: a windowed layer's own, or the model's. */

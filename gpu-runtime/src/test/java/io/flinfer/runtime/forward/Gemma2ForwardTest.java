@@ -98,28 +98,7 @@ class Gemma2ForwardTest {
   /** llama.cpp scales a 46-layer Gemma 2's queries by the model's width per head: refused. */
   @Test
   void aQueryScaleOtherThanTheHeadsIsALoadError() throws Exception {
-    ModelConfig c = shape(46);
-    ModelConfig wide =
-        new ModelConfig(
-            c.architecture(),
-            c.dim(),
-            c.hiddenDim(),
-            c.layers(),
-            c.heads(),
-            c.kvHeads(),
-            32,
-            c.vocabSize(),
-            c.contextLength(),
-            c.normEps(),
-            c.rope(),
-            false,
-            false,
-            c.embeddingScale(),
-            c.activation(),
-            true,
-            c.slidingWindow(),
-            c.softCaps(),
-            null);
+    ModelConfig wide = shape(46).toBuilder().headDim(32).build();
     Path file = RandomGgufModel.write(wide, GgmlType.F32, true, 3, dir.resolve("deep2.gguf"));
     assertThatThrownBy(() -> ModelLoader.load(file, null))
         .isInstanceOf(ModelFormatException.class)

@@ -84,28 +84,7 @@ class GraniteForwardTest {
   /** llama.cpp refuses a Granite file without its multipliers; so does Flinfer, naming the key. */
   @Test
   void aMissingMultiplierIsALoadError() throws Exception {
-    ModelConfig plain = GraniteShapes.tiny(2, 1f, null);
-    ModelConfig bare =
-        new ModelConfig(
-            "granite",
-            plain.dim(),
-            plain.hiddenDim(),
-            plain.layers(),
-            plain.heads(),
-            plain.kvHeads(),
-            plain.headDim(),
-            plain.vocabSize(),
-            plain.contextLength(),
-            plain.normEps(),
-            plain.rope(),
-            false,
-            false,
-            1f,
-            plain.activation(),
-            false,
-            null,
-            null,
-            null);
+    ModelConfig bare = GraniteShapes.tiny(2, 1f, null).toBuilder().architecture("granite").build();
     Path file = RandomGgufModel.write(bare, GgmlType.F32, true, 3, dir.resolve("bare.gguf"));
     assertThatThrownBy(() -> ModelLoader.load(file, null))
         .isInstanceOf(ModelFormatException.class)

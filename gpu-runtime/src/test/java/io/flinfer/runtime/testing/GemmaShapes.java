@@ -47,27 +47,12 @@ public final class GemmaShapes {
 
   /** Gemma 1's layout: {@link #gemma2}'s without post norms, windows or caps. */
   public static ModelConfig gemma1(int layers) {
-    ModelConfig c = gemma2(layers, 8, 1f, 1f);
-    return new ModelConfig(
-        "gemma",
-        c.dim(),
-        c.hiddenDim(),
-        layers,
-        c.heads(),
-        c.kvHeads(),
-        c.headDim(),
-        c.vocabSize(),
-        c.contextLength(),
-        c.normEps(),
-        c.rope(),
-        false,
-        false,
-        c.embeddingScale(),
-        c.activation(),
-        false,
-        null,
-        null,
-        null);
+    return gemma2(layers, 8, 1f, 1f).toBuilder()
+        .architecture("gemma")
+        .postNorms(false)
+        .slidingWindow(null)
+        .softCaps(null)
+        .build();
   }
 
   /**
