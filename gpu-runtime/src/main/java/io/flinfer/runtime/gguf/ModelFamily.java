@@ -11,6 +11,7 @@ enum ModelFamily {
   GEMMA("gemma", RopeConfig.Style.NEOX),
   GEMMA2("gemma2", RopeConfig.Style.NEOX),
   GRANITE("granite", RopeConfig.Style.NORMAL),
+  EXAONE("exaone", RopeConfig.Style.NEOX),
   GEMMA3("gemma3", RopeConfig.Style.NEOX);
 
   private final String ggufName;

@@ -284,6 +284,11 @@ public record ModelConfig(
       return this;
     }
 
+    public Builder rope(RopeConfig rope) {
+      this.rope = rope;
+      return this;
+    }
+
     public Builder embeddingScale(float embeddingScale) {
       this.embeddingScale = embeddingScale;
       return this;

@@ -15,15 +15,20 @@ import java.util.List;
 /**
  * What llama.cpp gave on a random-weight file that a test writes again from its seed, kept in
  * {@code resources/FOLDER} as the zoo's {@code golden.c} writes it: {@code prompts.txt} (token ids,
- * a prompt a line), and per prompt k its last-position logits ({@code NAME.pk.logits.f32}) and
- * greedy steps ({@code NAME.pk.greedy}).
+ * a prompt a line), and per prompt k its last-position logits ({@code NAME.pk.logits.f32}), greedy
+ * steps ({@code NAME.pk.greedy}) and each step's top-1 margin ({@code NAME.pk.margin}).
  */
 public final class LlamaCppGoldens {
+  /** Greedy steps are compared while llama.cpp's top two logits are at least this far apart. */
+  public static final float CLEAR_MARGIN = 0.05f;
+
   private LlamaCppGoldens() {}
 
   /**
    * The CPU backend's last-position logits within {@code tolerance} (max_rel) of llama.cpp's on
-   * every prompt, and its greedy steps llama.cpp's; returns each prompt's max_rel.
+   * every prompt, and its greedy steps llama.cpp's up to the first whose margin is under {@link
+   * #CLEAR_MARGIN} (the zoo's rule: where two logits are that close, rounding may pick either, and
+   * every later step follows the pick); returns each prompt's max_rel.
    */
   public static double[] assertMatches(
       LlamaModel model, String folder, String name, double tolerance) throws Exception {
@@ -37,19 +42,29 @@ public final class LlamaCppGoldens {
       String stem = folder + "/" + name + ".p" + (p + 1);
       float[] expected = floats(bytes(stem + ".logits.f32"));
       int[] greedy = ints(text(stem + ".greedy"));
+      float[] margins = margins(text(stem + ".margin"));
       int[] tokens = Arrays.copyOf(prompt, prompt.length + greedy.length - 1);
       System.arraycopy(greedy, 0, tokens, prompt.length, greedy.length - 1);
       List<float[]> steps = ForwardRuns.alone(model, tokens, prompt.length, CpuModelRunner::new, 2);
       rels[p] = ZooGoldens.maxRel(expected, steps.get(0));
       System.out.printf("%s prompt %d: max_rel %.2e against llama.cpp%n", name, p + 1, rels[p]);
       assertThat(rels[p]).as("%s prompt %d", name, p + 1).isLessThan(tolerance);
-      for (int i = 0; i < greedy.length; i++) {
+      for (int i = 0; i < greedy.length && margins[i] >= CLEAR_MARGIN; i++) {
         assertThat(ZooGoldens.argmax(steps.get(i)))
             .as("%s prompt %d, step %d", name, p + 1, i)
             .isEqualTo(greedy[i]);
       }
     }
     return rels;
+  }
+
+  private static float[] margins(String line) {
+    String[] parts = line.trim().split("\\s+");
+    float[] out = new float[parts.length];
+    for (int i = 0; i < parts.length; i++) {
+      out[i] = Float.parseFloat(parts[i]);
+    }
+    return out;
   }
 
   private static int[] ints(String line) {
