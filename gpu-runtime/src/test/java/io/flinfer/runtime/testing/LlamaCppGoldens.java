@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.flinfer.runtime.forward.CpuModelRunner;
 import io.flinfer.runtime.model.LlamaModel;
 import java.io.InputStream;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -34,15 +32,15 @@ public final class LlamaCppGoldens {
       LlamaModel model, String folder, String name, double tolerance) throws Exception {
     List<int[]> prompts = new ArrayList<>();
     for (String line : text(folder + "/prompts.txt").split("\n")) {
-      prompts.add(ints(line));
+      prompts.add(ZooGoldens.ints(line));
     }
     double[] rels = new double[prompts.size()];
     for (int p = 0; p < prompts.size(); p++) {
       int[] prompt = prompts.get(p);
       String stem = folder + "/" + name + ".p" + (p + 1);
-      float[] expected = floats(bytes(stem + ".logits.f32"));
-      int[] greedy = ints(text(stem + ".greedy"));
-      float[] margins = margins(text(stem + ".margin"));
+      float[] expected = ZooGoldens.floats32(bytes(stem + ".logits.f32"));
+      int[] greedy = ZooGoldens.ints(text(stem + ".greedy"));
+      float[] margins = ZooGoldens.floats(text(stem + ".margin"));
       int[] tokens = Arrays.copyOf(prompt, prompt.length + greedy.length - 1);
       System.arraycopy(greedy, 0, tokens, prompt.length, greedy.length - 1);
       List<float[]> steps = ForwardRuns.alone(model, tokens, prompt.length, CpuModelRunner::new, 2);
@@ -56,25 +54,6 @@ public final class LlamaCppGoldens {
       }
     }
     return rels;
-  }
-
-  private static float[] margins(String line) {
-    String[] parts = line.trim().split("\\s+");
-    float[] out = new float[parts.length];
-    for (int i = 0; i < parts.length; i++) {
-      out[i] = Float.parseFloat(parts[i]);
-    }
-    return out;
-  }
-
-  private static int[] ints(String line) {
-    return Arrays.stream(line.trim().split("\\s+")).mapToInt(Integer::parseInt).toArray();
-  }
-
-  private static float[] floats(byte[] raw) {
-    float[] out = new float[raw.length / 4];
-    ByteBuffer.wrap(raw).order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer().get(out);
-    return out;
   }
 
   private static String text(String resource) throws Exception {

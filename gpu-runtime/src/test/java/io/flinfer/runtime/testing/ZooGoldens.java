@@ -134,14 +134,16 @@ public final class ZooGoldens {
     return -1;
   }
 
-  private static int[] ints(String line) {
+  /** The ids on a line of a golden file (spaces between). */
+  static int[] ints(String line) {
     String t = line.trim();
     return t.isEmpty()
         ? new int[0]
         : Arrays.stream(t.split("\\s+")).mapToInt(Integer::parseInt).toArray();
   }
 
-  private static float[] floats(String line) {
+  /** The numbers on a line of a golden file (spaces between). */
+  static float[] floats(String line) {
     String[] parts = line.trim().split("\\s+");
     float[] f = new float[parts.length];
     for (int i = 0; i < f.length; i++) {
@@ -150,7 +152,8 @@ public final class ZooGoldens {
     return f;
   }
 
-  private static float[] floats32(byte[] raw) {
+  /** Raw little-endian float32 values, as golden.c writes logits. */
+  static float[] floats32(byte[] raw) {
     float[] f = new float[raw.length / 4];
     ByteBuffer.wrap(raw).order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer().get(f);
     return f;
