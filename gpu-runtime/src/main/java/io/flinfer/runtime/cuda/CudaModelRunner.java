@@ -175,8 +175,8 @@ public final class CudaModelRunner implements ModelRunner {
     }
     if (c.multipliers() != null) {
       return Optional.of(
-          "the cuda backend does not take Granite's attention, residual and logit multipliers:"
-              + " serve it on the cpu backend");
+          "the cuda backend does not take attention, residual and logit multipliers (Granite,"
+              + " the 27B Gemma 2 and 3): serve it on the cpu backend");
     }
     if (c.softCaps() != null) {
       return Optional.of(

@@ -118,24 +118,17 @@ public final class GgufModelLoader {
     RopeConfig rope = rope(f, k, family, headDim, name);
     SlidingWindow sliding = null;
     SoftCaps softCaps = null;
+    Multipliers multipliers = null;
     if (family == ModelFamily.GEMMA3) {
       sliding = gemmaWindow(f, k, window, rope, name);
-      if (layers == 62 && dim / heads != headDim) {
-        // llama.cpp scales a 62-layer Gemma 3's queries by 1/sqrt(dim / heads), not the head's.
-        throw new ModelFormatException(
-            name, "a query scale of 1/sqrt(" + dim / heads + ") (Gemma 3 27B) is not supported");
-      }
+      multipliers = gemma27bQueryScale(layers == 62, dim, heads, headDim);
     } else if (family == ModelFamily.GEMMA2) {
       sliding = gemma2Window(f, k, rope, name);
       softCaps =
           new SoftCaps(
               f.getFloat(k + "attn_logit_softcapping", 50f),
               f.getFloat(k + "final_logit_softcapping", 30f));
-      if (layers == 46 && dim / heads != headDim) {
-        // llama.cpp scales a 46-layer Gemma 2's queries by 1/sqrt(dim / heads), not the head's.
-        throw new ModelFormatException(
-            name, "a query scale of 1/sqrt(" + dim / heads + ") (Gemma 2 27B) is not supported");
-      }
+      multipliers = gemma27bQueryScale(layers == 46, dim, heads, headDim);
     } else if (window > 0 && window < context) {
       // Within the window, sliding-window attention is plain causal attention.
       System.err.printf(
@@ -148,7 +141,6 @@ public final class GgufModelLoader {
     boolean qkNorm = f.tensors().containsKey("blk.0.attn_q_norm.weight");
     boolean gemma = family.gemma();
     float embeddingScale = gemma ? (float) Math.sqrt(dim) : 1f;
-    Multipliers multipliers = null;
     if (family == ModelFamily.GRANITE) {
       embeddingScale = requireFloat(f, k + "embedding_scale", name);
       multipliers =
@@ -225,6 +217,17 @@ public final class GgufModelLoader {
               + " are not supported");
     }
     return new SlidingWindow(window, 2, rope);
+  }
+
+  /**
+   * The 27B Gemma 2 and 3 scale their queries by 1/sqrt(dim / heads), not by the head's width, as
+   * llama.cpp reads them (by their layer counts, 46 and 62); null for the others.
+   */
+  private static Multipliers gemma27bQueryScale(boolean is27b, int dim, int heads, int headDim) {
+    if (!is27b || dim / heads == headDim) {
+      return null;
+    }
+    return new Multipliers(1f / (float) Math.sqrt(dim / heads), 1f, 1f);
   }
 
   /** A float the family requires (llama.cpp refuses a Granite file without its multipliers). */

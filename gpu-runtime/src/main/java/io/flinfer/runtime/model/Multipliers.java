@@ -1,9 +1,10 @@
 package io.flinfer.runtime.model;
 
 /**
- * Granite's multipliers, which replace or add constants of the Llama forward pass (GGUF {@code
+ * Multipliers that replace or add constants of the forward pass: Granite's (GGUF {@code
  * attention.scale}, {@code residual_scale}, {@code logit_scale}; its {@code embedding_scale} is
- * {@link ModelConfig#embeddingScale}).
+ * {@link ModelConfig#embeddingScale}), and the query scale of the 27B Gemma 2 and 3, 1/sqrt(dim /
+ * heads) instead of the head's.
  *
  * @param attention what a query-key product is multiplied by, instead of 1/sqrt(head)
  * @param residual what the attention's and the feed-forward's outputs are multiplied by before they
