@@ -94,7 +94,7 @@ class Gemma2ForwardTest {
   }
 
   /**
-   * A 46-layer Gemma 2 whose heads are wider than dim / heads (27B's layout): llama.cpp scales its
+   * A 46-layer Gemma 2 whose head width is not dim / heads (27B's layout): llama.cpp scales its
    * queries by 1/sqrt(dim / heads), and so does Flinfer ({@code resources/gemma2-27b}).
    */
   @Test
