@@ -269,18 +269,13 @@ public record ModelConfig(
       return this;
     }
 
-    public Builder layers(int layers) {
-      this.layers = layers;
-      return this;
-    }
-
     public Builder headDim(int headDim) {
       this.headDim = headDim;
       return this;
     }
 
-    public Builder contextLength(int contextLength) {
-      this.contextLength = contextLength;
+    public Builder normEps(float normEps) {
+      this.normEps = normEps;
       return this;
     }
 
@@ -291,6 +286,11 @@ public record ModelConfig(
 
     public Builder embeddingScale(float embeddingScale) {
       this.embeddingScale = embeddingScale;
+      return this;
+    }
+
+    public Builder activation(GatedActivation activation) {
+      this.activation = activation;
       return this;
     }
 

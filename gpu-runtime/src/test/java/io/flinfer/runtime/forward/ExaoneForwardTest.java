@@ -8,8 +8,8 @@ import io.flinfer.runtime.model.ModelConfig;
 import io.flinfer.runtime.model.ModelLoader;
 import io.flinfer.runtime.model.RopeConfig;
 import io.flinfer.runtime.tensor.GgmlType;
-import io.flinfer.runtime.testing.GraniteShapes;
 import io.flinfer.runtime.testing.LlamaCppGoldens;
+import io.flinfer.runtime.testing.TinyShapes;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -23,7 +23,7 @@ class ExaoneForwardTest {
   @TempDir static Path dir;
 
   private static ModelConfig shape() {
-    return GraniteShapes.tiny(4, 1f, null).toBuilder()
+    return TinyShapes.llama(4).toBuilder()
         .architecture("exaone")
         .rope(new RopeConfig(RopeConfig.Style.NEOX, 1e6f, null))
         .build();

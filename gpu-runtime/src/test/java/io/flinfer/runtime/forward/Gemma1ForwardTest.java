@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.flinfer.runtime.gguf.RandomGgufModel;
 import io.flinfer.runtime.model.LlamaModel;
+import io.flinfer.runtime.model.ModelConfig;
 import io.flinfer.runtime.model.ModelLoader;
 import io.flinfer.runtime.tensor.GgmlType;
 import io.flinfer.runtime.testing.ForwardRuns;
@@ -29,8 +30,9 @@ class Gemma1ForwardTest {
 
   @Test
   void theFileLoadsAsTheShapeItWasWrittenIn() throws Exception {
-    assertThat(model().config()).isEqualTo(GemmaShapes.gemma1(4));
-    assertThat(model().config().postNorms()).isFalse();
+    ModelConfig loaded = model().config();
+    assertThat(loaded).isEqualTo(GemmaShapes.gemma1(4));
+    assertThat(loaded.postNorms()).isFalse();
   }
 
   /**

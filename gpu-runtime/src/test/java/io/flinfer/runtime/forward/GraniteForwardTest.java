@@ -12,8 +12,8 @@ import io.flinfer.runtime.model.ModelLoader;
 import io.flinfer.runtime.model.Multipliers;
 import io.flinfer.runtime.tensor.GgmlType;
 import io.flinfer.runtime.testing.ForwardRuns;
-import io.flinfer.runtime.testing.GraniteShapes;
 import io.flinfer.runtime.testing.LlamaCppGoldens;
+import io.flinfer.runtime.testing.TinyShapes;
 import io.flinfer.runtime.testing.ZooGoldens;
 import java.nio.file.Path;
 import java.util.Random;
@@ -31,7 +31,7 @@ class GraniteForwardTest {
   private static final Multipliers MULTIPLIERS = new Multipliers(0.5f, 0.5f, 2f);
 
   private static ModelConfig shape() {
-    return GraniteShapes.tiny(4, 2f, MULTIPLIERS);
+    return TinyShapes.granite(4, 2f, MULTIPLIERS);
   }
 
   private static LlamaModel load(ModelConfig c, String file) throws Exception {
@@ -68,7 +68,8 @@ class GraniteForwardTest {
   @Test
   void theMultipliersChangeTheLogits() throws Exception {
     LlamaModel granite = load(shape(), "granite.gguf");
-    LlamaModel llama = load(GraniteShapes.tiny(4, 2f, null), "llama.gguf");
+    LlamaModel llama =
+        load(TinyShapes.llama(4).toBuilder().embeddingScale(2f).build(), "llama.gguf");
     int[] tokens = new Random(3).ints(12, 3, 600).toArray();
     float[] a = ForwardRuns.alone(granite, tokens, 12, CpuModelRunner::new, 1).get(0);
     float[] b = ForwardRuns.alone(llama, tokens, 12, CpuModelRunner::new, 1).get(0);
@@ -84,7 +85,7 @@ class GraniteForwardTest {
   /** llama.cpp refuses a Granite file without its multipliers; so does Flinfer, naming the key. */
   @Test
   void aMissingMultiplierIsALoadError() throws Exception {
-    ModelConfig bare = GraniteShapes.tiny(2, 1f, null).toBuilder().architecture("granite").build();
+    ModelConfig bare = TinyShapes.llama(2).toBuilder().architecture("granite").build();
     Path file = RandomGgufModel.write(bare, GgmlType.F32, true, 3, dir.resolve("bare.gguf"));
     assertThatThrownBy(() -> ModelLoader.load(file, null))
         .isInstanceOf(ModelFormatException.class)

@@ -63,25 +63,15 @@ public final class GemmaShapes {
    */
   public static ModelConfig gemma2(int layers, int window, float scoreCap, float logitCap) {
     RopeConfig rope = new RopeConfig(RopeConfig.Style.NEOX, 1e4f, null);
-    return new ModelConfig(
-        "gemma2",
-        64,
-        192,
-        layers,
-        4,
-        2,
-        16,
-        600,
-        512,
-        1e-6f,
-        rope,
-        false,
-        false,
-        8f,
-        GatedActivation.GELU_TANH,
-        true,
-        new SlidingWindow(window, 2, rope),
-        new SoftCaps(scoreCap, logitCap),
-        null);
+    return TinyShapes.llama(layers).toBuilder()
+        .architecture("gemma2")
+        .normEps(1e-6f)
+        .rope(rope)
+        .embeddingScale(8f)
+        .activation(GatedActivation.GELU_TANH)
+        .postNorms(true)
+        .slidingWindow(new SlidingWindow(window, 2, rope))
+        .softCaps(new SoftCaps(scoreCap, logitCap))
+        .build();
   }
 }
